@@ -1,0 +1,269 @@
+//! The command line: flags in, validated configuration out, stages called.
+//!
+//! Parsing is two steps, as in ripgrep: clap turns the arguments into the
+//! structs below as the user typed them, and `Config`-style values
+//! (`FingerprintConfig`, `PairsConfig`) are built from them; nothing below
+//! this module sees a raw string.
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::chunk::Chunking;
+use crate::fingerprint::{self, FingerprintConfig, Outcome};
+use crate::memory::ByteSize;
+use crate::pairs::{self, Method, PairsConfig};
+use crate::progress::Progress;
+use crate::read::{InputFormat, ReadOptions};
+use crate::stats::Summary;
+use crate::store::OutDir;
+use crate::{dump, exact};
+
+/// Measures how much of a web crawl is copied: exact copies, and every pair
+/// of documents sharing at least T chunk fingerprints (the Overlap table).
+#[derive(Parser, Debug)]
+#[command(name = "overlap", version, about, max_term_width = 100)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+    /// Print no progress and no warnings (errors still go to stderr).
+    #[arg(short, long, global = true)]
+    quiet: bool,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Fingerprint, remove exact copies and count pairs: the three stages in a row.
+    Run(RunArgs),
+    /// Read crawl dumps and write the FPrint-DocID files and document table.
+    Fingerprint(FingerprintArgs),
+    /// Find exact copies (smallest docID is the center) and write docs.csv.
+    Exact(ExactArgs),
+    /// Count shared fingerprints per document pair and write overlap.csv.
+    Pairs(PairsArgs),
+    /// Print the FPrint-DocID records of an output directory as CSV.
+    Dump(DumpArgs),
+}
+
+#[derive(Args, Debug)]
+struct RunArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    #[command(flatten)]
+    count: CountArgs,
+    #[command(flatten)]
+    resources: ResourceArgs,
+}
+
+#[derive(Args, Debug)]
+struct FingerprintArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    #[command(flatten)]
+    resources: ResourceArgs,
+}
+
+#[derive(Args, Debug)]
+struct ExactArgs {
+    /// Output directory of `overlap fingerprint`.
+    dir: PathBuf,
+    #[command(flatten)]
+    resources: ResourceArgs,
+}
+
+#[derive(Args, Debug)]
+struct PairsArgs {
+    /// Output directory of `overlap exact`.
+    dir: PathBuf,
+    #[command(flatten)]
+    count: CountArgs,
+    #[command(flatten)]
+    resources: ResourceArgs,
+}
+
+#[derive(Args, Debug)]
+struct DumpArgs {
+    /// Output directory of `overlap fingerprint`.
+    dir: PathBuf,
+    /// Print FPrint-DocID-Exact (whole-text hashes) instead of the chunk fingerprints.
+    #[arg(long)]
+    exact: bool,
+}
+
+#[derive(Args, Debug)]
+struct InputArgs {
+    /// Crawl dumps to read, in order (WARC, WET, JSONL, page feed; plain or gzip). `-` reads
+    /// standard input.
+    #[arg(required = true, value_name = "INPUT")]
+    inputs: Vec<PathBuf>,
+    /// Output directory (created if needed).
+    #[arg(short, long, value_name = "DIR")]
+    out: PathBuf,
+    /// Chunking: `lines:K[:S]`, `words:K[:S]` (K units per chunk, a new chunk every S units;
+    /// S defaults to K for lines, 1 for words) or `doc`.
+    #[arg(long, value_name = "SPEC", default_value = "lines:4", value_parser = parse_chunking)]
+    chunk: Chunking,
+    /// Input format; `auto` sniffs each file's first bytes.
+    #[arg(long, value_name = "FORMAT", value_enum, default_value_t = FormatArg::Auto)]
+    input_format: FormatArg,
+    /// JSONL field holding the URL.
+    #[arg(long, value_name = "NAME", default_value = "url")]
+    url_field: String,
+    /// JSONL field holding the text.
+    #[arg(long, value_name = "NAME", default_value = "text")]
+    text_field: String,
+}
+
+#[derive(Args, Debug)]
+struct CountArgs {
+    /// T: keep document pairs sharing at least this many chunk fingerprints.
+    #[arg(short = 'T', long, value_name = "N", default_value_t = 15,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    threshold: u32,
+    /// Counting method: `sort` (the paper's sort-based method).
+    #[arg(long, value_name = "METHOD", default_value = "sort", value_parser = parse_method)]
+    method: Method,
+}
+
+#[derive(Args, Debug)]
+struct ResourceArgs {
+    /// Worker threads (default: the number of cores). Outputs do not depend on it.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    threads: Option<u32>,
+    /// Memory budget; stages spill to disk beyond it (e.g. 512M, 2G).
+    #[arg(long, value_name = "SIZE", default_value = "2G", value_parser = parse_memory)]
+    memory: ByteSize,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum FormatArg {
+    Auto,
+    Warc,
+    Jsonl,
+    Pagefeed,
+}
+
+fn parse_chunking(s: &str) -> Result<Chunking, String> {
+    s.parse()
+}
+
+fn parse_method(s: &str) -> Result<Method, String> {
+    s.parse()
+}
+
+/// The smallest budget that still leaves every stage room for its buffers.
+const MIN_MEMORY: u64 = 16 << 20;
+
+fn parse_memory(s: &str) -> Result<ByteSize, String> {
+    let size: ByteSize = s.parse()?;
+    if size.0 < MIN_MEMORY {
+        return Err(format!("'{s}' is below the minimum of {}", ByteSize(MIN_MEMORY)));
+    }
+    Ok(size)
+}
+
+impl InputArgs {
+    fn config(&self, memory: ByteSize) -> FingerprintConfig {
+        let format = match self.input_format {
+            FormatArg::Auto => InputFormat::Auto,
+            FormatArg::Warc => InputFormat::Warc,
+            FormatArg::Jsonl => InputFormat::Jsonl,
+            FormatArg::Pagefeed => InputFormat::PageFeed,
+        };
+        FingerprintConfig {
+            inputs: self.inputs.clone(),
+            read: ReadOptions {
+                format,
+                url_field: self.url_field.clone(),
+                text_field: self.text_field.clone(),
+                ..ReadOptions::default()
+            },
+            chunking: self.chunk,
+            memory: memory.0,
+        }
+    }
+}
+
+impl CountArgs {
+    fn config(&self, memory: ByteSize) -> PairsConfig {
+        PairsConfig { threshold: self.threshold, method: self.method, memory: memory.0 }
+    }
+}
+
+impl ResourceArgs {
+    /// Sizes the global thread pool once, before any stage runs.
+    fn apply(&self) -> anyhow::Result<()> {
+        let threads = match self.threads {
+            Some(n) => n as usize,
+            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        };
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("overlap-{i}"))
+            .build_global()
+            .map_err(|e| anyhow::anyhow!("cannot start {threads} threads: {e}"))
+    }
+}
+
+/// Parses the arguments and runs the command.
+pub fn run(cli: Cli) -> anyhow::Result<()> {
+    let progress = Progress::new(cli.quiet);
+    match cli.command {
+        Command::Run(args) => {
+            args.resources.apply()?;
+            let out = OutDir::new(&args.input.out);
+            let memory = args.resources.memory;
+            report(&progress, fingerprint::run(&out, &args.input.config(memory), &progress)?);
+            report(&progress, exact::run(&out, memory.0, &progress)?);
+            report(&progress, pairs::run(&out, &args.count.config(memory), &progress)?);
+            Ok(())
+        }
+        Command::Fingerprint(args) => {
+            args.resources.apply()?;
+            let out = OutDir::new(&args.input.out);
+            let cfg = args.input.config(args.resources.memory);
+            report(&progress, fingerprint::run(&out, &cfg, &progress)?);
+            Ok(())
+        }
+        Command::Exact(args) => {
+            args.resources.apply()?;
+            let out = existing(&args.dir)?;
+            report(&progress, exact::run(&out, args.resources.memory.0, &progress)?);
+            Ok(())
+        }
+        Command::Pairs(args) => {
+            args.resources.apply()?;
+            let out = existing(&args.dir)?;
+            report(&progress, pairs::run(&out, &args.count.config(args.resources.memory), &progress)?);
+            Ok(())
+        }
+        Command::Dump(args) => {
+            let out = existing(&args.dir)?;
+            let stdout = io::stdout();
+            let mut w = io::BufWriter::new(stdout.lock());
+            if args.exact {
+                dump::exact(&out, &mut w)?;
+            } else {
+                dump::chunks(&out, &mut w)?;
+            }
+            w.flush()?;
+            Ok(())
+        }
+    }
+}
+
+/// An output directory that must already exist.
+fn existing(dir: &std::path::Path) -> anyhow::Result<OutDir> {
+    if !dir.is_dir() {
+        anyhow::bail!("{} is not an overlap output directory (it does not exist)", dir.display());
+    }
+    Ok(OutDir::new(dir))
+}
+
+/// A one-line summary per stage, on a terminal only.
+fn report<S: Summary>(progress: &Progress, outcome: Outcome<S>) {
+    if let Outcome::Ran(stats) = outcome {
+        progress.note(&stats.summary());
+    }
+}

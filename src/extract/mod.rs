@@ -1,0 +1,114 @@
+//! Stage 2, `extract`: a raw record's payload to normalized text.
+//!
+//! The content type decides the path: `text/plain` is used as is;
+//! `text/html` and `application/xhtml+xml` go through [`html`]; other types
+//! are not documents. A record that does not say its type is sniffed: a
+//! payload that starts (after whitespace and a BOM) with `<` followed by a
+//! letter, `!` or `?` is HTML, anything else plain text. Bytes are decoded
+//! as UTF-8 with invalid sequences replaced (U+FFFD).
+
+pub mod html;
+pub mod normalize;
+
+pub use normalize::normalize;
+
+use crate::read::{RawDoc, SkipReason};
+
+/// How a payload is turned into text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Plain,
+    Html,
+}
+
+/// Decides how to read a payload, or `None` when its type is not text.
+pub fn classify(content_type: Option<&str>, body: &[u8]) -> Option<Kind> {
+    match content_type.map(str::trim) {
+        Some("text/plain") => Some(Kind::Plain),
+        Some("text/html") | Some("application/xhtml+xml") => Some(Kind::Html),
+        None | Some("") => Some(sniff(body)),
+        Some(_) => None,
+    }
+}
+
+/// Guesses HTML or plain text from the first bytes.
+fn sniff(body: &[u8]) -> Kind {
+    let body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
+    let start = body.iter().position(|b| !b.is_ascii_whitespace());
+    match start.map(|i| &body[i..]) {
+        Some([b'<', next, ..]) if next.is_ascii_alphabetic() || *next == b'!' || *next == b'?' => {
+            Kind::Html
+        }
+        _ => Kind::Plain,
+    }
+}
+
+/// A document's text, ready for chunking.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Extracted {
+    /// Normalized lines joined by `\n`; empty for an empty document.
+    pub text: String,
+    /// Number of normalized lines.
+    pub lines: u64,
+    /// The HTML `<title>`, if any.
+    pub title: Option<String>,
+}
+
+/// Turns a record's payload into normalized text, or says why it is not a
+/// document.
+pub fn extract(doc: &RawDoc) -> Result<Extracted, SkipReason> {
+    let kind = classify(doc.content_type.as_deref(), &doc.body)
+        .ok_or(SkipReason::UnsupportedContentType)?;
+    let decoded = String::from_utf8_lossy(&doc.body);
+    let mut out = Extracted::default();
+    match kind {
+        Kind::Plain => {
+            out.lines = normalize(&decoded, &mut out.text);
+        }
+        Kind::Html => {
+            let html = html::html_to_text(&decoded);
+            out.lines = normalize(&html.text, &mut out.text);
+            out.title = html.title;
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classifies_by_type_then_sniffs() {
+        assert_eq!(classify(Some("text/plain"), b"<p>"), Some(Kind::Plain));
+        assert_eq!(classify(Some("text/html"), b"hi"), Some(Kind::Html));
+        assert_eq!(classify(Some("application/xhtml+xml"), b""), Some(Kind::Html));
+        assert_eq!(classify(Some("image/png"), b"x"), None);
+        assert_eq!(classify(None, b"\xEF\xBB\xBF \n<!DOCTYPE html>"), Some(Kind::Html));
+        assert_eq!(classify(None, b"<html>"), Some(Kind::Html));
+        assert_eq!(classify(None, b"a < b"), Some(Kind::Plain));
+        assert_eq!(classify(None, b"< 3"), Some(Kind::Plain));
+        assert_eq!(classify(None, b""), Some(Kind::Plain));
+    }
+
+    #[test]
+    fn extracts_plain_and_html() {
+        let doc = |ct: &str, body: &str| RawDoc {
+            content_type: Some(ct.into()),
+            body: body.as_bytes().to_vec(),
+            ..RawDoc::default()
+        };
+        let plain = extract(&doc("text/plain", " a  b\r\n\r\nc ")).unwrap();
+        assert_eq!((plain.text.as_str(), plain.lines), ("a b\nc", 2));
+        let html = extract(&doc("text/html", "<title>T</title><p>one\ntwo</p><p>three</p>")).unwrap();
+        assert_eq!((html.text.as_str(), html.lines), ("one two\nthree", 2));
+        assert_eq!(html.title.as_deref(), Some("T"));
+        assert_eq!(extract(&doc("image/gif", "GIF89a")), Err(SkipReason::UnsupportedContentType));
+    }
+
+    #[test]
+    fn invalid_utf8_is_replaced() {
+        let doc = RawDoc { content_type: Some("text/plain".into()), body: b"a\xffb".to_vec(), ..RawDoc::default() };
+        assert_eq!(extract(&doc).unwrap().text, "a\u{fffd}b");
+    }
+}

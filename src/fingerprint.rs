@@ -1,0 +1,466 @@
+//! The fingerprint stage: read → extract → chunk → store.
+//!
+//! One reader thread walks the inputs in command-line order and sends
+//! batches of records; the rayon pool extracts, normalizes and fingerprints
+//! a window of batches in parallel; this thread then writes the results in
+//! input order, so docIDs are dense and in input order whatever the thread
+//! count. Chunk fingerprints go to [`PARTITIONS`] spill files by their top
+//! bits, and each partition is then sorted on its own (in memory when it
+//! fits the budget), which replaces one global external sort of the
+//! FPrint-DocID file with many small in-memory ones.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::thread;
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+use rayon::prelude::*;
+
+use crate::chunk::{Chunker, Chunking, exact_hash};
+use crate::extract;
+use crate::memory;
+use crate::progress::Progress;
+use crate::read::{self, Item, ReadOptions, SkipReason};
+use crate::stats::{self, CORRUPT_SAMPLES, CorruptSample, FingerprintStats, InputStats};
+use crate::store::{
+    self, ChunkRecord, ExactRecord, Header, Mapped, OutDir, RecordWriter, Stamp, StageKey,
+};
+
+/// Number of fingerprint partitions. Fixed, so the files are the same
+/// whatever the thread count or memory budget. At 64, a 150 GB crawl
+/// (about 2.4 billion FPrint-DocID records) gives partitions of about
+/// 450 MB, each sorted in memory.
+pub const PARTITIONS: u32 = 64;
+const PARTITION_SHIFT: u32 = 64 - PARTITIONS.trailing_zeros();
+
+/// Records per batch sent from the reader, and the payload bytes at which a
+/// batch is sent early.
+const BATCH_RECORDS: usize = 512;
+const BATCH_BYTES: usize = 8 << 20;
+
+/// What the fingerprint stage needs to know.
+#[derive(Clone, Debug)]
+pub struct FingerprintConfig {
+    pub inputs: Vec<PathBuf>,
+    pub read: ReadOptions,
+    pub chunking: Chunking,
+    /// Memory budget in bytes.
+    pub memory: u64,
+}
+
+/// Whether a stage ran or found its outputs up to date.
+#[derive(Debug)]
+pub enum Outcome<S> {
+    Ran(S),
+    UpToDate,
+}
+
+pub const STAGE: &str = "fingerprint";
+
+/// Runs the fingerprint stage into `out`, unless its outputs are already up
+/// to date for these inputs and flags.
+pub fn run(out: &OutDir, cfg: &FingerprintConfig, progress: &Progress) -> anyhow::Result<Outcome<FingerprintStats>> {
+    check_inputs(&cfg.inputs)?;
+    out.create()?;
+    let key = stage_key(cfg);
+    let stamp_path = out.stamp(STAGE);
+    if let (Some(key), Some(stamp)) = (&key, Stamp::read(&stamp_path)) {
+        if stamp.holds(key, out.root()) {
+            progress.note("fingerprint: up to date");
+            return Ok(Outcome::UpToDate);
+        }
+    }
+    Stamp::remove(&stamp_path)?;
+    memory::reset_peak_rss();
+    let started = Instant::now();
+
+    store::remove_dir_if_exists(&out.fprint_dir())?;
+    out.create()?;
+    let scratch = out.scratch(STAGE)?;
+    let mut stats = ingest(out, cfg, &scratch, progress)?;
+    let parts = sort_partitions(out, cfg, &scratch, &mut stats, progress)?;
+    store::remove_dir_if_exists(&scratch)?;
+
+    stats.seconds = started.elapsed().as_secs_f64();
+    stats.peak_rss_bytes = memory::peak_rss();
+    stats::write_section(out, STAGE, &stats)?;
+    if let Some(key) = key {
+        let mut outputs = parts;
+        outputs.push(out.fprint_exact());
+        outputs.push(out.fingerprint_docs());
+        Stamp { stage: STAGE.into(), key, outputs: store::relative(out.root(), &outputs) }
+            .write(&stamp_path)?;
+    }
+    Ok(Outcome::Ran(stats))
+}
+
+/// The key of this stage's outputs; `None` when an input is standard input.
+fn stage_key(cfg: &FingerprintConfig) -> Option<String> {
+    let mut key = StageKey::new(STAGE);
+    key.add(&cfg.chunking.to_string())
+        .add(&format!("{:?}", cfg.read.format))
+        .add(&cfg.read.url_field)
+        .add(&cfg.read.text_field)
+        .add(&cfg.read.max_record_bytes.to_string());
+    for input in &cfg.inputs {
+        key.add_input(input);
+    }
+    key.finish()
+}
+
+/// Fails early, before any work, when an input is missing or not a file.
+fn check_inputs(inputs: &[PathBuf]) -> anyhow::Result<()> {
+    if inputs.is_empty() {
+        bail!("no inputs given");
+    }
+    if inputs.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
+        bail!("standard input (-) can be given only once");
+    }
+    for input in inputs {
+        if input.as_os_str() == "-" {
+            continue;
+        }
+        let meta = std::fs::metadata(input)
+            .with_context(|| format!("cannot open {}", input.display()))?;
+        if meta.is_dir() {
+            bail!("{} is a directory, not a crawl file", input.display());
+        }
+    }
+    Ok(())
+}
+
+/// A batch of records from one input.
+struct Batch {
+    input: usize,
+    items: Vec<Item>,
+}
+
+/// One record after extraction and fingerprinting.
+enum Processed {
+    Doc(DocOut),
+    Skip { offset: u64, reason: SkipReason, detail: String },
+}
+
+struct DocOut {
+    offset: u64,
+    url: String,
+    host: String,
+    title: String,
+    bytes: u64,
+    text_bytes: u64,
+    lines: u64,
+    chunks: u64,
+    /// Sorted, distinct.
+    fprints: Vec<u64>,
+    /// `None` for an empty document.
+    exact: Option<u128>,
+}
+
+/// Reads every input and writes the unsorted partitions, the exact-hash
+/// file and the document table.
+fn ingest(out: &OutDir, cfg: &FingerprintConfig, scratch: &Path, progress: &Progress) -> anyhow::Result<FingerprintStats> {
+    let (tx, rx) = sync_channel::<anyhow::Result<Batch>>(2 * rayon::current_num_threads() + 2);
+    let inputs = cfg.inputs.clone();
+    let read_opts = cfg.read.clone();
+    let reader = thread::Builder::new()
+        .name("overlap-read".into())
+        .spawn(move || read_inputs(&inputs, &read_opts, &tx))
+        .context("cannot start the reader thread")?;
+
+    let mut sink = Sink::create(out, cfg, scratch, progress)?;
+    let result = process_batches(&rx, cfg.chunking, &mut sink);
+    // Unblock the reader if processing failed, then collect it.
+    drop(rx);
+    let _ = reader.join();
+    result?;
+    sink.finish()
+}
+
+/// Runs on the reader thread: sends batches in input order, or the first
+/// fatal error.
+fn read_inputs(inputs: &[PathBuf], opts: &ReadOptions, tx: &SyncSender<anyhow::Result<Batch>>) {
+    for (index, path) in inputs.iter().enumerate() {
+        if let Err(e) = read_one(index, path, opts, tx) {
+            let _ = tx.send(Err(e));
+            return;
+        }
+    }
+}
+
+fn read_one(index: usize, path: &Path, opts: &ReadOptions, tx: &SyncSender<anyhow::Result<Batch>>) -> anyhow::Result<()> {
+    let mut reader = read::open(path, opts)?;
+    let mut items = Vec::with_capacity(BATCH_RECORDS);
+    let mut bytes = 0usize;
+    loop {
+        let item = reader
+            .next_item()
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let Some(item) = item else { break };
+        if let Item::Doc(doc) = &item {
+            bytes += doc.body.len();
+        }
+        items.push(item);
+        if items.len() >= BATCH_RECORDS || bytes >= BATCH_BYTES {
+            let batch = Batch { input: index, items: std::mem::replace(&mut items, Vec::with_capacity(BATCH_RECORDS)) };
+            bytes = 0;
+            if tx.send(Ok(batch)).is_err() {
+                return Ok(());
+            }
+        }
+    }
+    // An empty batch still tells the sink that this input was read.
+    let _ = tx.send(Ok(Batch { input: index, items }));
+    Ok(())
+}
+
+/// Processes windows of batches in parallel and hands them to the sink in
+/// order.
+fn process_batches(rx: &Receiver<anyhow::Result<Batch>>, chunking: Chunking, sink: &mut Sink) -> anyhow::Result<()> {
+    let window = 2 * rayon::current_num_threads();
+    let mut pending: Vec<Batch> = Vec::with_capacity(window);
+    let mut done = false;
+    while !done {
+        match rx.recv() {
+            Ok(batch) => pending.push(batch?),
+            Err(_) => done = true,
+        }
+        if pending.len() >= window || (done && !pending.is_empty()) {
+            let processed: Vec<(usize, Vec<Processed>)> = pending
+                .par_drain(..)
+                .map(|batch| (batch.input, process_batch(batch.items, chunking)))
+                .collect();
+            for (input, items) in processed {
+                sink.write(input, items)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn process_batch(items: Vec<Item>, chunking: Chunking) -> Vec<Processed> {
+    let mut chunker = Chunker::new();
+    items
+        .into_iter()
+        .map(|item| match item {
+            Item::Skip(s) => Processed::Skip { offset: s.offset, reason: s.reason, detail: s.detail },
+            Item::Doc(raw) => match extract::extract(&raw) {
+                Err(reason) => Processed::Skip {
+                    offset: raw.offset,
+                    reason,
+                    detail: raw.content_type.clone().unwrap_or_default(),
+                },
+                Ok(text) => {
+                    let mut fprints = Vec::new();
+                    let chunks = chunker.fingerprints(&text.text, chunking, &mut fprints);
+                    fprints.sort_unstable();
+                    fprints.dedup();
+                    let exact = (!text.text.is_empty()).then(|| exact_hash(&text.text));
+                    Processed::Doc(DocOut {
+                        offset: raw.offset,
+                        host: host_of(&raw.url),
+                        url: raw.url,
+                        title: text.title.unwrap_or_default(),
+                        bytes: raw.body.len() as u64,
+                        text_bytes: text.text.len() as u64,
+                        lines: text.lines,
+                        chunks,
+                        fprints,
+                        exact,
+                    })
+                }
+            },
+        })
+        .collect()
+}
+
+/// The lowercase host of a URL without port, or empty when the URL has
+/// none.
+fn host_of(url: &str) -> String {
+    url::Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(|h| h.trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase()))
+        .unwrap_or_default()
+}
+
+/// Writes processed records in input order and assigns docIDs.
+struct Sink<'a> {
+    inputs: Vec<String>,
+    progress: &'a Progress,
+    bar: indicatif::ProgressBar,
+    parts: Vec<RecordWriter<ChunkRecord>>,
+    exact: RecordWriter<ExactRecord>,
+    docs_path: PathBuf,
+    docs: csv::Writer<BufWriter<File>>,
+    next_doc: u64,
+    stats: FingerprintStats,
+}
+
+impl<'a> Sink<'a> {
+    fn create(out: &OutDir, cfg: &FingerprintConfig, scratch: &Path, progress: &'a Progress) -> anyhow::Result<Self> {
+        let spec = cfg.chunking.to_string();
+        let mut parts = Vec::with_capacity(PARTITIONS as usize);
+        for p in 0..PARTITIONS {
+            let path = scratch.join(format!("unsorted-{p:05}.fpd"));
+            parts.push(RecordWriter::create(&path, Header::new::<ChunkRecord>(&spec, false, p, PARTITIONS))?);
+        }
+        let exact = RecordWriter::create(&out.fprint_exact(), Header::new::<ExactRecord>(&spec, false, 0, 1))?;
+        let docs_path = out.fingerprint_docs();
+        let tmp = store::temp_path(&docs_path);
+        let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+        let mut docs = csv::Writer::from_writer(BufWriter::with_capacity(1 << 16, file));
+        docs.write_record(["doc_id", "url", "host", "source", "bytes", "lines", "chunks", "title"])
+            .with_context(|| format!("cannot write {}", tmp.display()))?;
+        let inputs: Vec<String> = cfg.inputs.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+        let stats = FingerprintStats {
+            chunk: spec,
+            inputs: cfg
+                .inputs
+                .iter()
+                .zip(&inputs)
+                .map(|(p, name)| InputStats {
+                    file: name.clone(),
+                    bytes: std::fs::metadata(p).ok().filter(|m| m.is_file()).map(|m| m.len()),
+                    ..InputStats::default()
+                })
+                .collect(),
+            skipped: SkipReason::ALL.iter().map(|r| (r.name().to_string(), 0)).collect(),
+            partitions: PARTITIONS,
+            ..FingerprintStats::default()
+        };
+        let bar = progress.bytes("fingerprint", None);
+        Ok(Sink { inputs, progress, bar, parts, exact, docs_path, docs, next_doc: 0, stats })
+    }
+
+    fn write(&mut self, input: usize, items: Vec<Processed>) -> anyhow::Result<()> {
+        for item in items {
+            self.stats.records += 1;
+            self.stats.inputs[input].records += 1;
+            match item {
+                Processed::Skip { offset, reason, detail } => self.skip(input, offset, reason, detail),
+                Processed::Doc(doc) => self.doc(input, doc)?,
+            }
+        }
+        Ok(())
+    }
+
+    fn skip(&mut self, input: usize, offset: u64, reason: SkipReason, detail: String) {
+        *self.stats.skipped.entry(reason.name().to_string()).or_insert(0) += 1;
+        if !reason.is_corrupt() {
+            return;
+        }
+        self.stats.corrupt_records += 1;
+        let file = &self.inputs[input];
+        if self.stats.corrupt.len() < CORRUPT_SAMPLES {
+            self.progress.warn(&format!("{file}:{offset}: skipped record ({}): {detail}", reason.name()));
+            self.stats.corrupt.push(CorruptSample {
+                file: file.clone(),
+                offset,
+                reason: reason.name().to_string(),
+                detail,
+            });
+        }
+    }
+
+    fn doc(&mut self, input: usize, doc: DocOut) -> anyhow::Result<()> {
+        let id = self.next_doc;
+        if id >= u64::from(u32::MAX) {
+            bail!("more than {} documents: too many for one local run", u32::MAX - 1);
+        }
+        let id32 = id as u32;
+        self.next_doc += 1;
+        self.stats.documents += 1;
+        self.stats.inputs[input].documents += 1;
+        self.stats.document_bytes += doc.bytes;
+        self.stats.text_bytes += doc.text_bytes;
+        self.stats.lines += doc.lines;
+        self.stats.chunks += doc.chunks;
+        self.stats.fingerprints += doc.fprints.len() as u64;
+        match doc.exact {
+            Some(hash) => self.exact.push(&ExactRecord { hash, doc: id32 })?,
+            None => self.stats.empty_documents += 1,
+        }
+        for &fprint in &doc.fprints {
+            let p = (fprint >> PARTITION_SHIFT) as usize;
+            self.parts[p].push(&ChunkRecord { fprint, doc: id32 })?;
+        }
+        let source = format!("{}:{}", self.inputs[input], doc.offset);
+        self.docs
+            .write_record([
+                id.to_string().as_str(),
+                &doc.url,
+                &doc.host,
+                &source,
+                &doc.bytes.to_string(),
+                &doc.lines.to_string(),
+                &doc.chunks.to_string(),
+                &doc.title,
+            ])
+            .with_context(|| format!("cannot write {}", store::temp_path(&self.docs_path).display()))?;
+        self.bar.inc(doc.bytes);
+        Ok(())
+    }
+
+    fn finish(self) -> anyhow::Result<FingerprintStats> {
+        self.bar.finish_and_clear();
+        for part in self.parts {
+            part.finish()?;
+        }
+        self.exact.finish()?;
+        let tmp = store::temp_path(&self.docs_path);
+        self.docs
+            .into_inner()
+            .map_err(|e| e.into_error())
+            .and_then(|w| w.into_inner().map_err(|e| e.into_error()))
+            .with_context(|| format!("cannot write {}", tmp.display()))?;
+        store::commit(&self.docs_path)?;
+        Ok(self.stats)
+    }
+}
+
+/// Sorts every unsorted partition into its final file, in parallel, each
+/// within its share of the memory budget.
+fn sort_partitions(out: &OutDir, cfg: &FingerprintConfig, scratch: &Path, stats: &mut FingerprintStats, progress: &Progress) -> anyhow::Result<Vec<PathBuf>> {
+    let share = cfg.memory / rayon::current_num_threads().max(1) as u64;
+    let bar = progress.items("sort", u64::from(PARTITIONS), "partitions");
+    let spec = cfg.chunking.to_string();
+    let results: Vec<anyhow::Result<(PathBuf, u64)>> = (0..PARTITIONS)
+        .into_par_iter()
+        .map(|p| {
+            let src_path = scratch.join(format!("unsorted-{p:05}.fpd"));
+            let src = Mapped::<ChunkRecord>::open(&src_path)?;
+            let dst_path = out.fprint_part(p);
+            let mut dst = RecordWriter::create(&dst_path, Header::new::<ChunkRecord>(&spec, true, p, PARTITIONS))?;
+            let part_scratch = scratch.join(format!("sort-{p:05}"));
+            std::fs::create_dir_all(&part_scratch)
+                .with_context(|| format!("cannot create {}", part_scratch.display()))?;
+            let mut last: Option<ChunkRecord> = None;
+            let mut distinct = 0u64;
+            store::sort::sorted(&src, share, &part_scratch, |r| {
+                if last == Some(r) {
+                    return Ok(());
+                }
+                if last.is_none_or(|l| l.fprint != r.fprint) {
+                    distinct += 1;
+                }
+                last = Some(r);
+                dst.push(&r)
+            })?;
+            dst.finish()?;
+            drop(src);
+            std::fs::remove_file(&src_path).with_context(|| format!("cannot remove {}", src_path.display()))?;
+            bar.inc(1);
+            Ok((dst_path, distinct))
+        })
+        .collect();
+    bar.finish_and_clear();
+    let mut parts = Vec::with_capacity(results.len());
+    for r in results {
+        let (path, distinct) = r?;
+        stats.distinct_fingerprints += distinct;
+        parts.push(path);
+    }
+    Ok(parts)
+}

@@ -1,0 +1,29 @@
+//! `overlap`: how much of a web crawl is copied.
+//!
+//! The modules follow the pipeline, in the order data flows (after
+//! Shivakumar & Garcia-Molina, *Finding near-replicas of documents on the
+//! web*, 1998):
+//!
+//! 1. [`read`]: crawl dumps (WARC, WET, JSONL, page feed) to raw records;
+//! 2. [`extract`]: a payload to normalized text lines;
+//! 3. [`chunk`]: text to chunk fingerprints;
+//! 4. [`store`]: the on-disk FPrint-DocID files and their layout;
+//!    [`fingerprint`] is the stage that drives 1-4;
+//! 5. [`exact`]: exact-copy groups and their centers;
+//! 6. [`pairs`]: the Overlap table, one file per counting method;
+//!
+//! with [`stats`] for what each stage counted and [`cli`] for the command
+//! line.
+
+pub mod chunk;
+pub mod cli;
+pub mod dump;
+pub mod exact;
+pub mod extract;
+pub mod fingerprint;
+pub mod memory;
+pub mod pairs;
+pub mod progress;
+pub mod read;
+pub mod stats;
+pub mod store;

@@ -1,0 +1,87 @@
+//! Memory sizes: the `--memory` budget and peak resident memory per stage.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// A size in bytes, parsed from `2G`, `512M`, `1.5GiB`, `100000`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ByteSize(pub u64);
+
+impl FromStr for ByteSize {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<ByteSize, String> {
+        let t = s.trim();
+        let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+        let (number, unit) = t.split_at(split);
+        let shift = match unit.trim().to_ascii_lowercase().as_str() {
+            "" | "b" => 0,
+            "k" | "kb" | "kib" => 10,
+            "m" | "mb" | "mib" => 20,
+            "g" | "gb" | "gib" => 30,
+            "t" | "tb" | "tib" => 40,
+            _ => return Err(format!("'{s}' is not a size (use e.g. 512M, 2G, 1.5G)")),
+        };
+        let value: f64 = number
+            .parse()
+            .map_err(|_| format!("'{s}' is not a size (use e.g. 512M, 2G, 1.5G)"))?;
+        let bytes = value * (1u64 << shift) as f64;
+        if !bytes.is_finite() || bytes < 1.0 || bytes > u64::MAX as f64 {
+            return Err(format!("'{s}' is not a usable size"));
+        }
+        Ok(ByteSize(bytes as u64))
+    }
+}
+
+impl fmt::Display for ByteSize {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+        let mut v = self.0 as f64;
+        let mut u = 0;
+        while v >= 1024.0 && u + 1 < UNITS.len() {
+            v /= 1024.0;
+            u += 1;
+        }
+        if u == 0 { write!(f, "{} B", self.0) } else { write!(f, "{v:.1} {}", UNITS[u]) }
+    }
+}
+
+/// Resets the kernel's peak-RSS counter so the next [`peak_rss`] measures
+/// one stage only. Linux only; elsewhere a no-op.
+pub fn reset_peak_rss() {
+    // Writing "5" to clear_refs resets VmHWM (Linux 4.0+). Failure only
+    // means the next figure covers the whole process so far.
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// Peak resident set size in bytes since the last reset, if the system
+/// reports it.
+pub fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_sizes() {
+        assert_eq!("2G".parse(), Ok(ByteSize(2 << 30)));
+        assert_eq!("512M".parse(), Ok(ByteSize(512 << 20)));
+        assert_eq!("1.5GiB".parse(), Ok(ByteSize(3 << 29)));
+        assert_eq!("100000".parse(), Ok(ByteSize(100000)));
+        assert_eq!("64kb".parse(), Ok(ByteSize(64 << 10)));
+        for bad in ["", "G", "2X", "-1G", "0", "1e9", "lots"] {
+            assert!(bad.parse::<ByteSize>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn displays_sizes() {
+        assert_eq!(ByteSize(512).to_string(), "512 B");
+        assert_eq!(ByteSize(3 << 29).to_string(), "1.5 GiB");
+    }
+}

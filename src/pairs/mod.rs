@@ -1,0 +1,233 @@
+//! The pairs stage: the Overlap table, every document pair (i, j), i < j,
+//! sharing F >= T chunk fingerprints, sorted by (i, j).
+//!
+//! Every counting method is one file here and sees the same input: the
+//! sorted FPrint-DocID partitions, with the non-center copies of exact
+//! groups left out (the paper's FPrint-DocID-Chunk'), read through
+//! [`for_each_group`]. Methods differ only in how they count; they must give
+//! the same table.
+
+pub mod sort;
+
+use std::fmt;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::Instant;
+
+use anyhow::Context;
+
+use crate::exact;
+use crate::fingerprint::Outcome;
+use crate::memory;
+use crate::progress::Progress;
+use crate::stats::{self, PairsStats};
+use crate::store::{self, Center, ChunkRecord, Mapped, OutDir, Stamp};
+
+pub const STAGE: &str = "pairs";
+
+/// How the Overlap table is counted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    /// The paper's sort-based method (section 2.1).
+    Sort,
+}
+
+impl FromStr for Method {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Method, String> {
+        match s {
+            "sort" => Ok(Method::Sort),
+            _ => Err(format!("unknown counting method '{s}' (available: sort)")),
+        }
+    }
+}
+
+impl fmt::Display for Method {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Method::Sort => "sort",
+        })
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct PairsConfig {
+    /// T: the least number of shared fingerprints a pair needs.
+    pub threshold: u32,
+    pub method: Method,
+    /// Memory budget in bytes.
+    pub memory: u64,
+}
+
+/// What a counting method works from.
+pub struct CountInput<'a> {
+    /// Sorted FPrint-DocID partitions, in fingerprint order.
+    pub parts: &'a [PathBuf],
+    /// Which documents are counted.
+    pub counted: &'a Counted,
+    pub threshold: u32,
+    pub memory: u64,
+    /// A directory for spill files, emptied afterwards.
+    pub scratch: &'a Path,
+    pub progress: &'a Progress,
+}
+
+/// One Overlap-table row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Overlap {
+    pub doc_i: u32,
+    pub doc_j: u32,
+    pub shared: u32,
+}
+
+/// A way of counting the Overlap table.
+pub trait CountingMethod {
+    /// Calls `emit` for every pair with F >= T, in (i, j) order, and fills
+    /// the method's counters in `stats`.
+    fn count(
+        &self,
+        input: &CountInput<'_>,
+        stats: &mut PairsStats,
+        emit: &mut dyn FnMut(Overlap) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()>;
+}
+
+/// The documents that take part in counting: centers of exact groups and
+/// documents without copies.
+pub struct Counted {
+    centers: Mapped<Center>,
+}
+
+impl Counted {
+    pub fn open(path: &Path) -> anyhow::Result<Counted> {
+        Ok(Counted { centers: Mapped::open(path)? })
+    }
+
+    #[inline]
+    pub fn contains(&self, doc: u32) -> bool {
+        (doc as usize) < self.centers.len() && self.centers.get(doc as usize) == Center(doc)
+    }
+}
+
+/// Counters every method fills while reading fingerprint groups.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GroupStats {
+    pub fingerprints_removed: u64,
+    pub shared_fingerprints: u64,
+    pub largest_group: u64,
+    pub pairs: u64,
+}
+
+impl GroupStats {
+    pub fn add(&mut self, other: &GroupStats) {
+        self.fingerprints_removed += other.fingerprints_removed;
+        self.shared_fingerprints += other.shared_fingerprints;
+        self.largest_group = self.largest_group.max(other.largest_group);
+        self.pairs += other.pairs;
+    }
+
+    pub fn fill(&self, stats: &mut PairsStats) {
+        stats.fingerprints_removed = self.fingerprints_removed;
+        stats.shared_fingerprints = self.shared_fingerprints;
+        stats.largest_fingerprint_group = self.largest_group;
+        stats.pairs_generated = self.pairs;
+    }
+}
+
+/// Calls `f` with the counted documents (ascending) of every fingerprint of
+/// one partition that two or more of them share.
+pub fn for_each_group(
+    part: &Path,
+    counted: &Counted,
+    mut f: impl FnMut(&[u32]) -> anyhow::Result<()>,
+) -> anyhow::Result<GroupStats> {
+    let records = Mapped::<ChunkRecord>::open(part)?;
+    let mut stats = GroupStats::default();
+    let mut docs: Vec<u32> = Vec::new();
+    let mut current: Option<u64> = None;
+    let mut flush = |docs: &mut Vec<u32>, stats: &mut GroupStats| -> anyhow::Result<()> {
+        if docs.len() >= 2 {
+            let n = docs.len() as u64;
+            stats.shared_fingerprints += 1;
+            stats.largest_group = stats.largest_group.max(n);
+            stats.pairs += n * (n - 1) / 2;
+            f(docs)?;
+        }
+        docs.clear();
+        Ok(())
+    };
+    for r in records.iter() {
+        if current != Some(r.fprint) {
+            flush(&mut docs, &mut stats)?;
+            current = Some(r.fprint);
+        }
+        if counted.contains(r.doc) {
+            docs.push(r.doc);
+        } else {
+            stats.fingerprints_removed += 1;
+        }
+    }
+    flush(&mut docs, &mut stats)?;
+    Ok(stats)
+}
+
+/// Counts the Overlap table of `out` and writes `overlap.csv`.
+pub fn run(out: &OutDir, cfg: &PairsConfig, progress: &Progress) -> anyhow::Result<Outcome<PairsStats>> {
+    let key = exact::upstream_key(
+        out,
+        STAGE,
+        exact::STAGE,
+        &[&cfg.threshold.to_string(), &cfg.method.to_string()],
+    )?;
+    let stamp_path = out.stamp(STAGE);
+    if Stamp::read(&stamp_path).is_some_and(|s| s.holds(&key, out.root())) {
+        progress.note("pairs: up to date");
+        return Ok(Outcome::UpToDate);
+    }
+    Stamp::remove(&stamp_path)?;
+    memory::reset_peak_rss();
+    let started = Instant::now();
+    let scratch = out.scratch(STAGE)?;
+
+    let counted = Counted::open(&out.centers())?;
+    let parts = out.fprint_parts()?;
+    let input = CountInput {
+        parts: &parts,
+        counted: &counted,
+        threshold: cfg.threshold,
+        memory: cfg.memory,
+        scratch: &scratch,
+        progress,
+    };
+    let mut stats = PairsStats { method: cfg.method.to_string(), threshold: cfg.threshold, ..PairsStats::default() };
+    let path = out.overlap();
+    let tmp = store::temp_path(&path);
+    let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+    let mut w = BufWriter::with_capacity(1 << 16, file);
+    let write_err = || format!("cannot write {}", tmp.display());
+    w.write_all(b"doc_i,doc_j,shared\n").with_context(write_err)?;
+    let mut emitted = 0u64;
+    let mut line = String::with_capacity(32);
+    let method: Box<dyn CountingMethod> = match cfg.method {
+        Method::Sort => Box::new(sort::SortCounting),
+    };
+    method.count(&input, &mut stats, &mut |o| {
+        use std::fmt::Write as _;
+        line.clear();
+        let _ = writeln!(line, "{},{},{}", o.doc_i, o.doc_j, o.shared);
+        emitted += 1;
+        w.write_all(line.as_bytes()).with_context(write_err)
+    })?;
+    w.into_inner().map_err(|e| e.into_error()).with_context(write_err)?;
+    store::commit(&path)?;
+    store::remove_dir_if_exists(&scratch)?;
+
+    stats.pairs_emitted = emitted;
+    stats.seconds = started.elapsed().as_secs_f64();
+    stats.peak_rss_bytes = memory::peak_rss();
+    stats::write_section(out, STAGE, &stats)?;
+    Stamp { stage: STAGE.into(), key, outputs: store::relative(out.root(), &[path]) }.write(&stamp_path)?;
+    Ok(Outcome::Ran(stats))
+}

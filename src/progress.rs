@@ -1,0 +1,74 @@
+//! The one reporting handle: progress bars and warnings on stderr.
+//!
+//! Stages never print; they call this handle, which the command line owns.
+//! Bars are drawn only when stderr is a terminal, so scripts and schedulers
+//! see nothing but warnings and errors; `--quiet` silences warnings too.
+
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+#[derive(Clone, Debug)]
+pub struct Progress {
+    bars: bool,
+    warnings: bool,
+}
+
+impl Progress {
+    /// Bars when stderr is a terminal and not quiet; warnings unless quiet.
+    pub fn new(quiet: bool) -> Progress {
+        Progress { bars: !quiet && std::io::stderr().is_terminal(), warnings: !quiet }
+    }
+
+    /// A handle that reports nothing (tests, library use).
+    pub fn silent() -> Progress {
+        Progress { bars: false, warnings: false }
+    }
+
+    /// A bar over `total` bytes (or a spinner when the total is unknown).
+    pub fn bytes(&self, stage: &str, total: Option<u64>) -> ProgressBar {
+        self.bar(stage, total, "{bytes}/{total_bytes} ({bytes_per_sec}, {eta})", "{bytes} ({bytes_per_sec})")
+    }
+
+    /// A bar over `total` items.
+    pub fn items(&self, stage: &str, total: u64, unit: &str) -> ProgressBar {
+        let with = format!("{{pos}}/{{len}} {unit}");
+        self.bar(stage, Some(total), &with, &with)
+    }
+
+    fn bar(&self, stage: &str, total: Option<u64>, counted: &str, open: &str) -> ProgressBar {
+        if !self.bars {
+            return ProgressBar::hidden();
+        }
+        let bar = match total {
+            Some(n) => ProgressBar::with_draw_target(Some(n), ProgressDrawTarget::stderr()),
+            None => ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()),
+        };
+        let template = match total {
+            Some(_) => format!("{{prefix:>11}} [{{bar:30}}] {counted}"),
+            None => format!("{{prefix:>11}} {{spinner}} {open}"),
+        };
+        if let Ok(style) = ProgressStyle::with_template(&template) {
+            bar.set_style(style.progress_chars("=> "));
+        }
+        bar.set_prefix(stage.to_string());
+        bar.enable_steady_tick(Duration::from_millis(200));
+        bar
+    }
+
+    /// A one-line warning: `overlap: warning: ...`.
+    pub fn warn(&self, message: &str) {
+        if self.warnings {
+            eprintln!("overlap: warning: {message}");
+        }
+    }
+
+    /// A one-line note about what a stage did (e.g. that it was up to date);
+    /// shown only on a terminal.
+    pub fn note(&self, message: &str) {
+        if self.bars {
+            eprintln!("overlap: {message}");
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! `stats.json`: what each stage counted, one section per stage.
+//!
+//! Every field is deterministic for the same inputs and flags except
+//! `seconds` and `peak_rss_bytes`, which measure the run itself.
+
+use std::collections::BTreeMap;
+use std::fs;
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::store::{OutDir, write_atomic};
+
+/// How many corrupt records stats.json lists one by one.
+pub const CORRUPT_SAMPLES: usize = 100;
+
+/// One corrupt record: where it is and what was wrong.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct CorruptSample {
+    pub file: String,
+    pub offset: u64,
+    pub reason: String,
+    pub detail: String,
+}
+
+/// Per-input counts.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct InputStats {
+    pub file: String,
+    pub bytes: Option<u64>,
+    pub records: u64,
+    pub documents: u64,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct FingerprintStats {
+    pub chunk: String,
+    pub inputs: Vec<InputStats>,
+    /// Records read, documents or not.
+    pub records: u64,
+    pub documents: u64,
+    pub empty_documents: u64,
+    /// Records that are not documents, by reason (every reason listed).
+    pub skipped: BTreeMap<String, u64>,
+    /// Corrupt records in all (the sum of the corrupt reasons in `skipped`).
+    pub corrupt_records: u64,
+    /// The first corrupt records, with file and offset.
+    pub corrupt: Vec<CorruptSample>,
+    /// Payload bytes of documents, before extraction.
+    pub document_bytes: u64,
+    /// Normalized text bytes.
+    pub text_bytes: u64,
+    pub lines: u64,
+    /// Windows cut, counting repeats inside a document.
+    pub chunks: u64,
+    /// FPrint-DocID records: distinct fingerprints per document, summed.
+    pub fingerprints: u64,
+    /// Distinct fingerprint values over the whole input.
+    pub distinct_fingerprints: u64,
+    pub partitions: u32,
+    pub seconds: f64,
+    pub peak_rss_bytes: Option<u64>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ExactStats {
+    pub documents: u64,
+    pub empty_documents: u64,
+    /// Groups of two or more documents with identical normalized text.
+    pub groups: u64,
+    /// Documents in those groups.
+    pub documents_in_groups: u64,
+    /// Non-center documents, left out of pair counting.
+    pub copies_removed: u64,
+    pub largest_group: u64,
+    pub seconds: f64,
+    pub peak_rss_bytes: Option<u64>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct PairsStats {
+    pub method: String,
+    pub threshold: u32,
+    /// FPrint-DocID records of non-center copies, dropped before counting.
+    pub fingerprints_removed: u64,
+    /// Fingerprints shared by two or more counted documents.
+    pub shared_fingerprints: u64,
+    /// Most documents sharing one fingerprint.
+    pub largest_fingerprint_group: u64,
+    /// Document pairs generated from fingerprint groups (the paper's
+    /// DocID-DocID file), counting each shared fingerprint once.
+    pub pairs_generated: u64,
+    /// Distinct document pairs sharing at least one fingerprint.
+    pub distinct_pairs: u64,
+    /// Rows of the Overlap table (F >= T).
+    pub pairs_emitted: u64,
+    pub seconds: f64,
+    pub peak_rss_bytes: Option<u64>,
+}
+
+/// The order of the stage sections; writing one removes the later ones,
+/// which a rerun of an earlier stage makes stale.
+const STAGES: [&str; 3] = ["fingerprint", "exact", "pairs"];
+
+/// Writes one stage's section into `stats.json`, keeping the earlier ones.
+pub fn write_section<S: Serialize>(out: &OutDir, stage: &str, section: &S) -> anyhow::Result<()> {
+    let path = out.stats();
+    let mut root = match fs::read(&path) {
+        Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {
+            Ok(Value::Object(map)) => map,
+            _ => Map::new(),
+        },
+        Err(_) => Map::new(),
+    };
+    if let Some(pos) = STAGES.iter().position(|s| *s == stage) {
+        for later in &STAGES[pos + 1..] {
+            root.remove(*later);
+        }
+    }
+    root.insert("overlap_version".into(), Value::String(env!("CARGO_PKG_VERSION").into()));
+    root.insert(stage.into(), serde_json::to_value(section).context("cannot encode stats")?);
+    let mut json = serde_json::to_vec_pretty(&Value::Object(root)).context("cannot encode stats")?;
+    json.push(b'\n');
+    write_atomic(&path, &json)
+}
+
+/// Reads one stage's section back, if present.
+pub fn read_section<S: for<'de> Deserialize<'de>>(out: &OutDir, stage: &str) -> Option<S> {
+    let bytes = fs::read(out.stats()).ok()?;
+    let root: Value = serde_json::from_slice(&bytes).ok()?;
+    serde_json::from_value(root.get(stage)?.clone()).ok()
+}
+
+/// A one-line human summary of a stage's work.
+pub trait Summary {
+    fn summary(&self) -> String;
+}
+
+impl Summary for FingerprintStats {
+    fn summary(&self) -> String {
+        let skipped: u64 = self.skipped.values().sum();
+        format!(
+            "fingerprint: {} documents ({} empty), {} records skipped ({} corrupt), {} fingerprints in {:.1} s",
+            self.documents, self.empty_documents, skipped, self.corrupt_records, self.fingerprints, self.seconds
+        )
+    }
+}
+
+impl Summary for ExactStats {
+    fn summary(&self) -> String {
+        format!(
+            "exact: {} groups of exact copies, {} copies removed, in {:.1} s",
+            self.groups, self.copies_removed, self.seconds
+        )
+    }
+}
+
+impl Summary for PairsStats {
+    fn summary(&self) -> String {
+        format!(
+            "pairs: {} pairs share >= {} fingerprints ({} pairs generated, method {}) in {:.1} s",
+            self.pairs_emitted, self.threshold, self.pairs_generated, self.method, self.seconds
+        )
+    }
+}

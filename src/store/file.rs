@@ -1,0 +1,413 @@
+//! Fixed-width record files: header, writer and memory-mapped reader.
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::marker::PhantomData;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use memmap2::Mmap;
+
+use super::{commit, temp_path};
+
+pub const HEADER_SIZE: usize = 64;
+const MAGIC: [u8; 8] = *b"OVLPFPD\0";
+const VERSION: u32 = 1;
+const SPEC_LEN: usize = 24;
+const FLAG_SORTED: u32 = 1;
+
+/// A fixed-width little-endian record.
+pub trait Record: Copy + Send + Sync {
+    /// The record kind stored in the header.
+    const KIND: u32;
+    /// Size in bytes on disk.
+    const SIZE: usize;
+    fn encode(&self, out: &mut [u8]);
+    fn decode(bytes: &[u8]) -> Self;
+}
+
+/// One chunk fingerprint of one document (FPrint-DocID-Chunk). Ordered by
+/// fingerprint, then docID: the order of the sorted file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ChunkRecord {
+    pub fprint: u64,
+    pub doc: u32,
+}
+
+impl Record for ChunkRecord {
+    const KIND: u32 = 1;
+    const SIZE: usize = 12;
+    fn encode(&self, out: &mut [u8]) {
+        out[..8].copy_from_slice(&self.fprint.to_le_bytes());
+        out[8..12].copy_from_slice(&self.doc.to_le_bytes());
+    }
+    fn decode(b: &[u8]) -> Self {
+        ChunkRecord { fprint: le_u64(&b[..8]), doc: le_u32(&b[8..12]) }
+    }
+}
+
+/// The whole-text hash of one document (FPrint-DocID-Exact). Ordered by
+/// hash, then docID, so the first of a run of equal hashes is the center.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ExactRecord {
+    pub hash: u128,
+    pub doc: u32,
+}
+
+impl Record for ExactRecord {
+    const KIND: u32 = 2;
+    const SIZE: usize = 20;
+    fn encode(&self, out: &mut [u8]) {
+        out[..16].copy_from_slice(&self.hash.to_le_bytes());
+        out[16..20].copy_from_slice(&self.doc.to_le_bytes());
+    }
+    fn decode(b: &[u8]) -> Self {
+        let mut h = [0u8; 16];
+        h.copy_from_slice(&b[..16]);
+        ExactRecord { hash: u128::from_le_bytes(h), doc: le_u32(&b[16..20]) }
+    }
+}
+
+/// The exact-group center of one document; [`Center::EMPTY`] for an empty
+/// document.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Center(pub u32);
+
+impl Center {
+    pub const EMPTY: Center = Center(u32::MAX);
+}
+
+impl Record for Center {
+    const KIND: u32 = 3;
+    const SIZE: usize = 4;
+    fn encode(&self, out: &mut [u8]) {
+        out[..4].copy_from_slice(&self.0.to_le_bytes());
+    }
+    fn decode(b: &[u8]) -> Self {
+        Center(le_u32(&b[..4]))
+    }
+}
+
+fn le_u64(b: &[u8]) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(b);
+    u64::from_le_bytes(a)
+}
+
+fn le_u32(b: &[u8]) -> u32 {
+    let mut a = [0u8; 4];
+    a.copy_from_slice(b);
+    u32::from_le_bytes(a)
+}
+
+/// The 64-byte header of a record file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Header {
+    pub kind: u32,
+    pub record_size: u32,
+    pub sorted: bool,
+    pub partition: u32,
+    pub partitions: u32,
+    pub count: u64,
+    /// The chunk spec in canonical form (`lines:4:4`); empty where it does
+    /// not apply.
+    pub chunk_spec: String,
+}
+
+impl Header {
+    /// A header for records of type `R`, with count 0 (the writer fills it).
+    pub fn new<R: Record>(chunk_spec: &str, sorted: bool, partition: u32, partitions: u32) -> Self {
+        Header {
+            kind: R::KIND,
+            record_size: R::SIZE as u32,
+            sorted,
+            partition,
+            partitions,
+            count: 0,
+            chunk_spec: chunk_spec.to_string(),
+        }
+    }
+
+    fn encode(&self) -> [u8; HEADER_SIZE] {
+        let mut h = [0u8; HEADER_SIZE];
+        h[0..8].copy_from_slice(&MAGIC);
+        h[8..12].copy_from_slice(&VERSION.to_le_bytes());
+        h[12..16].copy_from_slice(&self.kind.to_le_bytes());
+        h[16..20].copy_from_slice(&self.record_size.to_le_bytes());
+        let flags = if self.sorted { FLAG_SORTED } else { 0 };
+        h[20..24].copy_from_slice(&flags.to_le_bytes());
+        h[24..28].copy_from_slice(&self.partition.to_le_bytes());
+        h[28..32].copy_from_slice(&self.partitions.to_le_bytes());
+        h[32..40].copy_from_slice(&self.count.to_le_bytes());
+        let spec = self.chunk_spec.as_bytes();
+        let n = spec.len().min(SPEC_LEN);
+        h[40..40 + n].copy_from_slice(&spec[..n]);
+        h
+    }
+
+    fn decode(b: &[u8], path: &Path) -> anyhow::Result<Header> {
+        if b.len() < HEADER_SIZE || b[0..8] != MAGIC {
+            bail!("{} is not an overlap record file (bad magic)", path.display());
+        }
+        let version = le_u32(&b[8..12]);
+        if version != VERSION {
+            bail!(
+                "{} has format version {version}; this overlap reads version {VERSION}",
+                path.display()
+            );
+        }
+        let spec = &b[40..HEADER_SIZE];
+        let end = spec.iter().position(|&c| c == 0).unwrap_or(SPEC_LEN);
+        Ok(Header {
+            kind: le_u32(&b[12..16]),
+            record_size: le_u32(&b[16..20]),
+            sorted: le_u32(&b[20..24]) & FLAG_SORTED != 0,
+            partition: le_u32(&b[24..28]),
+            partitions: le_u32(&b[28..32]),
+            count: le_u64(&b[32..40]),
+            chunk_spec: String::from_utf8_lossy(&spec[..end]).into_owned(),
+        })
+    }
+}
+
+/// Writes a record file under its temporary name; [`RecordWriter::finish`]
+/// fills in the count and renames it into place.
+pub struct RecordWriter<R: Record> {
+    path: PathBuf,
+    out: BufWriter<File>,
+    header: Header,
+    buf: [u8; 32],
+    _records: PhantomData<R>,
+}
+
+impl<R: Record> RecordWriter<R> {
+    pub fn create(path: &Path, header: Header) -> anyhow::Result<Self> {
+        debug_assert_eq!(header.kind, R::KIND);
+        let tmp = temp_path(path);
+        let file =
+            File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+        let mut out = BufWriter::with_capacity(1 << 16, file);
+        out.write_all(&header.encode())
+            .with_context(|| format!("cannot write {}", tmp.display()))?;
+        Ok(RecordWriter { path: path.to_path_buf(), out, header, buf: [0; 32], _records: PhantomData })
+    }
+
+    pub fn push(&mut self, record: &R) -> anyhow::Result<()> {
+        record.encode(&mut self.buf[..R::SIZE]);
+        self.header.count += 1;
+        self.out.write_all(&self.buf[..R::SIZE]).with_context(|| self.write_error())
+    }
+
+    pub fn count(&self) -> u64 {
+        self.header.count
+    }
+
+    /// Completes the file: header count written, renamed to its final name.
+    pub fn finish(mut self) -> anyhow::Result<u64> {
+        let count = self.header.count;
+        let header = self.header.encode();
+        self.out.flush().with_context(|| self.write_error())?;
+        let mut file = self.out.into_inner().map_err(|e| e.into_error())?;
+        file.seek(SeekFrom::Start(0))
+            .and_then(|_| file.write_all(&header))
+            .with_context(|| format!("cannot write {}", temp_path(&self.path).display()))?;
+        drop(file);
+        commit(&self.path)?;
+        Ok(count)
+    }
+
+    fn write_error(&self) -> String {
+        format!("cannot write {}", temp_path(&self.path).display())
+    }
+}
+
+/// A record file mapped into memory, checked against its header.
+pub struct Mapped<R: Record> {
+    map: Mmap,
+    header: Header,
+    _records: PhantomData<R>,
+}
+
+impl<R: Record> Mapped<R> {
+    pub fn open(path: &Path) -> anyhow::Result<Self> {
+        let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+        let len = file
+            .metadata()
+            .with_context(|| format!("cannot read {}", path.display()))?
+            .len();
+        if len < HEADER_SIZE as u64 {
+            bail!("{} is too short to be an overlap record file", path.display());
+        }
+        // SAFETY: the file is private to the output directory and written
+        // once under a temporary name before being renamed into place, so
+        // nobody truncates it while it is mapped.
+        let map = unsafe { Mmap::map(&file) }
+            .with_context(|| format!("cannot map {}", path.display()))?;
+        let header = Header::decode(&map[..HEADER_SIZE], path)?;
+        if header.kind != R::KIND || header.record_size as usize != R::SIZE {
+            bail!(
+                "{} holds records of kind {} (size {}); expected kind {} (size {})",
+                path.display(),
+                header.kind,
+                header.record_size,
+                R::KIND,
+                R::SIZE
+            );
+        }
+        let expected = header
+            .count
+            .checked_mul(R::SIZE as u64)
+            .and_then(|n| n.checked_add(HEADER_SIZE as u64));
+        if expected != Some(len) {
+            bail!(
+                "{} is damaged: header says {} records but the file has {} bytes",
+                path.display(),
+                header.count,
+                len
+            );
+        }
+        #[cfg(unix)]
+        {
+            let _ = map.advise(memmap2::Advice::Sequential);
+        }
+        Ok(Mapped { map, header, _records: PhantomData })
+    }
+
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    pub fn len(&self) -> usize {
+        self.header.count as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.header.count == 0
+    }
+
+    /// The raw record bytes, after the header.
+    pub fn bytes(&self) -> &[u8] {
+        &self.map[HEADER_SIZE..]
+    }
+
+    pub fn get(&self, i: usize) -> R {
+        R::decode(&self.bytes()[i * R::SIZE..(i + 1) * R::SIZE])
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = R> + '_ {
+        self.bytes().chunks_exact(R::SIZE).map(R::decode)
+    }
+}
+
+/// Reads a record file front to back through a buffer, for files read once
+/// (spilled runs), where mapping would only inflate resident memory.
+pub struct RecordReader<R: Record> {
+    path: PathBuf,
+    input: BufReader<File>,
+    remaining: u64,
+    buf: [u8; 32],
+    _records: PhantomData<R>,
+}
+
+impl<R: Record> RecordReader<R> {
+    pub fn open(path: &Path) -> anyhow::Result<Self> {
+        let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+        let mut input = BufReader::with_capacity(1 << 16, file);
+        let mut h = [0u8; HEADER_SIZE];
+        input
+            .read_exact(&mut h)
+            .with_context(|| format!("{} is too short to be an overlap record file", path.display()))?;
+        let header = Header::decode(&h, path)?;
+        if header.kind != R::KIND || header.record_size as usize != R::SIZE {
+            bail!("{} holds records of kind {}; expected kind {}", path.display(), header.kind, R::KIND);
+        }
+        Ok(RecordReader { path: path.to_path_buf(), input, remaining: header.count, buf: [0; 32], _records: PhantomData })
+    }
+
+    /// The next record, `None` after the last one the header counts.
+    pub fn next_record(&mut self) -> anyhow::Result<Option<R>> {
+        if self.remaining == 0 {
+            return Ok(None);
+        }
+        self.input
+            .read_exact(&mut self.buf[..R::SIZE])
+            .with_context(|| format!("{} is damaged: fewer records than its header says", self.path.display()))?;
+        self.remaining -= 1;
+        Ok(Some(R::decode(&self.buf[..R::SIZE])))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn roundtrip<R: Record + PartialEq + std::fmt::Debug>(records: &[R]) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.fpd");
+        let mut w = RecordWriter::<R>::create(&path, Header::new::<R>("lines:4:4", true, 3, 8))
+            .unwrap();
+        for r in records {
+            w.push(r).unwrap();
+        }
+        assert_eq!(w.finish().unwrap(), records.len() as u64);
+        assert!(!temp_path(&path).exists());
+        let m = Mapped::<R>::open(&path).unwrap();
+        assert_eq!(m.len(), records.len());
+        assert_eq!(m.header().chunk_spec, "lines:4:4");
+        assert_eq!((m.header().partition, m.header().partitions), (3, 8));
+        assert!(m.header().sorted);
+        assert_eq!(m.iter().collect::<Vec<_>>(), records);
+        if let Some(last) = records.last() {
+            assert_eq!(&m.get(records.len() - 1), last);
+        }
+    }
+
+    #[test]
+    fn chunk_records_roundtrip() {
+        roundtrip(&[
+            ChunkRecord { fprint: 0, doc: 0 },
+            ChunkRecord { fprint: u64::MAX, doc: u32::MAX },
+            ChunkRecord { fprint: 0x0123_4567_89ab_cdef, doc: 42 },
+        ]);
+        roundtrip::<ChunkRecord>(&[]);
+    }
+
+    #[test]
+    fn exact_and_center_records_roundtrip() {
+        roundtrip(&[ExactRecord { hash: u128::MAX - 7, doc: 9 }, ExactRecord { hash: 1, doc: 0 }]);
+        roundtrip(&[Center(0), Center::EMPTY, Center(17)]);
+    }
+
+    #[test]
+    fn layout_is_little_endian_and_fixed() {
+        let mut b = [0u8; 12];
+        ChunkRecord { fprint: 0x0102030405060708, doc: 0x0a0b0c0d }.encode(&mut b);
+        assert_eq!(b, [8, 7, 6, 5, 4, 3, 2, 1, 0x0d, 0x0c, 0x0b, 0x0a]);
+        let h = Header::new::<ChunkRecord>("words:8:1", false, 0, 1).encode();
+        assert_eq!(&h[0..8], b"OVLPFPD\0");
+        assert_eq!(&h[40..49], b"words:8:1");
+    }
+
+    #[test]
+    fn damaged_files_are_errors_not_panics() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.fpd");
+        let mut w =
+            RecordWriter::<ChunkRecord>::create(&path, Header::new::<ChunkRecord>("", true, 0, 1))
+                .unwrap();
+        w.push(&ChunkRecord { fprint: 1, doc: 1 }).unwrap();
+        w.finish().unwrap();
+        // Wrong record type.
+        let err = Mapped::<Center>::open(&path).err().unwrap().to_string();
+        assert!(err.contains("expected kind 3"), "{err}");
+        // Truncated.
+        let bytes = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &bytes[..bytes.len() - 1]).unwrap();
+        let err = Mapped::<ChunkRecord>::open(&path).err().unwrap().to_string();
+        assert!(err.contains("damaged"), "{err}");
+        // Not ours.
+        std::fs::write(&path, vec![b'x'; 100]).unwrap();
+        let err = Mapped::<ChunkRecord>::open(&path).err().unwrap().to_string();
+        assert!(err.contains("bad magic"), "{err}");
+    }
+}

@@ -1,0 +1,192 @@
+//! Stage 4, `store`: the on-disk formats, all documented here.
+//!
+//! An output directory (`--out DIR`) holds:
+//!
+//! | file | written by | what |
+//! |---|---|---|
+//! | `fprint-docid/part-NNNNN.fpd` | fingerprint | FPrint-DocID-Chunk: `(fprint, doc_id)` records of one fingerprint range, sorted by `(fprint, doc_id)`, no duplicates |
+//! | `fprint-exact.fpd` | fingerprint | FPrint-DocID-Exact: one `(hash, doc_id)` record per non-empty document, in docID order |
+//! | `fingerprint-docs.csv` | fingerprint | `doc_id,url,host,source,bytes,lines,chunks,title` |
+//! | `centers.fpd` | exact | one `center` record per document, in docID order |
+//! | `docs.csv` | exact | `doc_id,url,host,source,bytes,lines,chunks,exact_center` |
+//! | `overlap.csv` | pairs | `doc_i,doc_j,shared`, sorted by `(doc_i, doc_j)` |
+//! | `stats.json` | every stage | one section per stage |
+//! | `.overlap/` | every stage | stage stamps and temporary files |
+//!
+//! # Binary record files (`.fpd`)
+//!
+//! Every binary file is a 64-byte header followed by fixed-width
+//! little-endian records, so it can be memory-mapped and indexed without
+//! parsing (`memmap2`), and read by any language with a struct unpacker.
+//!
+//! Header (all integers little-endian):
+//!
+//! | offset | size | field |
+//! |---|---|---|
+//! | 0 | 8 | magic `OVLPFPD\0` |
+//! | 8 | 4 | format version, `1` |
+//! | 12 | 4 | record kind: `1` chunk fingerprints, `2` exact hashes, `3` centers |
+//! | 16 | 4 | record size in bytes (12, 20 or 4) |
+//! | 20 | 4 | flags: bit 0 set when records are sorted |
+//! | 24 | 4 | partition index |
+//! | 28 | 4 | partition count (fingerprint files are split by the fingerprint's top bits) |
+//! | 32 | 8 | number of records |
+//! | 40 | 24 | chunk spec (`lines:4:4`), ASCII, zero-padded |
+//!
+//! Records:
+//!
+//! - kind 1, FPrint-DocID-Chunk, 12 bytes: `fprint: u64` (xxh3-64 of the
+//!   chunk's UTF-8 bytes), `doc_id: u32`. Partition `p` of `P` (a power of
+//!   two) holds the fingerprints whose top `log2(P)` bits equal `p`, so the
+//!   partitions in order are one file sorted by fingerprint.
+//! - kind 2, FPrint-DocID-Exact, 20 bytes: `hash: u128` (xxh3-128 of the
+//!   normalized text; the low 64 bits first), `doc_id: u32`. 128 bits make
+//!   an accidental collision between different texts negligible
+//!   (~n²/2¹²⁹), which is why exact copies are found by hash and not by
+//!   comparing texts.
+//! - kind 3, centers, 4 bytes: `center: u32`, the docID of the document's
+//!   exact group center, its own docID when it has no copies, and
+//!   `u32::MAX` for an empty document.
+//!
+//! Document IDs are `u32`: one local run handles up to 4,294,967,294
+//! documents, more than the largest crawl one machine can process.
+
+mod file;
+mod stamp;
+pub mod sort;
+
+pub use file::{
+    Center, ChunkRecord, ExactRecord, HEADER_SIZE, Header, Mapped, Record, RecordReader, RecordWriter,
+};
+pub use stamp::{Stamp, StageKey, relative};
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+
+/// The names of the files in an output directory, in one place.
+#[derive(Clone, Debug)]
+pub struct OutDir {
+    root: PathBuf,
+}
+
+impl OutDir {
+    pub fn new(root: impl Into<PathBuf>) -> OutDir {
+        OutDir { root: root.into() }
+    }
+
+    /// Creates the directory and its private subdirectories if needed.
+    pub fn create(&self) -> anyhow::Result<()> {
+        for dir in [self.root.clone(), self.private(), self.fprint_dir()] {
+            fs::create_dir_all(&dir)
+                .with_context(|| format!("cannot create directory {}", dir.display()))?;
+        }
+        Ok(())
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn fprint_dir(&self) -> PathBuf {
+        self.root.join("fprint-docid")
+    }
+
+    pub fn fprint_part(&self, index: u32) -> PathBuf {
+        self.fprint_dir().join(format!("part-{index:05}.fpd"))
+    }
+
+    pub fn fprint_exact(&self) -> PathBuf {
+        self.root.join("fprint-exact.fpd")
+    }
+
+    pub fn fingerprint_docs(&self) -> PathBuf {
+        self.root.join("fingerprint-docs.csv")
+    }
+
+    pub fn centers(&self) -> PathBuf {
+        self.root.join("centers.fpd")
+    }
+
+    pub fn docs(&self) -> PathBuf {
+        self.root.join("docs.csv")
+    }
+
+    pub fn overlap(&self) -> PathBuf {
+        self.root.join("overlap.csv")
+    }
+
+    pub fn stats(&self) -> PathBuf {
+        self.root.join("stats.json")
+    }
+
+    /// Stamps and scratch space, kept apart from the outputs users read.
+    pub fn private(&self) -> PathBuf {
+        self.root.join(".overlap")
+    }
+
+    pub fn stamp(&self, stage: &str) -> PathBuf {
+        self.private().join(format!("{stage}.stamp"))
+    }
+
+    /// A fresh scratch directory for one stage's spill files. Leftovers of
+    /// a killed run are removed first.
+    pub fn scratch(&self, stage: &str) -> anyhow::Result<PathBuf> {
+        let dir = self.private().join(format!("tmp-{stage}"));
+        remove_dir_if_exists(&dir)?;
+        fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create directory {}", dir.display()))?;
+        Ok(dir)
+    }
+
+    /// Lists the fingerprint partition files, in partition order.
+    pub fn fprint_parts(&self) -> anyhow::Result<Vec<PathBuf>> {
+        let dir = self.fprint_dir();
+        let mut parts = Vec::new();
+        let entries =
+            fs::read_dir(&dir).with_context(|| format!("cannot read directory {}", dir.display()))?;
+        for entry in entries {
+            let entry = entry.with_context(|| format!("cannot read directory {}", dir.display()))?;
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with("part-") && name.ends_with(".fpd") {
+                parts.push(entry.path());
+            }
+        }
+        parts.sort();
+        Ok(parts)
+    }
+}
+
+/// Removes a directory tree, treating "not there" as done.
+pub fn remove_dir_if_exists(dir: &Path) -> anyhow::Result<()> {
+    match fs::remove_dir_all(dir) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e).with_context(|| format!("cannot remove {}", dir.display())),
+    }
+}
+
+/// The temporary name a file is written under before it is renamed into
+/// place, so a killed run never leaves a complete-looking partial file.
+pub fn temp_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    name.push(".partial");
+    path.with_file_name(name)
+}
+
+/// Renames a finished temporary file into place.
+pub fn commit(path: &Path) -> anyhow::Result<()> {
+    let tmp = temp_path(path);
+    fs::rename(&tmp, path)
+        .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
+}
+
+/// Writes a whole small file atomically (temporary name, then rename).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let tmp = temp_path(path);
+    fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
+    commit(path)
+}

@@ -1,0 +1,157 @@
+//! Stage stamps: how a stage knows its outputs are already up to date.
+//!
+//! A stage that completes writes `.overlap/<stage>.stamp` last, holding a
+//! key derived from everything its outputs depend on: the tool version, the
+//! flags that change the answer, the inputs' names, sizes and modification
+//! times, and the key of the stage before it. A stage whose stamp holds the
+//! same key, and whose outputs all exist, is not redone. A killed run leaves
+//! no stamp for the stage it was in, so the next run redoes that stage.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+use xxhash_rust::xxh3::Xxh3;
+
+/// Builds a stage key from the things a stage's output depends on.
+#[derive(Clone)]
+pub struct StageKey {
+    hasher: Xxh3,
+    /// Inputs that cannot be checked for change (standard input) make the
+    /// key never match.
+    cacheable: bool,
+}
+
+impl StageKey {
+    pub fn new(stage: &str) -> StageKey {
+        let mut key = StageKey { hasher: Xxh3::new(), cacheable: true };
+        key.add("overlap");
+        key.add(env!("CARGO_PKG_VERSION"));
+        key.add(stage);
+        key
+    }
+
+    /// Adds one named value. Values are length-prefixed so that ("ab","c")
+    /// and ("a","bc") differ.
+    pub fn add(&mut self, value: &str) -> &mut Self {
+        self.hasher.update(&(value.len() as u64).to_le_bytes());
+        self.hasher.update(value.as_bytes());
+        self
+    }
+
+    /// Adds an input file by name, size and modification time; standard
+    /// input (`-`) makes the key uncacheable.
+    pub fn add_input(&mut self, path: &Path) -> &mut Self {
+        if path == Path::new("-") {
+            self.cacheable = false;
+            return self;
+        }
+        self.add(&path.to_string_lossy());
+        match fs::metadata(path) {
+            Ok(meta) => {
+                let mtime = meta
+                    .modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map(|d| d.as_nanos())
+                    .unwrap_or(0);
+                self.add(&format!("{}:{}", meta.len(), mtime));
+            }
+            Err(_) => self.cacheable = false,
+        }
+        self
+    }
+
+    /// The key as hex, or `None` when it can never match a stamp.
+    pub fn finish(&self) -> Option<String> {
+        self.cacheable.then(|| format!("{:032x}", self.hasher.digest128()))
+    }
+}
+
+/// The contents of a stamp file.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Stamp {
+    pub stage: String,
+    pub key: String,
+    /// Output files (relative to the output directory) that must exist for
+    /// the stamp to hold.
+    pub outputs: Vec<String>,
+}
+
+impl Stamp {
+    /// Reads a stamp; a missing or unreadable stamp is `None` (the stage
+    /// simply runs again).
+    pub fn read(path: &Path) -> Option<Stamp> {
+        let bytes = fs::read(path).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
+    pub fn write(&self, path: &Path) -> anyhow::Result<()> {
+        let json = serde_json::to_vec_pretty(self).context("cannot encode stamp")?;
+        super::write_atomic(path, &json)
+    }
+
+    /// Whether this stamp says the stage with `key` is done in `root`.
+    pub fn holds(&self, key: &str, root: &Path) -> bool {
+        self.key == key && self.outputs.iter().all(|o| root.join(o).exists())
+    }
+
+    /// Removes a stamp (before a stage starts rewriting its outputs).
+    pub fn remove(path: &Path) -> anyhow::Result<()> {
+        match fs::remove_file(path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(e).with_context(|| format!("cannot remove {}", path.display())),
+        }
+    }
+}
+
+/// Relative output names for a stamp.
+pub fn relative(root: &Path, paths: &[PathBuf]) -> Vec<String> {
+    paths
+        .iter()
+        .map(|p| p.strip_prefix(root).unwrap_or(p).to_string_lossy().into_owned())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_change_with_values_and_are_length_prefixed() {
+        let k = |vals: &[&str]| {
+            let mut key = StageKey::new("s");
+            for v in vals {
+                key.add(v);
+            }
+            key.finish().unwrap()
+        };
+        assert_eq!(k(&["a", "b"]), k(&["a", "b"]));
+        assert_ne!(k(&["ab", "c"]), k(&["a", "bc"]));
+        assert_ne!(k(&["a"]), k(&["b"]));
+    }
+
+    #[test]
+    fn stdin_is_never_cached() {
+        let mut key = StageKey::new("s");
+        key.add_input(Path::new("-"));
+        assert_eq!(key.finish(), None);
+    }
+
+    #[test]
+    fn stamp_roundtrip_and_holds() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("a.csv");
+        let st = Stamp { stage: "x".into(), key: "k".into(), outputs: vec!["a.csv".into()] };
+        let p = dir.path().join("x.stamp");
+        st.write(&p).unwrap();
+        let back = Stamp::read(&p).unwrap();
+        assert_eq!(back, st);
+        assert!(!back.holds("k", dir.path()), "output missing");
+        fs::write(&out, "x").unwrap();
+        assert!(back.holds("k", dir.path()));
+        assert!(!back.holds("other", dir.path()));
+    }
+}
