@@ -55,7 +55,9 @@ impl FromStr for Chunking {
         let number = |what: &str, text: &str| -> Result<u32, String> {
             match text.parse::<u32>() {
                 Ok(n) if n >= 1 => Ok(n),
-                _ => Err(format!("chunk spec '{spec}': {what} must be a whole number of at least 1, not '{text}'")),
+                _ => Err(format!(
+                    "chunk spec '{spec}': {what} must be a whole number of at least 1, not '{text}'"
+                )),
             }
         };
         let k = number("window size K", k)?;
@@ -69,7 +71,9 @@ impl FromStr for Chunking {
             None => default_stride,
         };
         if stride > k {
-            return Err(format!("chunk spec '{spec}': stride S ({stride}) must not exceed window size K ({k})"));
+            return Err(format!(
+                "chunk spec '{spec}': stride S ({stride}) must not exceed window size K ({k})"
+            ));
         }
         Ok(match unit {
             "lines" => Chunking::Lines { k, stride },
@@ -234,10 +238,10 @@ mod tests {
             chunks_of(text, spec("lines:2")),
             [fingerprint(b"a\nb b"), fingerprint(b"c\nd"), fingerprint(b"e")]
         );
-        assert_eq!(chunks_of(text, spec("lines:4:1")), [
-            fingerprint(b"a\nb b\nc\nd"),
-            fingerprint(b"b b\nc\nd\ne")
-        ]);
+        assert_eq!(
+            chunks_of(text, spec("lines:4:1")),
+            [fingerprint(b"a\nb b\nc\nd"), fingerprint(b"b b\nc\nd\ne")]
+        );
     }
 
     #[test]
@@ -247,11 +251,10 @@ mod tests {
             chunks_of(text, spec("words:3")),
             [fingerprint(b"a b c"), fingerprint(b"b c d"), fingerprint(b"c d e")]
         );
-        assert_eq!(chunks_of(text, spec("words:2:2")), [
-            fingerprint(b"a b"),
-            fingerprint(b"c d"),
-            fingerprint(b"e")
-        ]);
+        assert_eq!(
+            chunks_of(text, spec("words:2:2")),
+            [fingerprint(b"a b"), fingerprint(b"c d"), fingerprint(b"e")]
+        );
         assert_eq!(chunks_of("x", spec("words:8")), [fingerprint(b"x")]);
     }
 

@@ -11,11 +11,12 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::chunk::Chunking;
-use crate::fingerprint::{self, FingerprintConfig, Outcome};
+use crate::fingerprint::{self, FingerprintConfig};
 use crate::memory::ByteSize;
 use crate::pairs::{self, Method, PairsConfig};
 use crate::progress::Progress;
 use crate::read::{InputFormat, ReadOptions};
+use crate::stage::Outcome;
 use crate::stats::Summary;
 use crate::store::OutDir;
 use crate::{dump, exact};

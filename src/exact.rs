@@ -11,68 +11,42 @@
 
 use std::fs::File;
 use std::io::BufWriter;
-use std::time::Instant;
 
 use anyhow::{Context, bail};
 
 use crate::fingerprint;
-use crate::memory;
 use crate::progress::Progress;
-use crate::stats::{self, ExactStats};
-use crate::store::{self, Center, ExactRecord, Header, Mapped, OutDir, RecordWriter, Stamp, StageKey};
-
-pub use crate::fingerprint::Outcome;
+use crate::stage::{Outcome, Stage};
+use crate::stats::ExactStats;
+use crate::store::{self, Center, ExactRecord, Header, Mapped, OutDir, RecordWriter};
 
 pub const STAGE: &str = "exact";
 
-/// The key of a stage that depends only on the stage before it.
-pub(crate) fn upstream_key(out: &OutDir, stage: &str, upstream: &str, extra: &[&str]) -> anyhow::Result<String> {
-    let Some(stamp) = Stamp::read(&out.stamp(upstream)) else {
-        bail!(
-            "{} has no complete '{upstream}' stage: run `overlap {upstream}` (or `overlap run`) first",
-            out.root().display()
-        );
-    };
-    let mut key = StageKey::new(stage);
-    key.add(&stamp.key);
-    for e in extra {
-        key.add(e);
-    }
-    Ok(key.finish().unwrap_or_default())
-}
-
 /// Finds exact copies and writes `centers.fpd` and `docs.csv`.
 pub fn run(out: &OutDir, memory_budget: u64, progress: &Progress) -> anyhow::Result<Outcome<ExactStats>> {
-    let key = upstream_key(out, STAGE, fingerprint::STAGE, &[])?;
-    let stamp_path = out.stamp(STAGE);
-    if Stamp::read(&stamp_path).is_some_and(|s| s.holds(&key, out.root())) {
-        progress.note("exact: up to date");
+    let key = Stage::chained_key(out, STAGE, fingerprint::STAGE, &[])?;
+    let Some(stage) = Stage::begin(out, STAGE, key, progress)? else {
         return Ok(Outcome::UpToDate);
-    }
-    Stamp::remove(&stamp_path)?;
-    memory::reset_peak_rss();
-    let started = Instant::now();
-    let scratch = out.scratch(STAGE)?;
-
+    };
+    let scratch = stage.scratch()?;
     let exact = Mapped::<ExactRecord>::open(&out.fprint_exact())?;
     let spec = exact.header().chunk_spec.clone();
     let mut stats = ExactStats::default();
     let centers = centers(&exact, memory_budget, &scratch, &mut stats)?;
     drop(exact);
     write_docs(out, &spec, &centers, &mut stats)?;
-    store::remove_dir_if_exists(&scratch)?;
-
-    stats.seconds = started.elapsed().as_secs_f64();
-    stats.peak_rss_bytes = memory::peak_rss();
-    stats::write_section(out, STAGE, &stats)?;
-    let outputs = [out.centers(), out.docs()];
-    Stamp { stage: STAGE.into(), key, outputs: store::relative(out.root(), &outputs) }.write(&stamp_path)?;
+    stage.finish(&mut stats, &[out.centers(), out.docs()])?;
     Ok(Outcome::Ran(stats))
 }
 
 /// The center of every non-empty document, indexed by docID;
 /// [`Center::EMPTY`] where a document has no exact hash.
-fn centers(exact: &Mapped<ExactRecord>, budget: u64, scratch: &std::path::Path, stats: &mut ExactStats) -> anyhow::Result<Vec<Center>> {
+fn centers(
+    exact: &Mapped<ExactRecord>,
+    budget: u64,
+    scratch: &std::path::Path,
+    stats: &mut ExactStats,
+) -> anyhow::Result<Vec<Center>> {
     let max_doc = exact.iter().map(|r| r.doc).max();
     let len = max_doc.map_or(0, |d| d as usize + 1);
     let mut centers = vec![Center::EMPTY; len];
@@ -117,7 +91,8 @@ fn close_group(size: u64, stats: &mut ExactStats) {
 /// and writes `centers.fpd` for every document.
 fn write_docs(out: &OutDir, spec: &str, centers: &[Center], stats: &mut ExactStats) -> anyhow::Result<()> {
     let src = out.fingerprint_docs();
-    let mut reader = csv::Reader::from_path(&src).with_context(|| format!("cannot open {}", src.display()))?;
+    let mut reader =
+        csv::Reader::from_path(&src).with_context(|| format!("cannot open {}", src.display()))?;
     let dst = out.docs();
     let tmp = store::temp_path(&dst);
     let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;

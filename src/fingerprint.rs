@@ -14,20 +14,17 @@ use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread;
-use std::time::Instant;
 
 use anyhow::{Context, bail};
 use rayon::prelude::*;
 
 use crate::chunk::{Chunker, Chunking, exact_hash};
 use crate::extract;
-use crate::memory;
 use crate::progress::Progress;
 use crate::read::{self, Item, ReadOptions, SkipReason};
-use crate::stats::{self, CORRUPT_SAMPLES, CorruptSample, FingerprintStats, InputStats};
-use crate::store::{
-    self, ChunkRecord, ExactRecord, Header, Mapped, OutDir, RecordWriter, Stamp, StageKey,
-};
+use crate::stage::{Outcome, Stage};
+use crate::stats::{CORRUPT_SAMPLES, CorruptSample, FingerprintStats, InputStats};
+use crate::store::{self, ChunkRecord, ExactRecord, Header, Mapped, OutDir, RecordWriter, StageKey};
 
 /// Number of fingerprint partitions. Fixed, so the files are the same
 /// whatever the thread count or memory budget. At 64, a 150 GB crawl
@@ -51,49 +48,28 @@ pub struct FingerprintConfig {
     pub memory: u64,
 }
 
-/// Whether a stage ran or found its outputs up to date.
-#[derive(Debug)]
-pub enum Outcome<S> {
-    Ran(S),
-    UpToDate,
-}
-
 pub const STAGE: &str = "fingerprint";
 
 /// Runs the fingerprint stage into `out`, unless its outputs are already up
 /// to date for these inputs and flags.
-pub fn run(out: &OutDir, cfg: &FingerprintConfig, progress: &Progress) -> anyhow::Result<Outcome<FingerprintStats>> {
+pub fn run(
+    out: &OutDir,
+    cfg: &FingerprintConfig,
+    progress: &Progress,
+) -> anyhow::Result<Outcome<FingerprintStats>> {
     check_inputs(&cfg.inputs)?;
     out.create()?;
-    let key = stage_key(cfg);
-    let stamp_path = out.stamp(STAGE);
-    if let (Some(key), Some(stamp)) = (&key, Stamp::read(&stamp_path)) {
-        if stamp.holds(key, out.root()) {
-            progress.note("fingerprint: up to date");
-            return Ok(Outcome::UpToDate);
-        }
-    }
-    Stamp::remove(&stamp_path)?;
-    memory::reset_peak_rss();
-    let started = Instant::now();
-
+    let Some(stage) = Stage::begin(out, STAGE, stage_key(cfg), progress)? else {
+        return Ok(Outcome::UpToDate);
+    };
     store::remove_dir_if_exists(&out.fprint_dir())?;
     out.create()?;
-    let scratch = out.scratch(STAGE)?;
+    let scratch = stage.scratch()?;
     let mut stats = ingest(out, cfg, &scratch, progress)?;
-    let parts = sort_partitions(out, cfg, &scratch, &mut stats, progress)?;
-    store::remove_dir_if_exists(&scratch)?;
-
-    stats.seconds = started.elapsed().as_secs_f64();
-    stats.peak_rss_bytes = memory::peak_rss();
-    stats::write_section(out, STAGE, &stats)?;
-    if let Some(key) = key {
-        let mut outputs = parts;
-        outputs.push(out.fprint_exact());
-        outputs.push(out.fingerprint_docs());
-        Stamp { stage: STAGE.into(), key, outputs: store::relative(out.root(), &outputs) }
-            .write(&stamp_path)?;
-    }
+    let mut outputs = sort_partitions(out, cfg, &scratch, &mut stats, progress)?;
+    outputs.push(out.fprint_exact());
+    outputs.push(out.fingerprint_docs());
+    stage.finish(&mut stats, &outputs)?;
     Ok(Outcome::Ran(stats))
 }
 
@@ -123,8 +99,7 @@ fn check_inputs(inputs: &[PathBuf]) -> anyhow::Result<()> {
         if input.as_os_str() == "-" {
             continue;
         }
-        let meta = std::fs::metadata(input)
-            .with_context(|| format!("cannot open {}", input.display()))?;
+        let meta = std::fs::metadata(input).with_context(|| format!("cannot open {}", input.display()))?;
         if meta.is_dir() {
             bail!("{} is a directory, not a crawl file", input.display());
         }
@@ -161,7 +136,12 @@ struct DocOut {
 
 /// Reads every input and writes the unsorted partitions, the exact-hash
 /// file and the document table.
-fn ingest(out: &OutDir, cfg: &FingerprintConfig, scratch: &Path, progress: &Progress) -> anyhow::Result<FingerprintStats> {
+fn ingest(
+    out: &OutDir,
+    cfg: &FingerprintConfig,
+    scratch: &Path,
+    progress: &Progress,
+) -> anyhow::Result<FingerprintStats> {
     let (tx, rx) = sync_channel::<anyhow::Result<Batch>>(2 * rayon::current_num_threads() + 2);
     let inputs = cfg.inputs.clone();
     let read_opts = cfg.read.clone();
@@ -190,21 +170,27 @@ fn read_inputs(inputs: &[PathBuf], opts: &ReadOptions, tx: &SyncSender<anyhow::R
     }
 }
 
-fn read_one(index: usize, path: &Path, opts: &ReadOptions, tx: &SyncSender<anyhow::Result<Batch>>) -> anyhow::Result<()> {
+fn read_one(
+    index: usize,
+    path: &Path,
+    opts: &ReadOptions,
+    tx: &SyncSender<anyhow::Result<Batch>>,
+) -> anyhow::Result<()> {
     let mut reader = read::open(path, opts)?;
     let mut items = Vec::with_capacity(BATCH_RECORDS);
     let mut bytes = 0usize;
     loop {
-        let item = reader
-            .next_item()
-            .with_context(|| format!("cannot read {}", path.display()))?;
+        let item = reader.next_item().with_context(|| format!("cannot read {}", path.display()))?;
         let Some(item) = item else { break };
         if let Item::Doc(doc) = &item {
             bytes += doc.body.len();
         }
         items.push(item);
         if items.len() >= BATCH_RECORDS || bytes >= BATCH_BYTES {
-            let batch = Batch { input: index, items: std::mem::replace(&mut items, Vec::with_capacity(BATCH_RECORDS)) };
+            let batch = Batch {
+                input: index,
+                items: std::mem::replace(&mut items, Vec::with_capacity(BATCH_RECORDS)),
+            };
             bytes = 0;
             if tx.send(Ok(batch)).is_err() {
                 return Ok(());
@@ -218,7 +204,11 @@ fn read_one(index: usize, path: &Path, opts: &ReadOptions, tx: &SyncSender<anyho
 
 /// Processes windows of batches in parallel and hands them to the sink in
 /// order.
-fn process_batches(rx: &Receiver<anyhow::Result<Batch>>, chunking: Chunking, sink: &mut Sink) -> anyhow::Result<()> {
+fn process_batches(
+    rx: &Receiver<anyhow::Result<Batch>>,
+    chunking: Chunking,
+    sink: &mut Sink,
+) -> anyhow::Result<()> {
     let window = 2 * rayon::current_num_threads();
     let mut pending: Vec<Batch> = Vec::with_capacity(window);
     let mut done = false;
@@ -281,7 +271,9 @@ fn process_batch(items: Vec<Item>, chunking: Chunking) -> Vec<Processed> {
 fn host_of(url: &str) -> String {
     url::Url::parse(url)
         .ok()
-        .and_then(|u| u.host_str().map(|h| h.trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase()))
+        .and_then(|u| {
+            u.host_str().map(|h| h.trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase())
+        })
         .unwrap_or_default()
 }
 
@@ -299,14 +291,20 @@ struct Sink<'a> {
 }
 
 impl<'a> Sink<'a> {
-    fn create(out: &OutDir, cfg: &FingerprintConfig, scratch: &Path, progress: &'a Progress) -> anyhow::Result<Self> {
+    fn create(
+        out: &OutDir,
+        cfg: &FingerprintConfig,
+        scratch: &Path,
+        progress: &'a Progress,
+    ) -> anyhow::Result<Self> {
         let spec = cfg.chunking.to_string();
         let mut parts = Vec::with_capacity(PARTITIONS as usize);
         for p in 0..PARTITIONS {
             let path = scratch.join(format!("unsorted-{p:05}.fpd"));
             parts.push(RecordWriter::create(&path, Header::new::<ChunkRecord>(&spec, false, p, PARTITIONS))?);
         }
-        let exact = RecordWriter::create(&out.fprint_exact(), Header::new::<ExactRecord>(&spec, false, 0, 1))?;
+        let exact =
+            RecordWriter::create(&out.fprint_exact(), Header::new::<ExactRecord>(&spec, false, 0, 1))?;
         let docs_path = out.fingerprint_docs();
         let tmp = store::temp_path(&docs_path);
         let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
@@ -422,7 +420,13 @@ impl<'a> Sink<'a> {
 
 /// Sorts every unsorted partition into its final file, in parallel, each
 /// within its share of the memory budget.
-fn sort_partitions(out: &OutDir, cfg: &FingerprintConfig, scratch: &Path, stats: &mut FingerprintStats, progress: &Progress) -> anyhow::Result<Vec<PathBuf>> {
+fn sort_partitions(
+    out: &OutDir,
+    cfg: &FingerprintConfig,
+    scratch: &Path,
+    stats: &mut FingerprintStats,
+    progress: &Progress,
+) -> anyhow::Result<Vec<PathBuf>> {
     let share = cfg.memory / rayon::current_num_threads().max(1) as u64;
     let bar = progress.items("sort", u64::from(PARTITIONS), "partitions");
     let spec = cfg.chunking.to_string();
@@ -432,7 +436,8 @@ fn sort_partitions(out: &OutDir, cfg: &FingerprintConfig, scratch: &Path, stats:
             let src_path = scratch.join(format!("unsorted-{p:05}.fpd"));
             let src = Mapped::<ChunkRecord>::open(&src_path)?;
             let dst_path = out.fprint_part(p);
-            let mut dst = RecordWriter::create(&dst_path, Header::new::<ChunkRecord>(&spec, true, p, PARTITIONS))?;
+            let mut dst =
+                RecordWriter::create(&dst_path, Header::new::<ChunkRecord>(&spec, true, p, PARTITIONS))?;
             let part_scratch = scratch.join(format!("sort-{p:05}"));
             std::fs::create_dir_all(&part_scratch)
                 .with_context(|| format!("cannot create {}", part_scratch.display()))?;
@@ -450,7 +455,8 @@ fn sort_partitions(out: &OutDir, cfg: &FingerprintConfig, scratch: &Path, stats:
             })?;
             dst.finish()?;
             drop(src);
-            std::fs::remove_file(&src_path).with_context(|| format!("cannot remove {}", src_path.display()))?;
+            std::fs::remove_file(&src_path)
+                .with_context(|| format!("cannot remove {}", src_path.display()))?;
             bar.inc(1);
             Ok((dst_path, distinct))
         })

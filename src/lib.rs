@@ -25,5 +25,6 @@ pub mod memory;
 pub mod pairs;
 pub mod progress;
 pub mod read;
+pub mod stage;
 pub mod stats;
 pub mod store;

@@ -41,7 +41,5 @@ fn one_line_usage_error(e: &clap::Error) -> String {
 
 /// A closed pipe on stdout (`overlap dump DIR | head`) ends the run quietly.
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain()
-        .filter_map(|c| c.downcast_ref::<io::Error>())
-        .any(|io| io.kind() == io::ErrorKind::BrokenPipe)
+    e.chain().filter_map(|c| c.downcast_ref::<io::Error>()).any(|io| io.kind() == io::ErrorKind::BrokenPipe)
 }

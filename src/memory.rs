@@ -22,9 +22,8 @@ impl FromStr for ByteSize {
             "t" | "tb" | "tib" => 40,
             _ => return Err(format!("'{s}' is not a size (use e.g. 512M, 2G, 1.5G)")),
         };
-        let value: f64 = number
-            .parse()
-            .map_err(|_| format!("'{s}' is not a size (use e.g. 512M, 2G, 1.5G)"))?;
+        let value: f64 =
+            number.parse().map_err(|_| format!("'{s}' is not a size (use e.g. 512M, 2G, 1.5G)"))?;
         let bytes = value * (1u64 << shift) as f64;
         if !bytes.is_finite() || bytes < 1.0 || bytes > u64::MAX as f64 {
             return Err(format!("'{s}' is not a usable size"));

@@ -142,7 +142,12 @@ impl Summary for FingerprintStats {
         let skipped: u64 = self.skipped.values().sum();
         format!(
             "fingerprint: {} documents ({} empty), {} records skipped ({} corrupt), {} fingerprints in {:.1} s",
-            self.documents, self.empty_documents, skipped, self.corrupt_records, self.fingerprints, self.seconds
+            self.documents,
+            self.empty_documents,
+            skipped,
+            self.corrupt_records,
+            self.fingerprints,
+            self.seconds
         )
     }
 }
@@ -164,3 +169,21 @@ impl Summary for PairsStats {
         )
     }
 }
+
+/// Stats that carry a stage's time and peak memory.
+pub trait Measured {
+    fn measured(&mut self, seconds: f64, peak_rss_bytes: Option<u64>);
+}
+
+macro_rules! measured {
+    ($($t:ty),*) => {$(
+        impl Measured for $t {
+            fn measured(&mut self, seconds: f64, peak_rss_bytes: Option<u64>) {
+                self.seconds = seconds;
+                self.peak_rss_bytes = peak_rss_bytes;
+            }
+        }
+    )*};
+}
+
+measured!(FingerprintStats, ExactStats, PairsStats);

@@ -36,9 +36,7 @@ fn sniff(body: &[u8]) -> Kind {
     let body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
     let start = body.iter().position(|b| !b.is_ascii_whitespace());
     match start.map(|i| &body[i..]) {
-        Some([b'<', next, ..]) if next.is_ascii_alphabetic() || *next == b'!' || *next == b'?' => {
-            Kind::Html
-        }
+        Some([b'<', next, ..]) if next.is_ascii_alphabetic() || *next == b'!' || *next == b'?' => Kind::Html,
         _ => Kind::Plain,
     }
 }
@@ -57,8 +55,7 @@ pub struct Extracted {
 /// Turns a record's payload into normalized text, or says why it is not a
 /// document.
 pub fn extract(doc: &RawDoc) -> Result<Extracted, SkipReason> {
-    let kind = classify(doc.content_type.as_deref(), &doc.body)
-        .ok_or(SkipReason::UnsupportedContentType)?;
+    let kind = classify(doc.content_type.as_deref(), &doc.body).ok_or(SkipReason::UnsupportedContentType)?;
     let decoded = String::from_utf8_lossy(&doc.body);
     let mut out = Extracted::default();
     match kind {
@@ -108,7 +105,8 @@ mod tests {
 
     #[test]
     fn invalid_utf8_is_replaced() {
-        let doc = RawDoc { content_type: Some("text/plain".into()), body: b"a\xffb".to_vec(), ..RawDoc::default() };
+        let doc =
+            RawDoc { content_type: Some("text/plain".into()), body: b"a\xffb".to_vec(), ..RawDoc::default() };
         assert_eq!(extract(&doc).unwrap().text, "a\u{fffd}b");
     }
 }

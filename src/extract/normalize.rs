@@ -118,7 +118,8 @@ mod tests {
                 .collect::<Vec<_>>()
                 .join("\n")
         };
-        for text in ["a  b\n\nc\u{a0}\u{a0}d \n", "\u{feff}x", "é  ü\t\tß", "\r\r\n\r", "a\u{0b}b\u{0c}c"] {
+        for text in ["a  b\n\nc\u{a0}\u{a0}d \n", "\u{feff}x", "é  ü\t\tß", "\r\r\n\r", "a\u{0b}b\u{0c}c"]
+        {
             assert_eq!(norm(text).0, reference(text), "{text:?}");
         }
     }

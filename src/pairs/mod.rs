@@ -14,16 +14,14 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::time::Instant;
 
 use anyhow::Context;
 
 use crate::exact;
-use crate::fingerprint::Outcome;
-use crate::memory;
 use crate::progress::Progress;
-use crate::stats::{self, PairsStats};
-use crate::store::{self, Center, ChunkRecord, Mapped, OutDir, Stamp};
+use crate::stage::{Outcome, Stage};
+use crate::stats::PairsStats;
+use crate::store::{self, Center, ChunkRecord, Mapped, OutDir};
 
 pub const STAGE: &str = "pairs";
 
@@ -175,21 +173,12 @@ pub fn for_each_group(
 
 /// Counts the Overlap table of `out` and writes `overlap.csv`.
 pub fn run(out: &OutDir, cfg: &PairsConfig, progress: &Progress) -> anyhow::Result<Outcome<PairsStats>> {
-    let key = exact::upstream_key(
-        out,
-        STAGE,
-        exact::STAGE,
-        &[&cfg.threshold.to_string(), &cfg.method.to_string()],
-    )?;
-    let stamp_path = out.stamp(STAGE);
-    if Stamp::read(&stamp_path).is_some_and(|s| s.holds(&key, out.root())) {
-        progress.note("pairs: up to date");
+    let flags = [cfg.threshold.to_string(), cfg.method.to_string()];
+    let key = Stage::chained_key(out, STAGE, exact::STAGE, &[&flags[0], &flags[1]])?;
+    let Some(stage) = Stage::begin(out, STAGE, key, progress)? else {
         return Ok(Outcome::UpToDate);
-    }
-    Stamp::remove(&stamp_path)?;
-    memory::reset_peak_rss();
-    let started = Instant::now();
-    let scratch = out.scratch(STAGE)?;
+    };
+    let scratch = stage.scratch()?;
 
     let counted = Counted::open(&out.centers())?;
     let parts = out.fprint_parts()?;
@@ -201,7 +190,8 @@ pub fn run(out: &OutDir, cfg: &PairsConfig, progress: &Progress) -> anyhow::Resu
         scratch: &scratch,
         progress,
     };
-    let mut stats = PairsStats { method: cfg.method.to_string(), threshold: cfg.threshold, ..PairsStats::default() };
+    let mut stats =
+        PairsStats { method: cfg.method.to_string(), threshold: cfg.threshold, ..PairsStats::default() };
     let path = out.overlap();
     let tmp = store::temp_path(&path);
     let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
@@ -222,12 +212,7 @@ pub fn run(out: &OutDir, cfg: &PairsConfig, progress: &Progress) -> anyhow::Resu
     })?;
     w.into_inner().map_err(|e| e.into_error()).with_context(write_err)?;
     store::commit(&path)?;
-    store::remove_dir_if_exists(&scratch)?;
-
     stats.pairs_emitted = emitted;
-    stats.seconds = started.elapsed().as_secs_f64();
-    stats.peak_rss_bytes = memory::peak_rss();
-    stats::write_section(out, STAGE, &stats)?;
-    Stamp { stage: STAGE.into(), key, outputs: store::relative(out.root(), &[path]) }.write(&stamp_path)?;
+    stage.finish(&mut stats, &[path])?;
     Ok(Outcome::Ran(stats))
 }

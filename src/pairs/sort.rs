@@ -114,7 +114,8 @@ impl<'a> RunBuilder<'a> {
 /// Merges sorted runs, summing the counts of equal pairs, and calls `f`
 /// with every distinct pair and its total, in pair order.
 fn merge(runs: &[PathBuf], mut f: impl FnMut(PairCount) -> anyhow::Result<()>) -> anyhow::Result<()> {
-    let mut readers = runs.iter().map(|p| RecordReader::<PairCount>::open(p)).collect::<anyhow::Result<Vec<_>>>()?;
+    let mut readers =
+        runs.iter().map(|p| RecordReader::<PairCount>::open(p)).collect::<anyhow::Result<Vec<_>>>()?;
     let mut heap = BinaryHeap::with_capacity(readers.len());
     let mut heads = vec![PairCount { pair: 0, count: 0 }; readers.len()];
     for (i, r) in readers.iter_mut().enumerate() {

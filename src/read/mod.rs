@@ -153,27 +153,72 @@ pub trait Reader: Send {
 // ---- TEMPORARY: a minimal JSONL-only opener until the real readers land.
 // (Whoever merges the readers: delete everything from this line down.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum InputFormat { Auto, Warc, Jsonl, PageFeed }
+pub enum InputFormat {
+    Auto,
+    Warc,
+    Jsonl,
+    PageFeed,
+}
 #[derive(Clone, Debug)]
-pub struct ReadOptions { pub format: InputFormat, pub url_field: String, pub text_field: String, pub max_record_bytes: u64 }
-impl Default for ReadOptions { fn default() -> Self { ReadOptions { format: InputFormat::Auto, url_field: "url".into(), text_field: "text".into(), max_record_bytes: 64 << 20 } } }
-struct TmpJsonl { lines: std::io::Lines<std::io::BufReader<Box<dyn std::io::Read + Send>>>, off: u64, opts: ReadOptions }
+pub struct ReadOptions {
+    pub format: InputFormat,
+    pub url_field: String,
+    pub text_field: String,
+    pub max_record_bytes: u64,
+}
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            format: InputFormat::Auto,
+            url_field: "url".into(),
+            text_field: "text".into(),
+            max_record_bytes: 64 << 20,
+        }
+    }
+}
+struct TmpJsonl {
+    lines: std::io::Lines<std::io::BufReader<Box<dyn std::io::Read + Send>>>,
+    off: u64,
+    opts: ReadOptions,
+}
 impl Reader for TmpJsonl {
     fn next_item(&mut self) -> io::Result<Option<Item>> {
         loop {
             let Some(line) = self.lines.next() else { return Ok(None) };
             let line = line?;
-            let off = self.off; self.off += line.len() as u64 + 1;
-            if line.trim().is_empty() { continue; }
-            let v: serde_json::Value = match serde_json::from_str(&line) { Ok(v) => v, Err(e) => return Ok(Some(Item::Skip(Skip { offset: off, reason: SkipReason::BadJson, detail: e.to_string() }))) };
+            let off = self.off;
+            self.off += line.len() as u64 + 1;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let v: serde_json::Value = match serde_json::from_str(&line) {
+                Ok(v) => v,
+                Err(e) => {
+                    return Ok(Some(Item::Skip(Skip {
+                        offset: off,
+                        reason: SkipReason::BadJson,
+                        detail: e.to_string(),
+                    })));
+                }
+            };
             let text = v.get(&self.opts.text_field).and_then(|t| t.as_str()).unwrap_or("").to_string();
             let url = v.get(&self.opts.url_field).and_then(|t| t.as_str()).unwrap_or("").to_string();
-            return Ok(Some(Item::Doc(RawDoc { offset: off, url, content_type: Some("text/plain".into()), charset: None, body: text.into_bytes() })));
+            return Ok(Some(Item::Doc(RawDoc {
+                offset: off,
+                url,
+                content_type: Some("text/plain".into()),
+                charset: None,
+                body: text.into_bytes(),
+            })));
         }
     }
 }
 pub fn open(path: &std::path::Path, opts: &ReadOptions) -> anyhow::Result<Box<dyn Reader>> {
     use std::io::BufRead;
-    let r: Box<dyn std::io::Read + Send> = if path.as_os_str() == "-" { Box::new(std::io::stdin()) } else { Box::new(std::fs::File::open(path)?) };
+    let r: Box<dyn std::io::Read + Send> = if path.as_os_str() == "-" {
+        Box::new(std::io::stdin())
+    } else {
+        Box::new(std::fs::File::open(path)?)
+    };
     Ok(Box::new(TmpJsonl { lines: std::io::BufReader::new(r).lines(), off: 0, opts: opts.clone() }))
 }

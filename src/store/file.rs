@@ -151,10 +151,7 @@ impl Header {
         }
         let version = le_u32(&b[8..12]);
         if version != VERSION {
-            bail!(
-                "{} has format version {version}; this overlap reads version {VERSION}",
-                path.display()
-            );
+            bail!("{} has format version {version}; this overlap reads version {VERSION}", path.display());
         }
         let spec = &b[40..HEADER_SIZE];
         let end = spec.iter().position(|&c| c == 0).unwrap_or(SPEC_LEN);
@@ -184,11 +181,9 @@ impl<R: Record> RecordWriter<R> {
     pub fn create(path: &Path, header: Header) -> anyhow::Result<Self> {
         debug_assert_eq!(header.kind, R::KIND);
         let tmp = temp_path(path);
-        let file =
-            File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+        let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
         let mut out = BufWriter::with_capacity(1 << 16, file);
-        out.write_all(&header.encode())
-            .with_context(|| format!("cannot write {}", tmp.display()))?;
+        out.write_all(&header.encode()).with_context(|| format!("cannot write {}", tmp.display()))?;
         Ok(RecordWriter { path: path.to_path_buf(), out, header, buf: [0; 32], _records: PhantomData })
     }
 
@@ -231,18 +226,14 @@ pub struct Mapped<R: Record> {
 impl<R: Record> Mapped<R> {
     pub fn open(path: &Path) -> anyhow::Result<Self> {
         let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-        let len = file
-            .metadata()
-            .with_context(|| format!("cannot read {}", path.display()))?
-            .len();
+        let len = file.metadata().with_context(|| format!("cannot read {}", path.display()))?.len();
         if len < HEADER_SIZE as u64 {
             bail!("{} is too short to be an overlap record file", path.display());
         }
         // SAFETY: the file is private to the output directory and written
         // once under a temporary name before being renamed into place, so
         // nobody truncates it while it is mapped.
-        let map = unsafe { Mmap::map(&file) }
-            .with_context(|| format!("cannot map {}", path.display()))?;
+        let map = unsafe { Mmap::map(&file) }.with_context(|| format!("cannot map {}", path.display()))?;
         let header = Header::decode(&map[..HEADER_SIZE], path)?;
         if header.kind != R::KIND || header.record_size as usize != R::SIZE {
             bail!(
@@ -254,10 +245,8 @@ impl<R: Record> Mapped<R> {
                 R::SIZE
             );
         }
-        let expected = header
-            .count
-            .checked_mul(R::SIZE as u64)
-            .and_then(|n| n.checked_add(HEADER_SIZE as u64));
+        let expected =
+            header.count.checked_mul(R::SIZE as u64).and_then(|n| n.checked_add(HEADER_SIZE as u64));
         if expected != Some(len) {
             bail!(
                 "{} is damaged: header says {} records but the file has {} bytes",
@@ -321,7 +310,13 @@ impl<R: Record> RecordReader<R> {
         if header.kind != R::KIND || header.record_size as usize != R::SIZE {
             bail!("{} holds records of kind {}; expected kind {}", path.display(), header.kind, R::KIND);
         }
-        Ok(RecordReader { path: path.to_path_buf(), input, remaining: header.count, buf: [0; 32], _records: PhantomData })
+        Ok(RecordReader {
+            path: path.to_path_buf(),
+            input,
+            remaining: header.count,
+            buf: [0; 32],
+            _records: PhantomData,
+        })
     }
 
     /// The next record, `None` after the last one the header counts.
@@ -329,9 +324,9 @@ impl<R: Record> RecordReader<R> {
         if self.remaining == 0 {
             return Ok(None);
         }
-        self.input
-            .read_exact(&mut self.buf[..R::SIZE])
-            .with_context(|| format!("{} is damaged: fewer records than its header says", self.path.display()))?;
+        self.input.read_exact(&mut self.buf[..R::SIZE]).with_context(|| {
+            format!("{} is damaged: fewer records than its header says", self.path.display())
+        })?;
         self.remaining -= 1;
         Ok(Some(R::decode(&self.buf[..R::SIZE])))
     }
@@ -344,8 +339,7 @@ mod tests {
     fn roundtrip<R: Record + PartialEq + std::fmt::Debug>(records: &[R]) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("x.fpd");
-        let mut w = RecordWriter::<R>::create(&path, Header::new::<R>("lines:4:4", true, 3, 8))
-            .unwrap();
+        let mut w = RecordWriter::<R>::create(&path, Header::new::<R>("lines:4:4", true, 3, 8)).unwrap();
         for r in records {
             w.push(r).unwrap();
         }
@@ -393,8 +387,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("x.fpd");
         let mut w =
-            RecordWriter::<ChunkRecord>::create(&path, Header::new::<ChunkRecord>("", true, 0, 1))
-                .unwrap();
+            RecordWriter::<ChunkRecord>::create(&path, Header::new::<ChunkRecord>("", true, 0, 1)).unwrap();
         w.push(&ChunkRecord { fprint: 1, doc: 1 }).unwrap();
         w.finish().unwrap();
         // Wrong record type.

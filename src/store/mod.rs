@@ -52,13 +52,13 @@
 //! documents, more than the largest crawl one machine can process.
 
 mod file;
-mod stamp;
 pub mod sort;
+mod stamp;
 
 pub use file::{
     Center, ChunkRecord, ExactRecord, HEADER_SIZE, Header, Mapped, Record, RecordReader, RecordWriter,
 };
-pub use stamp::{Stamp, StageKey, relative};
+pub use stamp::{StageKey, Stamp, relative};
 
 use std::fs;
 use std::io;
@@ -80,8 +80,7 @@ impl OutDir {
     /// Creates the directory and its private subdirectories if needed.
     pub fn create(&self) -> anyhow::Result<()> {
         for dir in [self.root.clone(), self.private(), self.fprint_dir()] {
-            fs::create_dir_all(&dir)
-                .with_context(|| format!("cannot create directory {}", dir.display()))?;
+            fs::create_dir_all(&dir).with_context(|| format!("cannot create directory {}", dir.display()))?;
         }
         Ok(())
     }
@@ -136,8 +135,7 @@ impl OutDir {
     pub fn scratch(&self, stage: &str) -> anyhow::Result<PathBuf> {
         let dir = self.private().join(format!("tmp-{stage}"));
         remove_dir_if_exists(&dir)?;
-        fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create directory {}", dir.display()))?;
+        fs::create_dir_all(&dir).with_context(|| format!("cannot create directory {}", dir.display()))?;
         Ok(dir)
     }
 
@@ -180,8 +178,7 @@ pub fn temp_path(path: &Path) -> PathBuf {
 /// Renames a finished temporary file into place.
 pub fn commit(path: &Path) -> anyhow::Result<()> {
     let tmp = temp_path(path);
-    fs::rename(&tmp, path)
-        .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
+    fs::rename(&tmp, path).with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
 }
 
 /// Writes a whole small file atomically (temporary name, then rename).

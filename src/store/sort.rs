@@ -31,9 +31,8 @@ pub fn sorted<R: Record + Ord>(
         }
         return Ok(());
     }
-    let sorter = ExternalSorter::new()
-        .with_segment_size(max_in_memory as usize)
-        .with_sort_dir(scratch.to_path_buf());
+    let sorter =
+        ExternalSorter::new().with_segment_size(max_in_memory as usize).with_sort_dir(scratch.to_path_buf());
     let iter = sorter
         .sort(src.iter().map(Sorted))
         .with_context(|| format!("cannot sort in {}", scratch.display()))?;
@@ -70,8 +69,7 @@ mod tests {
     fn sort_with_budget(n: u32, budget: u64) -> Vec<ChunkRecord> {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("u.fpd");
-        let mut w =
-            RecordWriter::create(&path, Header::new::<ChunkRecord>("", false, 0, 1)).unwrap();
+        let mut w = RecordWriter::create(&path, Header::new::<ChunkRecord>("", false, 0, 1)).unwrap();
         // A fixed scrambled order.
         for i in 0..n {
             let x = ((u64::from(i) * 7919) % u64::from(n)) as u32;

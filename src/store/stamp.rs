@@ -109,10 +109,7 @@ impl Stamp {
 
 /// Relative output names for a stamp.
 pub fn relative(root: &Path, paths: &[PathBuf]) -> Vec<String> {
-    paths
-        .iter()
-        .map(|p| p.strip_prefix(root).unwrap_or(p).to_string_lossy().into_owned())
-        .collect()
+    paths.iter().map(|p| p.strip_prefix(root).unwrap_or(p).to_string_lossy().into_owned()).collect()
 }
 
 #[cfg(test)]

@@ -1,0 +1,91 @@
+//! What every stage does around its work: skip when up to date, measure
+//! time and peak memory, record stats, stamp its outputs.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::bail;
+use serde::Serialize;
+
+use crate::memory;
+use crate::progress::Progress;
+use crate::stats::{self, Measured};
+use crate::store::{self, OutDir, StageKey, Stamp};
+
+/// Whether a stage ran or found its outputs up to date.
+#[derive(Debug)]
+pub enum Outcome<S> {
+    Ran(S),
+    UpToDate,
+}
+
+/// A stage in progress.
+pub struct Stage<'a> {
+    out: &'a OutDir,
+    name: &'static str,
+    key: Option<String>,
+    started: Instant,
+}
+
+impl<'a> Stage<'a> {
+    /// Starts stage `name` with `key` (from [`StageKey`]; `None` never
+    /// matches), or returns `None` when its stamp says the outputs are up
+    /// to date. The old stamp is removed first, so a run killed from here
+    /// on redoes the stage.
+    pub fn begin(
+        out: &'a OutDir,
+        name: &'static str,
+        key: Option<String>,
+        progress: &Progress,
+    ) -> anyhow::Result<Option<Self>> {
+        let stamp_path = out.stamp(name);
+        let done = |key: &String| Stamp::read(&stamp_path).is_some_and(|s| s.holds(key, out.root()));
+        if key.as_ref().is_some_and(done) {
+            progress.note(&format!("{name}: up to date"));
+            return Ok(None);
+        }
+        Stamp::remove(&stamp_path)?;
+        memory::reset_peak_rss();
+        Ok(Some(Stage { out, name, key, started: Instant::now() }))
+    }
+
+    /// The key of a stage computed from the stage before it (whose stamp
+    /// must exist) and the flags that change its own output.
+    pub fn chained_key(
+        out: &OutDir,
+        name: &str,
+        upstream: &str,
+        flags: &[&str],
+    ) -> anyhow::Result<Option<String>> {
+        let Some(stamp) = Stamp::read(&out.stamp(upstream)) else {
+            bail!(
+                "{} has no complete '{upstream}' stage: run `overlap {upstream}` (or `overlap run`) first",
+                out.root().display()
+            );
+        };
+        let mut key = StageKey::new(name);
+        key.add(&stamp.key);
+        for f in flags {
+            key.add(f);
+        }
+        Ok(key.finish())
+    }
+
+    /// A fresh scratch directory for this stage's spill files.
+    pub fn scratch(&self) -> anyhow::Result<PathBuf> {
+        self.out.scratch(self.name)
+    }
+
+    /// Records time and peak memory in `stats`, writes its stats.json
+    /// section, removes scratch space and stamps `outputs`.
+    pub fn finish<S: Serialize + Measured>(self, stats: &mut S, outputs: &[PathBuf]) -> anyhow::Result<()> {
+        stats.measured(self.started.elapsed().as_secs_f64(), memory::peak_rss());
+        stats::write_section(self.out, self.name, stats)?;
+        store::remove_dir_if_exists(&self.out.private().join(format!("tmp-{}", self.name)))?;
+        if let Some(key) = self.key {
+            Stamp { stage: self.name.into(), key, outputs: store::relative(self.out.root(), outputs) }
+                .write(&self.out.stamp(self.name))?;
+        }
+        Ok(())
+    }
+}
