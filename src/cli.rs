@@ -119,8 +119,7 @@ struct InputArgs {
 #[derive(Args, Debug)]
 struct CountArgs {
     /// T: keep document pairs sharing at least this many chunk fingerprints.
-    #[arg(short = 'T', long, value_name = "N", default_value_t = 15,
-          value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(short = 'T', long, value_name = "N", default_value_t = 15, value_parser = parse_positive)]
     threshold: u32,
     /// Counting method: `sort` (the paper's sort-based method).
     #[arg(long, value_name = "METHOD", default_value = "sort", value_parser = parse_method)]
@@ -130,7 +129,7 @@ struct CountArgs {
 #[derive(Args, Debug)]
 struct ResourceArgs {
     /// Worker threads (default: the number of cores). Outputs do not depend on it.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", value_parser = parse_positive)]
     threads: Option<u32>,
     /// Memory budget; stages spill to disk beyond it (e.g. 512M, 2G).
     #[arg(long, value_name = "SIZE", default_value = "2G", value_parser = parse_memory)]
@@ -147,6 +146,13 @@ enum FormatArg {
 
 fn parse_chunking(s: &str) -> Result<Chunking, String> {
     s.parse()
+}
+
+fn parse_positive(s: &str) -> Result<u32, String> {
+    match s.parse::<u32>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("'{s}' is not a whole number of at least 1")),
+    }
 }
 
 fn parse_method(s: &str) -> Result<Method, String> {

@@ -73,8 +73,8 @@ pub fn run(
     Ok(Outcome::Ran(stats))
 }
 
-/// The key of this stage's outputs; `None` when an input is standard input.
-fn stage_key(cfg: &FingerprintConfig) -> Option<String> {
+/// The key of this stage's outputs.
+fn stage_key(cfg: &FingerprintConfig) -> String {
     let mut key = StageKey::new(STAGE);
     key.add(&cfg.chunking.to_string())
         .add(&format!("{:?}", cfg.read.format))

@@ -30,13 +30,22 @@ fn main() -> ExitCode {
     }
 }
 
-/// clap's first error line without its `error: ` prefix, plus a pointer to
-/// `--help`: scripts get one line, people get the way to more.
+/// clap's error as one line: its first paragraph (which for a missing
+/// argument spans lines, naming the argument on the second) without the
+/// `error: ` prefix, and a pointer to `--help`. Scripts get one line,
+/// people get the way to more.
 fn one_line_usage_error(e: &clap::Error) -> String {
     let rendered = e.render().to_string();
-    let first = rendered.lines().find(|l| !l.trim().is_empty()).unwrap_or("invalid arguments");
-    let first = first.strip_prefix("error: ").unwrap_or(first);
-    format!("{first} (see --help)")
+    let first: Vec<&str> = rendered
+        .lines()
+        .map(str::trim)
+        .skip_while(|l| l.is_empty())
+        .take_while(|l| !l.is_empty() && !l.starts_with("Usage:"))
+        .collect();
+    let text = first.join(" ");
+    let text = text.strip_prefix("error: ").unwrap_or(&text);
+    let text = if text.is_empty() { "invalid arguments" } else { text };
+    format!("{text} (see --help)")
 }
 
 /// A closed pipe on stdout (`overlap dump DIR | head`) ends the run quietly.

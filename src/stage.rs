@@ -23,24 +23,22 @@ pub enum Outcome<S> {
 pub struct Stage<'a> {
     out: &'a OutDir,
     name: &'static str,
-    key: Option<String>,
+    key: String,
     started: Instant,
 }
 
 impl<'a> Stage<'a> {
-    /// Starts stage `name` with `key` (from [`StageKey`]; `None` never
-    /// matches), or returns `None` when its stamp says the outputs are up
-    /// to date. The old stamp is removed first, so a run killed from here
+    /// Starts stage `name` with `key` (from [`StageKey`]), or returns
+    /// `None` when its stamp says the outputs are up to date. The old stamp is removed first, so a run killed from here
     /// on redoes the stage.
     pub fn begin(
         out: &'a OutDir,
         name: &'static str,
-        key: Option<String>,
+        key: String,
         progress: &Progress,
     ) -> anyhow::Result<Option<Self>> {
         let stamp_path = out.stamp(name);
-        let done = |key: &String| Stamp::read(&stamp_path).is_some_and(|s| s.holds(key, out.root()));
-        if key.as_ref().is_some_and(done) {
+        if Stamp::read(&stamp_path).is_some_and(|s| s.holds(&key, out.root())) {
             progress.note(&format!("{name}: up to date"));
             return Ok(None);
         }
@@ -51,12 +49,7 @@ impl<'a> Stage<'a> {
 
     /// The key of a stage computed from the stage before it (whose stamp
     /// must exist) and the flags that change its own output.
-    pub fn chained_key(
-        out: &OutDir,
-        name: &str,
-        upstream: &str,
-        flags: &[&str],
-    ) -> anyhow::Result<Option<String>> {
+    pub fn chained_key(out: &OutDir, name: &str, upstream: &str, flags: &[&str]) -> anyhow::Result<String> {
         let Some(stamp) = Stamp::read(&out.stamp(upstream)) else {
             bail!(
                 "{} has no complete '{upstream}' stage: run `overlap {upstream}` (or `overlap run`) first",
@@ -81,11 +74,8 @@ impl<'a> Stage<'a> {
     pub fn finish<S: Serialize + Measured>(self, stats: &mut S, outputs: &[PathBuf]) -> anyhow::Result<()> {
         stats.measured(self.started.elapsed().as_secs_f64(), memory::peak_rss());
         stats::write_section(self.out, self.name, stats)?;
-        store::remove_dir_if_exists(&self.out.private().join(format!("tmp-{}", self.name)))?;
-        if let Some(key) = self.key {
-            Stamp { stage: self.name.into(), key, outputs: store::relative(self.out.root(), outputs) }
-                .write(&self.out.stamp(self.name))?;
-        }
-        Ok(())
+        store::remove_dir_if_exists(&self.out.scratch_path(self.name))?;
+        Stamp { stage: self.name.into(), key: self.key, outputs: store::relative(self.out.root(), outputs) }
+            .write(&self.out.stamp(self.name))
     }
 }

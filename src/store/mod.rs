@@ -133,10 +133,15 @@ impl OutDir {
     /// A fresh scratch directory for one stage's spill files. Leftovers of
     /// a killed run are removed first.
     pub fn scratch(&self, stage: &str) -> anyhow::Result<PathBuf> {
-        let dir = self.private().join(format!("tmp-{stage}"));
+        let dir = self.scratch_path(stage);
         remove_dir_if_exists(&dir)?;
         fs::create_dir_all(&dir).with_context(|| format!("cannot create directory {}", dir.display()))?;
         Ok(dir)
+    }
+
+    /// Where a stage's scratch directory lives.
+    pub fn scratch_path(&self, stage: &str) -> PathBuf {
+        self.private().join(format!("tmp-{stage}"))
     }
 
     /// Lists the fingerprint partition files, in partition order.

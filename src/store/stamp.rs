@@ -18,14 +18,11 @@ use xxhash_rust::xxh3::Xxh3;
 #[derive(Clone)]
 pub struct StageKey {
     hasher: Xxh3,
-    /// Inputs that cannot be checked for change (standard input) make the
-    /// key never match.
-    cacheable: bool,
 }
 
 impl StageKey {
     pub fn new(stage: &str) -> StageKey {
-        let mut key = StageKey { hasher: Xxh3::new(), cacheable: true };
+        let mut key = StageKey { hasher: Xxh3::new() };
         key.add("overlap");
         key.add(env!("CARGO_PKG_VERSION"));
         key.add(stage);
@@ -40,33 +37,33 @@ impl StageKey {
         self
     }
 
-    /// Adds an input file by name, size and modification time; standard
-    /// input (`-`) makes the key uncacheable.
+    /// Adds an input file by name, size and modification time. Standard
+    /// input (`-`), or a file that cannot be examined, adds a value unique
+    /// to this run, so the key matches no earlier run's stamp while later
+    /// stages can still chain on it.
     pub fn add_input(&mut self, path: &Path) -> &mut Self {
-        if path == Path::new("-") {
-            self.cacheable = false;
-            return self;
-        }
-        self.add(&path.to_string_lossy());
-        match fs::metadata(path) {
-            Ok(meta) => {
-                let mtime = meta
-                    .modified()
-                    .ok()
-                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                    .map(|d| d.as_nanos())
-                    .unwrap_or(0);
-                self.add(&format!("{}:{}", meta.len(), mtime));
-            }
-            Err(_) => self.cacheable = false,
-        }
-        self
+        let meta = (path != Path::new("-")).then(|| fs::metadata(path).ok()).flatten();
+        let Some(meta) = meta else {
+            return self.add(&once_value());
+        };
+        let mtime = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos());
+        self.add(&path.to_string_lossy()).add(&format!("{}:{}", meta.len(), mtime))
     }
 
-    /// The key as hex, or `None` when it can never match a stamp.
-    pub fn finish(&self) -> Option<String> {
-        self.cacheable.then(|| format!("{:032x}", self.hasher.digest128()))
+    /// The key as hex.
+    pub fn finish(&self) -> String {
+        format!("{:032x}", self.hasher.digest128())
     }
+}
+
+/// A value no other run produces: process id and the current time.
+fn once_value() -> String {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    format!("once:{}:{now}", std::process::id())
 }
 
 /// The contents of a stamp file.
@@ -123,7 +120,7 @@ mod tests {
             for v in vals {
                 key.add(v);
             }
-            key.finish().unwrap()
+            key.finish()
         };
         assert_eq!(k(&["a", "b"]), k(&["a", "b"]));
         assert_ne!(k(&["ab", "c"]), k(&["a", "bc"]));
@@ -131,10 +128,9 @@ mod tests {
     }
 
     #[test]
-    fn stdin_is_never_cached() {
-        let mut key = StageKey::new("s");
-        key.add_input(Path::new("-"));
-        assert_eq!(key.finish(), None);
+    fn stdin_keys_never_repeat() {
+        let key = || StageKey::new("s").add_input(Path::new("-")).finish();
+        assert_ne!(key(), key());
     }
 
     #[test]
