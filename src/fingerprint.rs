@@ -33,10 +33,17 @@ use crate::store::{self, ChunkRecord, ExactRecord, Header, Mapped, OutDir, Recor
 pub const PARTITIONS: u32 = 64;
 const PARTITION_SHIFT: u32 = 64 - PARTITIONS.trailing_zeros();
 
-/// Records per batch sent from the reader, and the payload bytes at which a
-/// batch is sent early.
+/// Records per batch sent from the reader.
 const BATCH_RECORDS: usize = 512;
-const BATCH_BYTES: usize = 8 << 20;
+
+/// The payload bytes at which the reader sends a batch early: at most
+/// 8 MiB, and small enough that every batch in flight (the channel, the
+/// window being processed, and their output) stays within an eighth of the
+/// memory budget.
+fn batch_bytes(memory: u64, in_flight: usize) -> usize {
+    let share = memory / 8 / (2 * in_flight as u64).max(1);
+    share.clamp(64 << 10, 8 << 20) as usize
+}
 
 /// What the fingerprint stage needs to know.
 #[derive(Clone, Debug)]
@@ -142,16 +149,19 @@ fn ingest(
     scratch: &Path,
     progress: &Progress,
 ) -> anyhow::Result<FingerprintStats> {
-    let (tx, rx) = sync_channel::<anyhow::Result<Batch>>(2 * rayon::current_num_threads() + 2);
+    let window = 2 * rayon::current_num_threads();
+    let channel = window + 2;
+    let (tx, rx) = sync_channel::<anyhow::Result<Batch>>(channel);
     let inputs = cfg.inputs.clone();
     let read_opts = cfg.read.clone();
+    let max_bytes = batch_bytes(cfg.memory, window + channel);
     let reader = thread::Builder::new()
         .name("overlap-read".into())
-        .spawn(move || read_inputs(&inputs, &read_opts, &tx))
+        .spawn(move || read_inputs(&inputs, &read_opts, max_bytes, &tx))
         .context("cannot start the reader thread")?;
 
     let mut sink = Sink::create(out, cfg, scratch, progress)?;
-    let result = process_batches(&rx, cfg.chunking, &mut sink);
+    let result = process_batches(&rx, window, cfg.chunking, &mut sink);
     // Unblock the reader if processing failed, then collect it.
     drop(rx);
     let _ = reader.join();
@@ -161,9 +171,14 @@ fn ingest(
 
 /// Runs on the reader thread: sends batches in input order, or the first
 /// fatal error.
-fn read_inputs(inputs: &[PathBuf], opts: &ReadOptions, tx: &SyncSender<anyhow::Result<Batch>>) {
+fn read_inputs(
+    inputs: &[PathBuf],
+    opts: &ReadOptions,
+    max_bytes: usize,
+    tx: &SyncSender<anyhow::Result<Batch>>,
+) {
     for (index, path) in inputs.iter().enumerate() {
-        if let Err(e) = read_one(index, path, opts, tx) {
+        if let Err(e) = read_one(index, path, opts, max_bytes, tx) {
             let _ = tx.send(Err(e));
             return;
         }
@@ -174,6 +189,7 @@ fn read_one(
     index: usize,
     path: &Path,
     opts: &ReadOptions,
+    max_bytes: usize,
     tx: &SyncSender<anyhow::Result<Batch>>,
 ) -> anyhow::Result<()> {
     let mut reader = read::open(path, opts)?;
@@ -186,7 +202,7 @@ fn read_one(
             bytes += doc.body.len();
         }
         items.push(item);
-        if items.len() >= BATCH_RECORDS || bytes >= BATCH_BYTES {
+        if items.len() >= BATCH_RECORDS || bytes >= max_bytes {
             let batch = Batch {
                 input: index,
                 items: std::mem::replace(&mut items, Vec::with_capacity(BATCH_RECORDS)),
@@ -206,10 +222,10 @@ fn read_one(
 /// order.
 fn process_batches(
     rx: &Receiver<anyhow::Result<Batch>>,
+    window: usize,
     chunking: Chunking,
     sink: &mut Sink,
 ) -> anyhow::Result<()> {
-    let window = 2 * rayon::current_num_threads();
     let mut pending: Vec<Batch> = Vec::with_capacity(window);
     let mut done = false;
     while !done {

@@ -1,0 +1,1112 @@
+//! The byte source under every reader: plain bytes, or gzip decompressed
+//! member by member.
+//!
+//! A [`Source`] looks at the first two bytes of its input. If they are the
+//! gzip magic (`1f 8b`) it decompresses one gzip member after another
+//! (per-record gzip WARC has one member per record, whole-file gzip has one,
+//! `cat a.gz b.gz` has several), and remembers for each member the offset of
+//! its first compressed byte and the decompressed position where its data
+//! begins, so that a reader can give a record that starts a member the
+//! member's offset, as CDX indexes do ([`Source::member_start_at`]).
+//! Otherwise bytes pass through unchanged.
+//!
+//! Damaged gzip data does not end the input. When a member fails (a bad
+//! header, an inflate error, a CRC or length mismatch, bytes that are not gzip
+//! at all where a member should start) the source stops delivering data at
+//! that point and holds a [`Break`] that says where and what: the reader sees
+//! the end of its data, takes the break, drops the record it was in, and
+//! reads on. Meanwhile the source has scanned the compressed bytes for the
+//! next `1f 8b 08` member header, starting just after the start of the bad
+//! member (it keeps up to [`HISTORY_MAX`] compressed bytes of the current
+//! member so that it can go back that far: an inflater that fails late may
+//! already have eaten the next member's header). The decompressed stream
+//! goes on after a break as if the good data were contiguous: decompressed
+//! positions count delivered bytes only. A member cut off at the end of the
+//! input (and not followed by any further member header, which would mean
+//! it was damaged instead) is a break with [`SkipReason::TruncatedRecord`],
+//! after which the input ends; the data it delivered stands, so a record
+//! that was complete before the cut is still a document.
+//!
+//! A CRC error is only seen at the end of a member, after its data has been
+//! delivered; a member damaged so that it still inflates gives wrong data
+//! until then. Readers therefore call [`Source::record_damage`] after each
+//! record (and each corrupt record or run of garbage), before they emit it:
+//! that reads on until the member the record ended in is verified, or
+//! fails, and for a record that starts a member, until that member ends (as
+//! far as the decompressed buffer reaches). In per-record gzip this catches
+//! every damaged record, reported once with the member's offset; in a
+//! whole-file gzip member, records already emitted stand, and only the
+//! record in progress is dropped when the member fails.
+//!
+//! [`push_break_skips`] turns a break and the record it cut into skips, the
+//! same way for every reader.
+
+use std::collections::VecDeque;
+use std::io::{self, BufRead, Read};
+use std::mem;
+
+use flate2::bufread::GzDecoder;
+
+use super::{Item, Skip, SkipReason};
+
+/// Size of the buffer of decompressed data, and the buffer size readers
+/// should give the raw input.
+pub const BUF_SIZE: usize = 256 * 1024;
+
+/// The most compressed bytes of one member that are kept for rescanning
+/// after the member turns out to be damaged. Per-record members are almost
+/// always smaller; a longer member is rescanned from where it failed.
+pub const HISTORY_MAX: usize = 4 << 20;
+
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// Damage in gzip input that ended the decompressed data at the current
+/// position.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Break {
+    /// Offset in the compressed input of the damaged member, or of the first
+    /// byte that is not gzip data.
+    pub offset: u64,
+    /// [`SkipReason::CorruptGzip`], or [`SkipReason::TruncatedRecord`] for a
+    /// member cut off at the end of the input.
+    pub reason: SkipReason,
+    /// What was wrong and where reading resumed.
+    pub detail: String,
+    /// Decompressed position from which delivered data is suspect: where the
+    /// damaged member's data began, or the break's own position when no
+    /// delivered byte is affected (bytes that are not gzip after a good
+    /// member, a member cut off at the end of the input).
+    pub damaged_from: u64,
+}
+
+/// Where a record starts: its decompressed position, and the offset to
+/// report for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Start {
+    pub pos: u64,
+    pub offset: u64,
+    /// Whether `offset` is the compressed offset of the gzip member that the
+    /// record starts.
+    pub at_member: bool,
+}
+
+impl Start {
+    /// A record at `pos`, which starts the member at `member` if one is given.
+    pub fn new(pos: u64, member: Option<u64>) -> Start {
+        match member {
+            Some(offset) => Start { pos, offset, at_member: true },
+            None => Start { pos, offset: pos, at_member: false },
+        }
+    }
+}
+
+/// Queues the skips for a break: the record it cut off, if any, and the
+/// damage itself, as one skip when they are the same thing.
+///
+/// - A record that starts the damaged member (per-record gzip): one skip,
+///   the break's, at the member's offset.
+/// - A record cut off by a member truncated at the end of the input: one
+///   [`SkipReason::TruncatedRecord`] skip at the record's offset, as for a
+///   plain file cut off in the middle of a record.
+/// - Otherwise the record is dropped with the break's reason at its own
+///   offset, and the break follows as a skip of its own.
+pub fn push_break_skips(queue: &mut VecDeque<Item>, lost: Option<Start>, brk: Break) {
+    let Some(record) = lost else {
+        queue.push_back(skip(brk.offset, brk.reason, brk.detail));
+        return;
+    };
+    if record.at_member && record.offset == brk.offset {
+        queue.push_back(skip(brk.offset, brk.reason, brk.detail));
+    } else if brk.reason == SkipReason::TruncatedRecord {
+        let detail = format!("record cut off at end of input ({})", brk.detail);
+        queue.push_back(skip(record.offset, SkipReason::TruncatedRecord, detail));
+    } else {
+        let detail = format!("record lost to damaged gzip data at offset {}", brk.offset);
+        queue.push_back(skip(record.offset, brk.reason, detail));
+        queue.push_back(skip(brk.offset, brk.reason, brk.detail));
+    }
+}
+
+/// A skip item.
+pub fn skip(offset: u64, reason: SkipReason, detail: impl Into<String>) -> Item {
+    Item::Skip(Skip { offset, reason, detail: detail.into() })
+}
+
+/// How a [`Source::read_line`] ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Line {
+    /// Bytes consumed, line end included.
+    pub len: u64,
+    /// Whether the line ended with `\n` (false at the end of input or at a
+    /// break).
+    pub complete: bool,
+}
+
+/// What the decompressor is doing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// Between members: the next bytes should be a gzip header.
+    Between,
+    /// Inside a member.
+    Member,
+    /// No more data (plain input never leaves this state: it is read
+    /// directly from the counting reader).
+    Done,
+}
+
+/// Plain or gzip bytes, with positions, member offsets and breaks.
+pub struct Source {
+    /// The gzip decoder, which owns the counting reader over the raw input.
+    /// Plain input reads the counting reader directly.
+    dec: GzDecoder<Counting>,
+    gzip: bool,
+    /// Decompressed data not yet consumed is `out[start..end]`.
+    out: Vec<u8>,
+    start: usize,
+    end: usize,
+    /// Bytes consumed by the reader so far.
+    pos: u64,
+    state: State,
+    /// Compressed offset and decompressed start of the current member.
+    member_offset: u64,
+    member_pos: u64,
+    /// (decompressed position, compressed offset) of members whose data
+    /// starts at or after `pos`.
+    starts: VecDeque<(u64, u64)>,
+    pending: Option<Break>,
+}
+
+impl Source {
+    /// A source over `inner`, detecting gzip by its first two bytes.
+    pub fn new(inner: Box<dyn BufRead + Send>) -> io::Result<Source> {
+        let mut counting = Counting::new(inner);
+        let gzip = counting.peek(2)?.starts_with(&GZIP_MAGIC);
+        // The decoder is made over an empty reader and then given the real
+        // one: `GzDecoder::new` would read a header at once, and the same
+        // decoder is reset for every member to reuse its inflate state.
+        let mut dec = GzDecoder::new(Counting::empty());
+        dec.reset(counting);
+        Ok(Source {
+            dec,
+            gzip,
+            out: if gzip { vec![0; BUF_SIZE] } else { Vec::new() },
+            start: 0,
+            end: 0,
+            pos: 0,
+            state: if gzip { State::Between } else { State::Done },
+            member_offset: 0,
+            member_pos: 0,
+            starts: VecDeque::new(),
+            pending: None,
+        })
+    }
+
+    /// Whether the input is gzip.
+    pub fn is_gzip(&self) -> bool {
+        self.gzip
+    }
+
+    /// Bytes consumed so far: the decompressed position for gzip input.
+    pub fn pos(&self) -> u64 {
+        self.pos
+    }
+
+    /// The data at the current position; empty at the end of input or at a
+    /// break (see [`Source::at_break`]).
+    pub fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        if !self.gzip {
+            return self.dec.get_mut().fill();
+        }
+        if self.start == self.end {
+            self.start = 0;
+            self.end = 0;
+            self.produce()?;
+        }
+        Ok(self.out.get(self.start..self.end).unwrap_or_default())
+    }
+
+    /// Marks `n` bytes of the last [`Source::fill_buf`] or [`Source::peek`]
+    /// as read.
+    pub fn consume(&mut self, n: usize) {
+        if !self.gzip {
+            self.dec.get_mut().consume(n);
+            self.pos += n as u64;
+            return;
+        }
+        let n = n.min(self.end - self.start);
+        self.start += n;
+        self.pos += n as u64;
+        while self.starts.front().is_some_and(|&(p, _)| p < self.pos) {
+            self.starts.pop_front();
+        }
+    }
+
+    /// At least `n` bytes at the current position, unless the input ends or
+    /// breaks sooner. `n` should be small (a few KiB at most).
+    pub fn peek(&mut self, n: usize) -> io::Result<&[u8]> {
+        if !self.gzip {
+            return self.dec.get_mut().peek(n);
+        }
+        let n = n.min(self.out.len());
+        while self.end - self.start < n {
+            if self.start > 0 {
+                self.out.copy_within(self.start..self.end, 0);
+                self.end -= self.start;
+                self.start = 0;
+            }
+            if !self.produce()? {
+                break;
+            }
+        }
+        Ok(self.out.get(self.start..self.end).unwrap_or_default())
+    }
+
+    /// The compressed offset of the gzip member whose data begins at
+    /// decompressed position `pos`, if one does. Only positions at or after
+    /// the current one are known.
+    pub fn member_start_at(&self, pos: u64) -> Option<u64> {
+        self.starts.iter().find(|&&(p, _)| p == pos).map(|&(_, offset)| offset)
+    }
+
+    /// How many bytes from the current position to the start of the next
+    /// member, if one starts after the current position within the data
+    /// decompressed so far.
+    pub fn to_next_member(&self) -> Option<usize> {
+        let (p, _) = self.starts.iter().find(|&&(p, _)| p > self.pos)?;
+        usize::try_from(p - self.pos).ok()
+    }
+
+    /// A [`Start`] for a record at the current position.
+    pub fn start_here(&self) -> Start {
+        Start::new(self.pos, self.member_start_at(self.pos))
+    }
+
+    /// Whether the data ends here because of a break (rather than the end of
+    /// the input). Meaningful once [`Source::fill_buf`] returned nothing.
+    pub fn at_break(&self) -> bool {
+        self.pending.is_some() && self.start == self.end
+    }
+
+    /// Takes the break at the current position, after which data resumes
+    /// with the next good member, if any.
+    pub fn take_break(&mut self) -> Option<Break> {
+        if self.start == self.end { self.pending.take() } else { None }
+    }
+
+    /// Called after the record that began at `start` was read whole, before
+    /// it is emitted: the break that damaged it, if one did, with the data
+    /// up to the break discarded. Reading on to here makes the decoder
+    /// check the member the record ended in. A record that starts a member
+    /// (per-record gzip) is held to that member's end even when more data
+    /// follows it in the member, as far as the buffer reaches: a member
+    /// that inflates to wrong data fails only at its CRC.
+    pub fn record_damage(&mut self, start: Start) -> io::Result<Option<Break>> {
+        if !self.gzip {
+            return Ok(None);
+        }
+        let end = self.pos;
+        let mut want = 1;
+        loop {
+            let avail = self.peek(want)?.len();
+            if let Some(brk) = &self.pending {
+                if brk.damaged_from >= end {
+                    return Ok(None);
+                }
+                let rest = self.end - self.start;
+                self.consume(rest);
+                return Ok(self.pending.take());
+            }
+            let member_ended = self.starts.iter().any(|&(p, _)| p >= end);
+            if !start.at_member || member_ended || avail < want || want >= self.out.len() {
+                return Ok(None);
+            }
+            want = (avail + 1).max(want.saturating_mul(2)).min(self.out.len());
+        }
+    }
+
+    /// Reads through the next `\n`, appending the bytes to `out` while it is
+    /// shorter than `keep` and dropping the rest.
+    pub fn read_line(&mut self, out: &mut Vec<u8>, keep: usize) -> io::Result<Line> {
+        let mut len = 0u64;
+        loop {
+            let buf = self.fill_buf()?;
+            if buf.is_empty() {
+                return Ok(Line { len, complete: false });
+            }
+            let (take, complete) = match find_byte(b'\n', buf) {
+                Some(i) => (i + 1, true),
+                None => (buf.len(), false),
+            };
+            let room = keep.saturating_sub(out.len());
+            out.extend_from_slice(buf.get(..take.min(room)).unwrap_or_default());
+            self.consume(take);
+            len += take as u64;
+            if complete {
+                return Ok(Line { len, complete: true });
+            }
+        }
+    }
+
+    /// Consumes through the next `\n`, stopping early at the start of a gzip
+    /// member: members are places where a record may start. `seen` is shown
+    /// the bytes as they go. Returns the bytes consumed, 0 only at the end of
+    /// input or at a break.
+    pub fn skip_line(&mut self, mut seen: impl FnMut(&[u8])) -> io::Result<u64> {
+        let mut len = 0u64;
+        loop {
+            let limit = self.to_next_member();
+            let buf = self.fill_buf()?;
+            if buf.is_empty() {
+                return Ok(len);
+            }
+            let buf = match limit {
+                Some(limit) if limit < buf.len() => buf.get(..limit).unwrap_or_default(),
+                _ => buf,
+            };
+            let (take, complete) = match find_byte(b'\n', buf) {
+                Some(i) => (i + 1, true),
+                None => (buf.len(), limit.is_some_and(|l| l == buf.len())),
+            };
+            seen(buf.get(..take).unwrap_or_default());
+            self.consume(take);
+            len += take as u64;
+            if complete {
+                return Ok(len);
+            }
+        }
+    }
+
+    /// Consumes a UTF-8 byte order mark at the start of the input, if there
+    /// is one: editors put it in front of text files.
+    pub fn skip_bom(&mut self) -> io::Result<()> {
+        if self.pos == 0 && self.peek(3)?.starts_with(b"\xef\xbb\xbf") {
+            self.consume(3);
+        }
+        Ok(())
+    }
+
+    /// Consumes `n` bytes, appending them to `out` if given. Returns how
+    /// many were consumed: fewer than `n` at the end of input or at a break.
+    pub fn read_exact(&mut self, n: u64, mut out: Option<&mut Vec<u8>>) -> io::Result<u64> {
+        let mut done = 0u64;
+        while done < n {
+            let buf = self.fill_buf()?;
+            if buf.is_empty() {
+                break;
+            }
+            let want = usize::try_from(n - done).unwrap_or(usize::MAX);
+            let take = want.min(buf.len());
+            if let Some(out) = out.as_deref_mut() {
+                out.extend_from_slice(buf.get(..take).unwrap_or_default());
+            }
+            self.consume(take);
+            done += take as u64;
+        }
+        Ok(done)
+    }
+
+    /// Decompressed bytes produced so far (consumed or buffered).
+    fn produced(&self) -> u64 {
+        self.pos + (self.end - self.start) as u64
+    }
+
+    /// Decompresses more data onto the end of `out` (which must have room).
+    /// Returns false when no more comes: end of input, or a break.
+    fn produce(&mut self) -> io::Result<bool> {
+        loop {
+            if self.pending.is_some() {
+                return Ok(false);
+            }
+            match self.state {
+                State::Done => return Ok(false),
+                State::Between => self.begin_member()?,
+                State::Member => {
+                    let room = self.out.get_mut(self.end..).unwrap_or_default();
+                    if room.is_empty() {
+                        return Ok(false);
+                    }
+                    match self.dec.read(room) {
+                        Ok(0) => {
+                            self.dec.get_mut().stop_recording();
+                            self.state = State::Between;
+                        }
+                        Ok(n) => {
+                            self.end += n;
+                            return Ok(true);
+                        }
+                        Err(e) => self.member_failed(e)?,
+                    }
+                }
+            }
+        }
+    }
+
+    /// Starts the next member, or makes a break of bytes that are not one.
+    fn begin_member(&mut self) -> io::Result<()> {
+        let produced = self.produced();
+        let counting = self.dec.get_mut();
+        let head = counting.peek(2)?;
+        if head.is_empty() {
+            self.state = State::Done;
+            return Ok(());
+        }
+        // A lone 0x1f at the very end is a truncated member: let the decoder
+        // say so.
+        if head.starts_with(&GZIP_MAGIC) || head == [GZIP_MAGIC[0]] {
+            let offset = counting.pos;
+            counting.start_recording();
+            self.member_offset = offset;
+            self.member_pos = produced;
+            // An empty member starts where the next one does: the data there
+            // belongs to the later one.
+            if self.starts.back().is_some_and(|&(p, _)| p == produced) {
+                self.starts.pop_back();
+            }
+            self.starts.push_back((produced, offset));
+            let counting = mem::replace(self.dec.get_mut(), Counting::empty());
+            self.dec.reset(counting);
+            self.state = State::Member;
+            return Ok(());
+        }
+        let offset = counting.pos;
+        let resumed = self.resync()?;
+        let end = resumed.unwrap_or(self.dec.get_ref().pos);
+        self.pending = Some(Break {
+            offset,
+            reason: SkipReason::CorruptGzip,
+            detail: format!("{} bytes that are not gzip data{}", end - offset, resume_note(resumed)),
+            damaged_from: produced,
+        });
+        Ok(())
+    }
+
+    /// Handles an error from the decoder: a real I/O error stops the input;
+    /// damaged data becomes a break.
+    fn member_failed(&mut self, e: io::Error) -> io::Result<()> {
+        let produced = self.produced();
+        let counting = self.dec.get_mut();
+        counting.stop_recording_keep();
+        if counting.io_failed {
+            return Err(e);
+        }
+        // Even an unexpected end of input is rescanned: a damaged member can
+        // make the inflater read on through the members after it.
+        counting.rewind(self.member_offset + 1);
+        let resumed = self.resync()?;
+        let truncated = e.kind() == io::ErrorKind::UnexpectedEof && resumed.is_none();
+        // What a cut-off member delivered is right, as far as it goes; data
+        // from a member that fails to inflate or to check is suspect from the
+        // member's start.
+        let (reason, detail, damaged_from) = if truncated {
+            let detail = format!("gzip member at offset {} cut off at end of input", self.member_offset);
+            (SkipReason::TruncatedRecord, detail, produced)
+        } else {
+            let detail = format!("gzip member does not decompress ({e}){}", resume_note(resumed));
+            (SkipReason::CorruptGzip, detail, self.member_pos)
+        };
+        self.pending = Some(Break { offset: self.member_offset, reason, detail, damaged_from });
+        Ok(())
+    }
+
+    /// Scans the compressed input for the next plausible member header and
+    /// stops in front of it. Returns its offset, or `None` at the end of the
+    /// input.
+    fn resync(&mut self) -> io::Result<Option<u64>> {
+        let counting = self.dec.get_mut();
+        loop {
+            let buf = counting.fill()?;
+            if buf.is_empty() {
+                self.state = State::Done;
+                return Ok(None);
+            }
+            let Some(i) = find_byte(GZIP_MAGIC[0], buf) else {
+                let n = buf.len();
+                counting.consume(n);
+                continue;
+            };
+            counting.consume(i);
+            if plausible_member_header(counting.peek(10)?) {
+                self.state = State::Between;
+                return Ok(Some(counting.pos));
+            }
+            counting.consume(1);
+        }
+    }
+}
+
+/// Where reading goes on after damage, for break details.
+fn resume_note(resumed: Option<u64>) -> String {
+    match resumed {
+        Some(offset) => format!("; reading resumes at the gzip member at offset {offset}"),
+        None => "; no gzip member follows".to_string(),
+    }
+}
+
+/// Whether `head` looks like the start of a gzip member, not a chance
+/// `1f 8b 08` inside compressed data: no reserved flag bits, and the extra
+/// flags and operating system bytes that compressors write.
+fn plausible_member_header(head: &[u8]) -> bool {
+    let &[0x1f, 0x8b, 0x08, flags, _, _, _, _, xfl, os, ..] = head else {
+        return false;
+    };
+    flags & 0xe0 == 0 && matches!(xfl, 0 | 2 | 4) && (os <= 13 || os == 255)
+}
+
+/// The position of the first `byte` in `hay`, eight bytes at a time: lines
+/// and members are found by searching large buffers for one byte.
+pub fn find_byte(byte: u8, hay: &[u8]) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let pattern = LO.wrapping_mul(u64::from(byte));
+    let mut chunks = hay.chunks_exact(8);
+    let mut base = 0;
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(word) ^ pattern;
+        // Some byte of x is zero exactly when this is non-zero.
+        if x.wrapping_sub(LO) & !x & HI != 0 {
+            return chunk.iter().position(|&b| b == byte).map(|i| base + i);
+        }
+        base += 8;
+    }
+    chunks.remainder().iter().position(|&b| b == byte).map(|i| base + i)
+}
+
+/// A reader over the raw input that counts consumed bytes (the compressed
+/// offset), can look a few bytes ahead across its inner buffer's boundary,
+/// and can keep the bytes of the current member to scan them again.
+struct Counting {
+    inner: Box<dyn BufRead + Send>,
+    /// Bytes taken from `inner` but not yet consumed: `ahead[ahead_pos..]`.
+    /// Read before `inner`.
+    ahead: Vec<u8>,
+    ahead_pos: usize,
+    /// Bytes consumed.
+    pos: u64,
+    /// Consumed bytes since `start_recording`, while `recording`.
+    history: Vec<u8>,
+    recording: bool,
+    /// Set when `inner` returned an error, so that the decoder's errors can
+    /// be told apart: an I/O error stops the input, bad data does not.
+    io_failed: bool,
+}
+
+impl Counting {
+    fn new(inner: Box<dyn BufRead + Send>) -> Counting {
+        Counting {
+            inner,
+            ahead: Vec::new(),
+            ahead_pos: 0,
+            pos: 0,
+            history: Vec::new(),
+            recording: false,
+            io_failed: false,
+        }
+    }
+
+    fn empty() -> Counting {
+        Counting::new(Box::new(io::empty()))
+    }
+
+    /// The inner reader's buffer.
+    fn fill_inner(&mut self) -> io::Result<&[u8]> {
+        fill_retrying(&mut self.inner, &mut self.io_failed)
+    }
+
+    fn fill(&mut self) -> io::Result<&[u8]> {
+        if self.ahead_pos < self.ahead.len() {
+            return Ok(self.ahead.get(self.ahead_pos..).unwrap_or_default());
+        }
+        self.fill_inner()
+    }
+
+    fn consume(&mut self, n: usize) {
+        if self.ahead_pos < self.ahead.len() {
+            let n = n.min(self.ahead.len() - self.ahead_pos);
+            if self.recording {
+                let taken = self.ahead.get(self.ahead_pos..self.ahead_pos + n).unwrap_or_default();
+                record(&mut self.history, &mut self.recording, taken);
+            }
+            self.ahead_pos += n;
+            if self.ahead_pos == self.ahead.len() {
+                self.ahead.clear();
+                self.ahead_pos = 0;
+            }
+            self.pos += n as u64;
+            return;
+        }
+        if self.recording {
+            match self.inner.fill_buf() {
+                Ok(buf) => record(&mut self.history, &mut self.recording, buf.get(..n).unwrap_or(buf)),
+                Err(_) => self.stop_recording(),
+            }
+        }
+        self.inner.consume(n);
+        self.pos += n as u64;
+    }
+
+    /// At least `n` bytes, unless the input ends sooner, gathered into
+    /// `ahead` when the inner buffer holds fewer.
+    fn peek(&mut self, n: usize) -> io::Result<&[u8]> {
+        let have = self.fill()?.len();
+        if have >= n || have == 0 {
+            return self.fill();
+        }
+        if self.ahead_pos < self.ahead.len() {
+            self.ahead.drain(..self.ahead_pos);
+        } else {
+            self.ahead.clear();
+        }
+        self.ahead_pos = 0;
+        while self.ahead.len() < n {
+            let buf = fill_retrying(&mut self.inner, &mut self.io_failed)?;
+            if buf.is_empty() {
+                break;
+            }
+            let take = buf.len().min(n - self.ahead.len());
+            self.ahead.extend_from_slice(buf.get(..take).unwrap_or_default());
+            self.inner.consume(take);
+        }
+        Ok(&self.ahead)
+    }
+
+    fn start_recording(&mut self) {
+        self.history.clear();
+        self.recording = true;
+    }
+
+    fn stop_recording(&mut self) {
+        self.history.clear();
+        self.recording = false;
+    }
+
+    /// Stops recording but keeps what was recorded, for [`Counting::rewind`].
+    fn stop_recording_keep(&mut self) {
+        self.recording = false;
+    }
+
+    /// Goes back to compressed offset `to`, if the bytes from there on were
+    /// recorded; otherwise stays where it is. Either way recording ends.
+    fn rewind(&mut self, to: u64) {
+        let recorded_from = self.pos - self.history.len() as u64;
+        if (recorded_from..=self.pos).contains(&to) {
+            let skip = usize::try_from(to - recorded_from).unwrap_or(usize::MAX);
+            let mut ahead = self.history.split_off(skip.min(self.history.len()));
+            ahead.extend_from_slice(self.ahead.get(self.ahead_pos..).unwrap_or_default());
+            self.ahead = ahead;
+            self.ahead_pos = 0;
+            self.pos = to;
+        }
+        self.stop_recording();
+    }
+}
+
+/// The buffer of `inner`, retrying interrupted reads and noting real I/O
+/// errors in `failed`.
+fn fill_retrying<'a>(inner: &'a mut Box<dyn BufRead + Send>, failed: &mut bool) -> io::Result<&'a [u8]> {
+    loop {
+        match inner.fill_buf() {
+            Ok(_) => break,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                *failed = true;
+                return Err(e);
+            }
+        }
+    }
+    // The buffer is filled now (or the input ended): this call does no I/O
+    // unless the input ended.
+    match inner.fill_buf() {
+        Ok(buf) => Ok(buf),
+        Err(e) => {
+            *failed = true;
+            Err(e)
+        }
+    }
+}
+
+impl Read for Counting {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let data = self.fill()?;
+        let n = data.len().min(buf.len());
+        buf.get_mut(..n).unwrap_or_default().copy_from_slice(data.get(..n).unwrap_or_default());
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl BufRead for Counting {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        self.fill()
+    }
+
+    fn consume(&mut self, n: usize) {
+        Counting::consume(self, n);
+    }
+}
+
+/// Appends consumed bytes to the history, giving up past [`HISTORY_MAX`].
+fn record(history: &mut Vec<u8>, recording: &mut bool, taken: &[u8]) {
+    if history.len() + taken.len() > HISTORY_MAX {
+        history.clear();
+        *recording = false;
+    } else {
+        history.extend_from_slice(taken);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flate2::Compression;
+    use flate2::write::GzEncoder;
+    use std::io::{Cursor, Write};
+
+    fn gz(data: &[u8]) -> Vec<u8> {
+        let mut enc = GzEncoder::new(Vec::new(), Compression::default());
+        enc.write_all(data).unwrap();
+        enc.finish().unwrap()
+    }
+
+    fn source(data: Vec<u8>) -> Source {
+        Source::new(Box::new(Cursor::new(data))).unwrap()
+    }
+
+    /// Everything a source delivers, as segments between breaks, and the
+    /// breaks.
+    fn drain(src: &mut Source) -> (Vec<Vec<u8>>, Vec<Break>) {
+        let mut segments = vec![Vec::new()];
+        let mut breaks = Vec::new();
+        loop {
+            let buf = src.fill_buf().unwrap();
+            if buf.is_empty() {
+                match src.take_break() {
+                    Some(b) => {
+                        breaks.push(b);
+                        segments.push(Vec::new());
+                        continue;
+                    }
+                    None => break,
+                }
+            }
+            let n = buf.len();
+            segments.last_mut().unwrap().extend_from_slice(buf);
+            src.consume(n);
+        }
+        (segments, breaks)
+    }
+
+    #[test]
+    fn find_byte_agrees_with_a_plain_search() {
+        let hay: Vec<u8> = (0..100u8).map(|i| i.wrapping_mul(37)).collect();
+        for len in 0..hay.len() {
+            for byte in [0u8, 10, 37, 74, 255, 0x80, 0x7f] {
+                let want = hay[..len].iter().position(|&b| b == byte);
+                assert_eq!(find_byte(byte, &hay[..len]), want, "len {len} byte {byte}");
+            }
+        }
+    }
+
+    #[test]
+    fn plain_input_passes_through() {
+        let mut src = source(b"hello\nworld\n".to_vec());
+        assert!(!src.is_gzip());
+        assert_eq!(src.peek(3).unwrap(), b"hello\nworld\n");
+        let (segments, breaks) = drain(&mut src);
+        assert_eq!(segments, vec![b"hello\nworld\n".to_vec()]);
+        assert!(breaks.is_empty());
+        assert_eq!(src.pos(), 12);
+        assert_eq!(src.member_start_at(0), None);
+    }
+
+    #[test]
+    fn empty_input_is_plain_and_empty() {
+        let mut src = source(Vec::new());
+        assert!(!src.is_gzip());
+        assert_eq!(drain(&mut src), (vec![Vec::new()], Vec::new()));
+    }
+
+    #[test]
+    fn members_are_decompressed_in_order_with_their_offsets() {
+        let a = gz(b"first member\n");
+        let b = gz(b"");
+        let c = gz(b"third\n");
+        let mut data = a.clone();
+        data.extend_from_slice(&b);
+        data.extend_from_slice(&c);
+        let mut src = source(data);
+        assert!(src.is_gzip());
+        assert_eq!(src.member_start_at(0), None, "nothing decompressed yet");
+        assert_eq!(src.peek(1).unwrap()[0], b'f');
+        assert_eq!(src.member_start_at(0), Some(0));
+        let mut line = Vec::new();
+        src.read_line(&mut line, usize::MAX).unwrap();
+        assert_eq!(line, b"first member\n");
+        assert_eq!(src.peek(1).unwrap(), b"third\n");
+        // The empty member starts where the third does; the data is the third's.
+        assert_eq!(src.member_start_at(13), Some((a.len() + b.len()) as u64));
+        let (segments, breaks) = drain(&mut src);
+        assert_eq!(segments, vec![b"third\n".to_vec()]);
+        assert!(breaks.is_empty());
+    }
+
+    #[test]
+    fn corrupt_member_is_a_break_and_reading_resumes_at_the_next() {
+        let a = gz(b"alpha alpha alpha alpha alpha alpha alpha alpha\n");
+        let text: Vec<u8> =
+            (0..2000u32).flat_map(|i| format!("line {i} of the damaged member\n").into_bytes()).collect();
+        let mut b = gz(&text);
+        let c = gz(b"gamma\n");
+        let mid = b.len() / 2;
+        for x in &mut b[mid..mid + 16] {
+            *x ^= 0x5a;
+        }
+        let mut data = a.clone();
+        data.extend_from_slice(&b);
+        data.extend_from_slice(&c);
+        let mut src = source(data);
+        let (segments, breaks) = drain(&mut src);
+        assert_eq!(breaks.len(), 1, "{breaks:?}");
+        let brk = &breaks[0];
+        assert_eq!(brk.offset, a.len() as u64);
+        assert_eq!(brk.reason, SkipReason::CorruptGzip);
+        assert_eq!(brk.damaged_from, 48);
+        assert!(brk.detail.contains(&format!("offset {}", a.len() + b.len())), "{}", brk.detail);
+        assert!(segments[0].starts_with(b"alpha"));
+        assert_eq!(segments[1], b"gamma\n");
+    }
+
+    #[test]
+    fn crc_error_is_a_break_that_reaches_back_to_the_member_start() {
+        let a = gz(b"one\n");
+        let mut b = gz(b"two\n");
+        let n = b.len();
+        b[n - 8] ^= 1; // CRC
+        let c = gz(b"three\n");
+        let data = [a.clone(), b.clone(), c].concat();
+        let mut src = source(data);
+        let mut line = Vec::new();
+        src.peek(1).unwrap();
+        let first = src.start_here();
+        src.read_line(&mut line, 100).unwrap();
+        assert_eq!(src.record_damage(first).unwrap(), None);
+        line.clear();
+        let second = src.start_here();
+        assert_eq!(second, Start { pos: 4, offset: a.len() as u64, at_member: true });
+        src.read_line(&mut line, 100).unwrap();
+        assert_eq!(line, b"two\n");
+        let brk = src.record_damage(second).unwrap().expect("the CRC of the second member fails");
+        assert_eq!(brk.offset, a.len() as u64);
+        assert_eq!(brk.damaged_from, 4);
+        let (segments, _) = drain(&mut src);
+        assert_eq!(segments, vec![b"three\n".to_vec()]);
+    }
+
+    #[test]
+    fn record_that_starts_a_member_is_held_to_the_member_end() {
+        let a = gz(b"record\nmore data in the member\n");
+        let mut b = gz(b"record\ntrailing\n");
+        let n = b.len();
+        b[n - 8] ^= 1; // CRC
+        let c = gz(b"next\n");
+        // Undamaged: the member ends after more data.
+        let mut src = source([a.clone(), c.clone()].concat());
+        src.peek(1).unwrap();
+        let start = src.start_here();
+        src.read_line(&mut Vec::new(), 100).unwrap();
+        assert_eq!(src.record_damage(start).unwrap(), None);
+        assert!(src.fill_buf().unwrap().starts_with(b"more data in the member\n"));
+        // Damaged: the record is lost with the rest of its member.
+        let mut src = source([b, c].concat());
+        src.peek(1).unwrap();
+        let start = src.start_here();
+        src.read_line(&mut Vec::new(), 100).unwrap();
+        let brk = src.record_damage(start).unwrap().expect("damaged");
+        assert_eq!((brk.offset, brk.damaged_from), (0, 0));
+        assert_eq!(src.fill_buf().unwrap(), b"next\n");
+    }
+
+    #[test]
+    fn inflater_that_runs_into_the_next_member_is_rescanned() {
+        // A stored block whose length field claims more than the member has
+        // makes the decoder read the next member's header as data.
+        let a = gz(b"first\n");
+        let mut b = gz(b"second member\n").to_vec();
+        // Replace the deflate data with a stored block of length 60 (too long).
+        let stored = [0x01u8, 60, 0, !60u8, 0xff];
+        b.truncate(10);
+        b.extend_from_slice(&stored);
+        b.extend_from_slice(b"short");
+        let c = gz(b"third\n");
+        let d = gz(&[b'x'; 100]);
+        let data = [a.clone(), b.clone(), c.clone(), d].concat();
+        let mut src = source(data);
+        let (segments, breaks) = drain(&mut src);
+        assert_eq!(breaks.len(), 1, "{breaks:?}");
+        assert_eq!(breaks[0].offset, a.len() as u64);
+        // The damaged member's data comes out until the decoder fails.
+        assert!(segments[0].starts_with(b"first\nshort"));
+        assert!(segments[1].starts_with(b"third\n"), "{:?}", String::from_utf8_lossy(&segments[1]));
+    }
+
+    #[test]
+    fn bytes_that_are_not_gzip_between_members_are_a_break() {
+        let a = gz(b"one\n");
+        let c = gz(b"two\n");
+        let data = [a.clone(), b"junk junk".to_vec(), c.clone(), vec![0; 5]].concat();
+        let mut src = source(data);
+        let (segments, breaks) = drain(&mut src);
+        assert_eq!(segments, vec![b"one\n".to_vec(), b"two\n".to_vec(), Vec::new()]);
+        assert_eq!(breaks.len(), 2);
+        assert_eq!(breaks[0].offset, a.len() as u64);
+        assert_eq!(breaks[0].damaged_from, 4, "no delivered data damaged");
+        assert!(breaks[0].detail.starts_with("9 bytes"), "{}", breaks[0].detail);
+        assert_eq!(breaks[1].offset, (a.len() + 9 + c.len()) as u64);
+        assert!(breaks[1].detail.contains("no gzip member follows"));
+    }
+
+    #[test]
+    fn truncated_member_ends_the_input() {
+        let a = gz(b"one\n");
+        let b = gz(&vec![b'y'; 5000]);
+        let data = [a.clone(), b[..b.len() - 3].to_vec()].concat();
+        let mut src = source(data);
+        let (segments, breaks) = drain(&mut src);
+        assert_eq!(breaks.len(), 1);
+        assert_eq!(breaks[0].reason, SkipReason::TruncatedRecord);
+        assert_eq!(breaks[0].offset, a.len() as u64);
+        assert_eq!(segments.len(), 2);
+        assert!(segments[1].is_empty());
+    }
+
+    #[test]
+    fn lone_magic_byte_at_the_end_is_a_truncated_member() {
+        let a = gz(b"one\n");
+        let mut src = source([a.clone(), vec![0x1f]].concat());
+        let (_, breaks) = drain(&mut src);
+        assert_eq!(breaks.len(), 1);
+        assert_eq!(breaks[0].reason, SkipReason::TruncatedRecord);
+        assert_eq!(breaks[0].offset, a.len() as u64);
+    }
+
+    #[test]
+    fn peek_crosses_member_boundaries() {
+        let data = [gz(b"ab"), gz(b"cd"), gz(b"ef")].concat();
+        let mut src = source(data);
+        assert_eq!(src.peek(5).unwrap(), b"abcdef");
+        src.consume(3);
+        assert_eq!(src.to_next_member(), Some(1));
+        assert_eq!(src.fill_buf().unwrap(), b"def");
+    }
+
+    #[test]
+    fn skip_line_stops_at_member_starts() {
+        let data = [gz(b"garbage without newline "), gz(b"WARC/1.0\n")].concat();
+        let mut src = source(data);
+        src.peek(64).unwrap();
+        assert_eq!(src.skip_line(|_| ()).unwrap(), 24);
+        assert!(src.member_start_at(src.pos()).is_some());
+        assert_eq!(src.skip_line(|_| ()).unwrap(), 9);
+        assert_eq!(src.skip_line(|_| ()).unwrap(), 0);
+    }
+
+    #[test]
+    fn read_line_keeps_at_most_keep_bytes() {
+        let mut src = source(b"0123456789\nrest".to_vec());
+        let mut out = Vec::new();
+        let line = src.read_line(&mut out, 4).unwrap();
+        assert_eq!(line, Line { len: 11, complete: true });
+        assert_eq!(out, b"0123");
+        out.clear();
+        assert_eq!(src.read_line(&mut out, 100).unwrap(), Line { len: 4, complete: false });
+        assert_eq!(out, b"rest");
+    }
+
+    #[test]
+    fn read_exact_stops_at_the_end() {
+        let mut src = source(b"abcdef".to_vec());
+        let mut out = Vec::new();
+        assert_eq!(src.read_exact(4, Some(&mut out)).unwrap(), 4);
+        assert_eq!(src.read_exact(u64::MAX, None).unwrap(), 2);
+        assert_eq!(out, b"abcd");
+    }
+
+    /// A reader whose inner buffer hands out one byte at a time, to check
+    /// lookahead across buffer boundaries.
+    struct Trickle(Vec<u8>, usize);
+
+    impl Read for Trickle {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = self.fill_buf()?.len().min(buf.len());
+            buf[..n].copy_from_slice(&self.0[self.1..self.1 + n]);
+            self.1 += n;
+            Ok(n)
+        }
+    }
+
+    impl BufRead for Trickle {
+        fn fill_buf(&mut self) -> io::Result<&[u8]> {
+            let end = (self.1 + 1).min(self.0.len());
+            Ok(&self.0[self.1..end])
+        }
+        fn consume(&mut self, n: usize) {
+            self.1 += n;
+        }
+    }
+
+    #[test]
+    fn one_byte_buffers_give_the_same_result() {
+        let a = gz(b"one\n");
+        let mut bad = gz(&vec![b'z'; 3000]);
+        let mid = bad.len() / 2;
+        bad[mid] ^= 0xff;
+        bad[mid + 1] ^= 0xff;
+        let c = gz(b"three\n");
+        let data = [a.clone(), bad, b"xx".to_vec(), c].concat();
+        let (fast_segments, fast_breaks) = drain(&mut source(data.clone()));
+        let (slow_segments, slow_breaks) = drain(&mut Source::new(Box::new(Trickle(data, 0))).unwrap());
+        // How much of the damaged member comes out before the error depends
+        // on how the input is cut; the rest does not.
+        let key = |b: &Vec<Break>| b.iter().map(|b| (b.offset, b.reason)).collect::<Vec<_>>();
+        assert_eq!(key(&fast_breaks), key(&slow_breaks));
+        assert_eq!(fast_breaks.len(), 1);
+        assert_eq!(fast_segments[1..], slow_segments[1..]);
+        assert_eq!(fast_segments[1], b"three\n");
+        assert!(fast_segments[0].starts_with(b"one\n") && slow_segments[0].starts_with(b"one\n"));
+    }
+
+    /// An input that fails after some bytes.
+    struct Failing(Cursor<Vec<u8>>);
+
+    impl Read for Failing {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            match self.0.read(buf)? {
+                0 => Err(io::Error::other("disk on fire")),
+                n => Ok(n),
+            }
+        }
+    }
+
+    #[test]
+    fn io_errors_are_errors_not_breaks() {
+        let data = gz(&vec![b'q'; 10_000]);
+        let cut = data[..data.len() / 2].to_vec();
+        let mut src = Source::new(Box::new(io::BufReader::new(Failing(Cursor::new(cut))))).unwrap();
+        let mut err = None;
+        for _ in 0..100 {
+            match src.fill_buf() {
+                Ok([]) => break,
+                Ok(buf) => {
+                    let n = buf.len();
+                    src.consume(n);
+                }
+                Err(e) => {
+                    err = Some(e);
+                    break;
+                }
+            }
+        }
+        assert_eq!(err.expect("an I/O error").to_string(), "disk on fire");
+    }
+}

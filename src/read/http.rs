@@ -1,0 +1,422 @@
+//! Header blocks and HTTP responses, as archived crawls hold them.
+//!
+//! Parsing is tolerant of what crawlers write (LF or CRLF line ends,
+//! continuation lines, a status line without a reason phrase, a header that
+//! runs to the end of the block) and strict where guessing would give wrong
+//! documents: a header line without a colon is an error, since the rest of
+//! the block can no longer be trusted to be the body.
+//!
+//! The body is decoded as far as it is cheap and safe: `Transfer-Encoding:
+//! chunked` framing is removed, and `Content-Encoding` `gzip`, `x-gzip` and
+//! `deflate` are inflated (up to the record size limit). Archivers differ in
+//! whether they store bodies as sent or already decoded while keeping the
+//! header, so a body that does not parse as chunked, or does not start like
+//! compressed data, is taken as already decoded. Other content codings (`br`,
+//! `zstd`, `compress`) are not decoded: [`BodyError::Unsupported`].
+
+use std::io::{self, Read};
+
+use flate2::read::{DeflateDecoder, MultiGzDecoder, ZlibDecoder};
+
+use super::gz::find_byte;
+
+/// The parts of an HTTP response header that readers use.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Response {
+    pub status: u16,
+    /// Media type of `Content-Type`, lowercased, without parameters.
+    pub content_type: Option<String>,
+    /// Its `charset` parameter, lowercased, quotes removed.
+    pub charset: Option<String>,
+    /// Whether `Transfer-Encoding` names `chunked`.
+    pub chunked: bool,
+    /// The `Content-Encoding` values, lowercased, comma-separated.
+    pub content_encoding: String,
+    /// Where the body starts: just after the blank line that ends the
+    /// header, or the end of the block when no blank line ends it.
+    pub body_start: usize,
+}
+
+/// Why a body could not be decoded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BodyError {
+    /// The decoded body is longer than the limit.
+    TooLarge,
+    /// A content coding that is not decoded, or compressed data that does
+    /// not decompress at all; the detail says which.
+    Unsupported(String),
+}
+
+/// Parses the status line and header of the HTTP response at the start of
+/// `block`.
+pub fn parse_response(block: &[u8]) -> Result<Response, String> {
+    let (status_line, mut p) = match find_byte(b'\n', block) {
+        Some(i) => (block.get(..i).unwrap_or_default(), i + 1),
+        None => (block, block.len()),
+    };
+    let status = parse_status_line(strip_cr(status_line))?;
+    let fields_start = p;
+    // The header ends at the first blank line, or at the end of the block.
+    let (fields_end, body_start) = loop {
+        let rest = block.get(p..).unwrap_or_default();
+        match find_byte(b'\n', rest) {
+            Some(i) if strip_cr(rest.get(..i).unwrap_or_default()).is_empty() => break (p, p + i + 1),
+            Some(i) => p += i + 1,
+            None => break (block.len(), block.len()),
+        }
+    };
+    let fields = parse_fields(block.get(fields_start..fields_end).unwrap_or_default())?;
+    let mut resp = Response { status, body_start, ..Response::default() };
+    let mut encodings = Vec::new();
+    for (name, value) in &fields {
+        if name.eq_ignore_ascii_case("content-type") {
+            // The last one wins, as in browsers.
+            (resp.content_type, resp.charset) = parse_content_type(value);
+        } else if name.eq_ignore_ascii_case("transfer-encoding") {
+            resp.chunked |= value.split(',').any(|t| t.trim().eq_ignore_ascii_case("chunked"));
+        } else if name.eq_ignore_ascii_case("content-encoding") {
+            encodings.push(value.to_ascii_lowercase());
+        }
+    }
+    resp.content_encoding = encodings.join(",");
+    Ok(resp)
+}
+
+/// The status code of `HTTP/x.y NNN [reason]`.
+fn parse_status_line(line: &[u8]) -> Result<u16, String> {
+    let bad = || format!("bad HTTP status line {}", snippet(line));
+    let rest = line.strip_prefix(b"HTTP/").ok_or_else(bad)?;
+    let after_version = rest.iter().position(|&b| b == b' ' || b == b'\t').ok_or_else(bad)?;
+    let rest = trim_start(rest.get(after_version..).unwrap_or_default());
+    let code_len = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    let next = rest.get(code_len).copied();
+    if code_len != 3 || !matches!(next, None | Some(b' ' | b'\t')) {
+        return Err(bad());
+    }
+    let code = rest.get(..3).unwrap_or_default();
+    Ok(code.iter().fold(0u16, |n, &d| n * 10 + u16::from(d - b'0')))
+}
+
+/// Parses a block of `Name: value` lines up to its first blank line: names
+/// as written, values trimmed, a continuation line (starting with a space or
+/// a tab) joined to the previous value with one space. A line without a
+/// colon is an error.
+pub fn parse_fields(block: &[u8]) -> Result<Vec<(String, String)>, String> {
+    let mut fields: Vec<(String, String)> = Vec::new();
+    for line in block.split(|&b| b == b'\n') {
+        let line = strip_cr(line);
+        if line.is_empty() {
+            break;
+        }
+        if line.first().is_some_and(|&b| b == b' ' || b == b'\t') {
+            let more = trim(line);
+            let Some((_, value)) = fields.last_mut() else {
+                return Err(format!("continuation line before any header field: {}", snippet(line)));
+            };
+            if !more.is_empty() {
+                value.push(' ');
+                value.push_str(&String::from_utf8_lossy(more));
+            }
+            continue;
+        }
+        let Some(colon) = find_byte(b':', line) else {
+            return Err(format!("header line without a colon: {}", snippet(line)));
+        };
+        let name = trim(line.get(..colon).unwrap_or_default());
+        if name.is_empty() {
+            return Err(format!("header line without a name: {}", snippet(line)));
+        }
+        let value = trim(line.get(colon + 1..).unwrap_or_default());
+        fields
+            .push((String::from_utf8_lossy(name).into_owned(), String::from_utf8_lossy(value).into_owned()));
+    }
+    Ok(fields)
+}
+
+/// The media type (lowercased, without parameters) and charset parameter
+/// (lowercased, without quotes) of a `Content-Type` value; `None` for parts
+/// that are missing or empty.
+pub fn parse_content_type(value: &str) -> (Option<String>, Option<String>) {
+    let mut parts = value.split(';');
+    let media = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
+    let charset = parts.find_map(|param| {
+        let (name, value) = param.split_once('=')?;
+        if !name.trim().eq_ignore_ascii_case("charset") {
+            return None;
+        }
+        let value = value.trim().trim_matches(|c| c == '"' || c == '\'').trim();
+        (!value.is_empty()).then(|| value.to_ascii_lowercase())
+    });
+    ((!media.is_empty()).then_some(media), charset)
+}
+
+/// Undoes the transfer and content codings of `resp` on its `body`, keeping
+/// at most `max` decoded bytes.
+pub fn decode_body(resp: &Response, mut body: Vec<u8>, max: u64) -> Result<Vec<u8>, BodyError> {
+    if resp.chunked
+        && let Some(plain) = dechunk(&body)
+    {
+        body = plain;
+    }
+    for coding in resp.content_encoding.split(',').rev().map(str::trim) {
+        body = match coding {
+            "" | "identity" => body,
+            "gzip" | "x-gzip" => gunzip(body, max)?,
+            "deflate" => inflate(body, max)?,
+            other => {
+                return Err(BodyError::Unsupported(format!("content encoding {other:?} is not decoded")));
+            }
+        };
+    }
+    Ok(body)
+}
+
+/// Removes chunked framing. `None` when `data` does not start with a chunk
+/// size line (it was stored de-chunked). A chunk cut short or bad framing
+/// after the first chunk ends the body there: archives often truncate long
+/// responses.
+fn dechunk(data: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(data.len());
+    let mut p = 0usize;
+    let mut first = true;
+    loop {
+        let rest = data.get(p..).unwrap_or_default();
+        let size = find_byte(b'\n', rest).and_then(|nl| {
+            let line = strip_cr(rest.get(..nl).unwrap_or_default());
+            let digits = trim(line.split(|&b| b == b';').next().unwrap_or_default());
+            Some((parse_hex(digits)?, nl + 1))
+        });
+        let Some((size, line_len)) = size else {
+            return if first { None } else { Some(out) };
+        };
+        first = false;
+        p += line_len;
+        if size == 0 {
+            return Some(out);
+        }
+        let end = p.saturating_add(size).min(data.len());
+        out.extend_from_slice(data.get(p..end).unwrap_or_default());
+        if end < p.saturating_add(size) {
+            return Some(out);
+        }
+        p = end;
+        let after = data.get(p..).unwrap_or_default();
+        if after.starts_with(b"\r\n") {
+            p += 2;
+        } else if after.starts_with(b"\n") {
+            p += 1;
+        }
+    }
+}
+
+/// A chunk size: 1 to 15 hex digits.
+fn parse_hex(digits: &[u8]) -> Option<usize> {
+    if digits.is_empty() || digits.len() > 15 {
+        return None;
+    }
+    let mut n = 0usize;
+    for &d in digits {
+        let v = char::from(d).to_digit(16)?;
+        n = n.checked_mul(16)?.checked_add(v as usize)?;
+    }
+    Some(n)
+}
+
+/// Inflates a gzip-encoded body; a body that does not start with the gzip
+/// magic is taken as already decoded.
+fn gunzip(body: Vec<u8>, max: u64) -> Result<Vec<u8>, BodyError> {
+    if !body.starts_with(&[0x1f, 0x8b]) {
+        return Ok(body);
+    }
+    let (out, err) = read_capped(MultiGzDecoder::new(body.as_slice()), max)?;
+    match err {
+        Some(e) if out.is_empty() => {
+            Err(BodyError::Unsupported(format!("gzip-encoded body does not decompress ({e})")))
+        }
+        _ => Ok(out),
+    }
+}
+
+/// Inflates a deflate-encoded body: zlib-wrapped as the standard says, or
+/// raw deflate as some servers send. A body that is neither is taken as
+/// already decoded.
+fn inflate(body: Vec<u8>, max: u64) -> Result<Vec<u8>, BodyError> {
+    let zlib = match body.as_slice() {
+        [cmf, flg, ..] => cmf & 0x0f == 8 && (u16::from(*cmf) * 256 + u16::from(*flg)) % 31 == 0,
+        _ => false,
+    };
+    let (out, err) = if zlib {
+        read_capped(ZlibDecoder::new(body.as_slice()), max)?
+    } else {
+        read_capped(DeflateDecoder::new(body.as_slice()), max)?
+    };
+    match err {
+        Some(_) if out.is_empty() => Ok(body),
+        _ => Ok(out),
+    }
+}
+
+/// Reads `r` to its end or first error, failing when it gives more than
+/// `max` bytes. Returns what was read and the error, if any: a truncated
+/// stream still gives its prefix.
+fn read_capped(r: impl Read, max: u64) -> Result<(Vec<u8>, Option<io::Error>), BodyError> {
+    let mut out = Vec::new();
+    let err = r.take(max.saturating_add(1)).read_to_end(&mut out).err();
+    if out.len() as u64 > max {
+        return Err(BodyError::TooLarge);
+    }
+    Ok((out, err))
+}
+
+/// `line` without one trailing `\r`.
+pub fn strip_cr(line: &[u8]) -> &[u8] {
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+/// `bytes` without leading and trailing spaces, tabs and CRs.
+pub fn trim(bytes: &[u8]) -> &[u8] {
+    let is_space = |b: &u8| matches!(b, b' ' | b'\t' | b'\r');
+    let start = bytes.iter().position(|b| !is_space(b)).unwrap_or(bytes.len());
+    let end = bytes.iter().rposition(|b| !is_space(b)).map_or(start, |i| i + 1);
+    bytes.get(start..end).unwrap_or_default()
+}
+
+fn trim_start(bytes: &[u8]) -> &[u8] {
+    let start = bytes.iter().position(|b| !matches!(b, b' ' | b'\t')).unwrap_or(bytes.len());
+    bytes.get(start..).unwrap_or_default()
+}
+
+/// The start of a bad line, quoted, for skip details.
+pub fn snippet(line: &[u8]) -> String {
+    const MAX: usize = 60;
+    let text = String::from_utf8_lossy(line.get(..MAX).unwrap_or(line));
+    if line.len() > MAX { format!("{text:?}...") } else { format!("{text:?}") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flate2::Compression;
+    use flate2::write::{GzEncoder, ZlibEncoder};
+    use std::io::Write;
+
+    #[test]
+    fn response_with_crlf_header() {
+        let block =
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/HTML; charset=\"UTF-8\"\r\nServer: x\r\n\r\n<p>hi";
+        let resp = parse_response(block).unwrap();
+        assert_eq!(resp.status, 200);
+        assert_eq!(resp.content_type.as_deref(), Some("text/html"));
+        assert_eq!(resp.charset.as_deref(), Some("utf-8"));
+        assert_eq!(&block[resp.body_start..], b"<p>hi");
+    }
+
+    #[test]
+    fn response_with_lf_header_and_no_reason() {
+        let block = b"HTTP/1.0 404\nContent-Type: text/plain\n\nnot found\n";
+        let resp = parse_response(block).unwrap();
+        assert_eq!(resp.status, 404);
+        assert_eq!(&block[resp.body_start..], b"not found\n");
+    }
+
+    #[test]
+    fn header_running_to_the_end_of_the_block_has_an_empty_body() {
+        let block = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n";
+        let resp = parse_response(block).unwrap();
+        assert_eq!(resp.body_start, block.len());
+        let resp = parse_response(b"HTTP/1.1 200 OK").unwrap();
+        assert_eq!(resp.body_start, 15);
+    }
+
+    #[test]
+    fn bad_responses_are_errors() {
+        for block in [
+            &b"HTTP/1.1 200 OK\r\nno colon here\r\n\r\nbody"[..],
+            b"HTTP/1.1 20 OK\r\n\r\n",
+            b"HTTP/1.1 2000 OK\r\n\r\n",
+            b"HTTP/1.1\r\n\r\n",
+            b"ICY 200 OK\r\n\r\n",
+            b"",
+            b"HTTP/1.1 200 OK\r\n : empty name\r\n\r\n",
+        ] {
+            assert!(parse_response(block).is_err(), "{:?}", String::from_utf8_lossy(block));
+        }
+    }
+
+    #[test]
+    fn fields_fold_continuation_lines() {
+        let fields = parse_fields(b"A: one\r\n  two\r\n\tthree\r\nB :x\r\n\r\nC: after").unwrap();
+        assert_eq!(fields, vec![("A".into(), "one two three".into()), ("B".into(), "x".into())]);
+        assert!(parse_fields(b" lonely continuation\n").is_err());
+    }
+
+    #[test]
+    fn content_type_parameters() {
+        assert_eq!(parse_content_type("text/plain"), (Some("text/plain".into()), None));
+        assert_eq!(
+            parse_content_type(" Text/Html ;foo=bar; Charset='ISO-8859-1' "),
+            (Some("text/html".into()), Some("iso-8859-1".into()))
+        );
+        assert_eq!(parse_content_type(""), (None, None));
+        assert_eq!(parse_content_type("; charset="), (None, None));
+    }
+
+    fn resp(chunked: bool, encoding: &str) -> Response {
+        Response { status: 200, chunked, content_encoding: encoding.into(), ..Response::default() }
+    }
+
+    #[test]
+    fn chunked_bodies_are_unframed() {
+        let body = b"5\r\nhello\r\n7;ext=1\r\n, world\r\n0\r\nTrailer: x\r\n\r\n".to_vec();
+        assert_eq!(decode_body(&resp(true, ""), body, 100).unwrap(), b"hello, world");
+        // Stored already de-chunked: kept.
+        assert_eq!(decode_body(&resp(true, ""), b"plain text".to_vec(), 100).unwrap(), b"plain text");
+        // Cut off inside a chunk: the prefix.
+        assert_eq!(decode_body(&resp(true, ""), b"a\nhello".to_vec(), 100).unwrap(), b"hello");
+        assert_eq!(
+            decode_body(&resp(true, ""), b"ffffffffffffffff\nx".to_vec(), 100).unwrap(),
+            b"ffffffffffffffff\nx"
+        );
+    }
+
+    #[test]
+    fn gzip_and_deflate_bodies_are_inflated() {
+        let text = b"some text that was compressed by the server".repeat(3);
+        let mut gz = GzEncoder::new(Vec::new(), Compression::default());
+        gz.write_all(&text).unwrap();
+        let gz = gz.finish().unwrap();
+        assert_eq!(decode_body(&resp(false, "gzip"), gz.clone(), 1000).unwrap(), text);
+        assert_eq!(decode_body(&resp(false, "x-gzip"), gz.clone(), 1000).unwrap(), text);
+        // A truncated stream gives its prefix.
+        let cut = decode_body(&resp(false, "gzip"), gz[..gz.len() - 20].to_vec(), 1000).unwrap();
+        assert!(text.starts_with(&cut));
+        // Over the limit.
+        assert_eq!(decode_body(&resp(false, "gzip"), gz.clone(), 10), Err(BodyError::TooLarge));
+        // Already decoded by the archiver.
+        assert_eq!(decode_body(&resp(false, "gzip"), text.clone(), 1000).unwrap(), text);
+
+        let mut z = ZlibEncoder::new(Vec::new(), Compression::default());
+        z.write_all(&text).unwrap();
+        let z = z.finish().unwrap();
+        assert_eq!(decode_body(&resp(false, "deflate"), z, 1000).unwrap(), text);
+        let mut raw = flate2::write::DeflateEncoder::new(Vec::new(), Compression::default());
+        raw.write_all(&text).unwrap();
+        assert_eq!(decode_body(&resp(false, "deflate"), raw.finish().unwrap(), 1000).unwrap(), text);
+        assert!(matches!(
+            decode_body(&resp(false, "br"), text.clone(), 1000),
+            Err(BodyError::Unsupported(_))
+        ));
+        assert!(matches!(
+            decode_body(&resp(false, "gzip"), vec![0x1f, 0x8b, 0, 0, 0], 1000),
+            Err(BodyError::Unsupported(_))
+        ));
+    }
+
+    #[test]
+    fn trim_and_snippet() {
+        assert_eq!(trim(b" \t a b \r"), b"a b");
+        assert_eq!(trim(b"   "), b"");
+        assert_eq!(snippet(b"abc"), "\"abc\"");
+        assert!(snippet(&[b'x'; 100]).ends_with("..."));
+    }
+}

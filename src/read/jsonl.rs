@@ -1,0 +1,378 @@
+//! JSONL: one JSON object per line (plain or gzip).
+//!
+//! # Grammar as accepted
+//!
+//! ```text
+//! file  = *line
+//! line  = *WS [object *WS] ( LF / CRLF / end of input )   ; WS: space, tab, CR
+//! ```
+//!
+//! A line of whitespace only is ignored. Every other line must be one JSON
+//! object (nothing after it but whitespace) with a string in the text field
+//! (default `text`); the URL field (default `url`) must be a string, `null`
+//! or absent (then the URL is empty). Other fields are ignored without being
+//! built. When a key appears twice, the last value counts. A UTF-8 byte order
+//! mark at the start of the input is ignored.
+//!
+//! Anything else is a [`SkipReason::BadJson`] skip at the line's offset,
+//! with serde_json's message (or which field is wrong) as its detail. A line
+//! longer than `max_record_bytes` is read past and skipped with
+//! [`SkipReason::RecordTooLarge`]. Documents get the text as their body
+//! (UTF-8) and the content type `text/plain`.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::io::{self, BufRead};
+
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde_json::Value;
+
+use super::gz::{Source, push_break_skips, skip};
+use super::{Item, RawDoc, Reader, SkipReason};
+
+/// Reads JSONL documents from a [`Source`].
+pub struct JsonlReader {
+    src: Source,
+    url_field: String,
+    text_field: String,
+    max_record_bytes: u64,
+    queue: VecDeque<Item>,
+    /// The current line, reused.
+    line: Vec<u8>,
+    started: bool,
+    done: bool,
+}
+
+impl JsonlReader {
+    /// A reader of `src` that takes URLs and texts from the named fields.
+    pub fn new(src: Source, url_field: &str, text_field: &str, max_record_bytes: u64) -> JsonlReader {
+        JsonlReader {
+            src,
+            url_field: url_field.to_string(),
+            text_field: text_field.to_string(),
+            max_record_bytes,
+            queue: VecDeque::new(),
+            line: Vec::new(),
+            started: false,
+            done: false,
+        }
+    }
+
+    /// A reader of raw (plain or gzip) bytes.
+    pub fn from_reader(
+        raw: Box<dyn BufRead + Send>,
+        url_field: &str,
+        text_field: &str,
+        max_record_bytes: u64,
+    ) -> io::Result<JsonlReader> {
+        Ok(JsonlReader::new(Source::new(raw)?, url_field, text_field, max_record_bytes))
+    }
+
+    /// Reads one line and queues what it makes, if anything.
+    fn step(&mut self) -> io::Result<()> {
+        if !self.started {
+            self.started = true;
+            self.src.skip_bom()?;
+        }
+        // Looking at the data first makes the member (if any) that starts
+        // here known.
+        self.src.fill_buf()?;
+        let start = self.src.start_here();
+        self.line.clear();
+        let keep = usize::try_from(self.max_record_bytes).unwrap_or(usize::MAX).saturating_add(2);
+        let line = self.src.read_line(&mut self.line, keep)?;
+        if line.len == 0 {
+            match self.src.take_break() {
+                Some(brk) => push_break_skips(&mut self.queue, None, brk),
+                None => self.done = true,
+            }
+            return Ok(());
+        }
+        let damage = if !line.complete && self.src.at_break() {
+            self.src.take_break()
+        } else {
+            self.src.record_damage(start)?
+        };
+        if let Some(brk) = damage {
+            push_break_skips(&mut self.queue, Some(start), brk);
+            return Ok(());
+        }
+        let text = trim_line_end(&self.line);
+        if text.iter().all(|&b| matches!(b, b' ' | b'\t' | b'\r')) {
+            return Ok(());
+        }
+        if text.len() as u64 > self.max_record_bytes {
+            let detail = format!("line over the limit of {} bytes", self.max_record_bytes);
+            self.queue.push_back(skip(start.offset, SkipReason::RecordTooLarge, detail));
+            return Ok(());
+        }
+        let item = match parse_line(text, &self.url_field, &self.text_field) {
+            Ok((url, text)) => Item::Doc(RawDoc {
+                offset: start.offset,
+                url,
+                content_type: Some("text/plain".to_string()),
+                charset: None,
+                body: text.into_bytes(),
+            }),
+            Err(detail) => skip(start.offset, SkipReason::BadJson, detail),
+        };
+        self.queue.push_back(item);
+        Ok(())
+    }
+}
+
+impl Reader for JsonlReader {
+    fn next_item(&mut self) -> io::Result<Option<Item>> {
+        loop {
+            if let Some(item) = self.queue.pop_front() {
+                return Ok(Some(item));
+            }
+            if self.done {
+                return Ok(None);
+            }
+            self.step()?;
+        }
+    }
+}
+
+/// `line` without its `\n` or `\r\n`.
+fn trim_line_end(line: &[u8]) -> &[u8] {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+/// The URL (empty when absent) and text of one JSON line.
+fn parse_line(line: &[u8], url_field: &str, text_field: &str) -> Result<(String, String), String> {
+    let mut de = serde_json::Deserializer::from_slice(line);
+    let fields = Fields { url_field, text_field }.deserialize(&mut de).map_err(|e| e.to_string())?;
+    de.end().map_err(|e| e.to_string())?;
+    let text = fields.text.ok_or_else(|| format!("no string field {text_field:?}"))?;
+    Ok((fields.url.unwrap_or_default(), text))
+}
+
+/// Deserializes an object, keeping only the two fields.
+#[derive(Clone, Copy)]
+struct Fields<'a> {
+    url_field: &'a str,
+    text_field: &'a str,
+}
+
+#[derive(Default)]
+struct Found {
+    url: Option<String>,
+    text: Option<String>,
+}
+
+impl<'de> DeserializeSeed<'de> for Fields<'_> {
+    type Value = Found;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Found, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Fields<'_> {
+    type Value = Found;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Found, A::Error> {
+        let mut found = Found::default();
+        while let Some(key) = map.next_key_seed(Key(self))? {
+            let (is_url, is_text) = key;
+            if !is_url && !is_text {
+                map.next_value::<IgnoredAny>()?;
+                continue;
+            }
+            let name = if is_text { self.text_field } else { self.url_field };
+            let value = match map.next_value::<Value>()? {
+                Value::String(s) => Some(s),
+                Value::Null if !is_text => None,
+                other => {
+                    return Err(de::Error::custom(format!(
+                        "field {name:?} is {}, not a string",
+                        kind(&other)
+                    )));
+                }
+            };
+            if is_url {
+                found.url.clone_from(&value);
+            }
+            if is_text {
+                found.text = value;
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// A key, as (is the URL field, is the text field), compared without
+/// allocating when it has no escapes.
+struct Key<'a>(Fields<'a>);
+
+impl<'de> DeserializeSeed<'de> for Key<'_> {
+    type Value = (bool, bool);
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(bool, bool), D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Key<'_> {
+    type Value = (bool, bool);
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a field name")
+    }
+
+    fn visit_str<E: de::Error>(self, key: &str) -> Result<(bool, bool), E> {
+        Ok((key == self.0.url_field, key == self.0.text_field))
+    }
+}
+
+/// "a number", "an array"...: what a JSON value is, for details.
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::read::Skip;
+    use flate2::Compression;
+    use flate2::write::GzEncoder;
+    use std::io::{Cursor, Write};
+
+    fn read(data: &[u8], url: &str, text: &str) -> Vec<Item> {
+        read_max(data, url, text, 1 << 20)
+    }
+
+    fn read_max(data: &[u8], url: &str, text: &str, max: u64) -> Vec<Item> {
+        let mut r = JsonlReader::from_reader(Box::new(Cursor::new(data.to_vec())), url, text, max).unwrap();
+        let mut items = Vec::new();
+        while let Some(item) = r.next_item().unwrap() {
+            items.push(item);
+        }
+        items
+    }
+
+    fn doc(item: &Item) -> &RawDoc {
+        match item {
+            Item::Doc(d) => d,
+            Item::Skip(s) => panic!("expected a document, got {s:?}"),
+        }
+    }
+
+    fn bad(item: &Item) -> &Skip {
+        match item {
+            Item::Skip(s) => s,
+            Item::Doc(d) => panic!("expected a skip, got {d:?}"),
+        }
+    }
+
+    #[test]
+    fn good_lines_become_documents_at_line_offsets() {
+        let data = b"{\"url\": \"http://a/\", \"text\": \"one\\ntwo\", \"n\": [1, {\"x\": 2}]}\n\
+            \n   \r\n{\"text\": \"no url\"}\r\n{\"url\": null, \"text\": \"\\u00e9\"}";
+        let items = read(data, "url", "text");
+        assert_eq!(items.len(), 3);
+        let a = doc(&items[0]);
+        assert_eq!((a.offset, a.url.as_str(), a.body.as_slice()), (0, "http://a/", &b"one\ntwo"[..]));
+        assert_eq!(a.content_type.as_deref(), Some("text/plain"));
+        assert_eq!(doc(&items[1]).offset, 67);
+        assert_eq!(doc(&items[1]).url, "");
+        assert_eq!(doc(&items[2]).body, "é".as_bytes());
+    }
+
+    #[test]
+    fn bad_lines_are_skipped_with_their_offsets() {
+        let lines = [
+            "{\"url\": \"x\"}",
+            "not json",
+            "[1, 2]",
+            "\"text\"",
+            "{\"text\": 5}",
+            "{\"text\": null}",
+            "{\"text\": \"a\"} trailing",
+            "{\"url\": 7, \"text\": \"a\"}",
+            "{\"text\": \"cut off",
+        ];
+        let data = lines.join("\n");
+        let items = read(data.as_bytes(), "url", "text");
+        assert_eq!(items.len(), lines.len());
+        let mut offset = 0;
+        for (item, line) in items.iter().zip(lines) {
+            let s = bad(item);
+            assert_eq!(s.reason, SkipReason::BadJson, "{line}");
+            assert_eq!(s.offset, offset, "{line}");
+            assert!(!s.detail.is_empty());
+            offset += line.len() as u64 + 1;
+        }
+        assert_eq!(bad(&items[0]).detail, "no string field \"text\"");
+        assert!(bad(&items[4]).detail.contains("\"text\" is a number"), "{}", bad(&items[4]).detail);
+    }
+
+    #[test]
+    fn field_names_are_configurable() {
+        let data =
+            b"{\"address\": \"http://a/\", \"body\": \"real\", \"text\": \"decoy\", \"url\": \"decoy\"}\n";
+        let items = read(data, "address", "body");
+        assert_eq!(doc(&items[0]).url, "http://a/");
+        assert_eq!(doc(&items[0]).body, b"real");
+        // Escaped key names match too; the same field may be both.
+        let items = read(b"{\"b\\u006fdy\": \"t\"}\n", "body", "body");
+        assert_eq!((doc(&items[0]).url.as_str(), doc(&items[0]).body.as_slice()), ("t", &b"t"[..]));
+    }
+
+    #[test]
+    fn gzip_jsonl_gives_decompressed_line_offsets() {
+        let plain = b"{\"text\": \"a\"}\n{\"text\": \"b\"}\n";
+        let mut enc = GzEncoder::new(Vec::new(), Compression::default());
+        enc.write_all(plain).unwrap();
+        let items = read(&enc.finish().unwrap(), "url", "text");
+        assert_eq!(items.iter().map(|i| doc(i).offset).collect::<Vec<_>>(), [0, 14]);
+    }
+
+    #[test]
+    fn long_lines_are_skipped_and_bom_ignored() {
+        let data = format!("\u{feff}{{\"text\": \"{}\"}}\n{{\"text\": \"ok\"}}\n", "x".repeat(100));
+        let items = read_max(data.as_bytes(), "url", "text", 50);
+        assert_eq!(bad(&items[0]).reason, SkipReason::RecordTooLarge);
+        assert_eq!(bad(&items[0]).offset, 3);
+        assert_eq!(doc(&items[1]).body, b"ok");
+    }
+
+    #[test]
+    fn corrupt_gzip_member_drops_its_lines_and_reading_goes_on() {
+        let gz = |s: &str| {
+            let mut enc = GzEncoder::new(Vec::new(), Compression::default());
+            enc.write_all(s.as_bytes()).unwrap();
+            enc.finish().unwrap()
+        };
+        let a = gz("{\"text\": \"a\"}\n");
+        let mut b =
+            gz(&"{\"text\": \"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\"}\n".repeat(20));
+        let n = b.len();
+        b[n - 6] ^= 0xff;
+        let c = gz("{\"text\": \"c\"}\n");
+        let items = read(&[a.clone(), b, c].concat(), "url", "text");
+        let last = doc(items.last().unwrap());
+        assert_eq!(last.body, b"c");
+        assert!(items.iter().any(|i| matches!(i, Item::Skip(s) if s.reason == SkipReason::CorruptGzip)));
+    }
+
+    #[test]
+    fn empty_input_gives_nothing() {
+        assert!(read(b"", "url", "text").is_empty());
+        assert!(read(b"\n\n", "url", "text").is_empty());
+    }
+}

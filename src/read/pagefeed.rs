@@ -1,0 +1,511 @@
+//! WebBase page feeds: pages one after another, each behind a separator
+//! line and a small header (plain or gzip).
+//!
+//! # Grammar as accepted
+//!
+//! ```text
+//! feed        = preamble *record
+//! preamble    = *line                     ; anything before the first separator line
+//! record      = separator-line header blank-line [http-header] page
+//! separator-line = "==P=>>>>=i===<<<<=T===>=A=<=!Junghoo!==>" EOL
+//!                                         ; exactly this, from the start of a line
+//! EOL         = LF / CRLF / end of input
+//! header      = *field
+//! field       = name ":" value EOL        ; any order, names in any case
+//!             / (SP / HT) value EOL       ; continuation of the previous value
+//! blank-line  = LF / CRLF
+//! http-header = "HTTP/" version SP status [SP reason] EOL *field blank-line
+//!                                         ; present when the line after the
+//!                                         ; blank line starts with "HTTP/"
+//! page        = every byte up to the next separator line or the end of input,
+//!               less one line end (LF or CRLF) right before it
+//! ```
+//!
+//! So a page `P` is written as `P` LF, then the next separator line: the
+//! line end before a separator belongs to the separator, not the page, and
+//! one final line end at the end of the input is not part of the last page
+//! either, so the same page gives the same bytes wherever it is. A page
+//! cannot contain a line that is exactly the separator.
+//!
+//! The header must have a `URL:` field, whose value (trimmed) is the
+//! document's URL. `Date:`, `Position:`, `DocId:` and any other `Key: value`
+//! fields are accepted and ignored: feeds from different crawls carry
+//! different ones. With an HTTP header, a status other than 200 is a
+//! [`SkipReason::HttpStatus`] skip, and the content type is the HTTP
+//! `Content-Type` (chunked framing and gzip/deflate content coding are
+//! removed as for WARC); without one the content type is `None` and
+//! extraction sniffs the page.
+//!
+//! Damage: a header without `URL:`, a header line without a colon, or a
+//! header (record or HTTP) that runs into the next separator before its
+//! blank line is a [`SkipReason::CorruptHeader`] skip of the record (reading
+//! goes on at the next separator). A record whose header is cut off by the
+//! end of input is a [`SkipReason::TruncatedRecord`] skip. Non-whitespace
+//! bytes before the first separator (or after damaged gzip data, up to the
+//! next separator) are one [`SkipReason::Garbage`] skip; a whitespace-only
+//! preamble and a UTF-8 byte order mark are ignored. A page longer than
+//! `max_record_bytes` is read past and skipped with
+//! [`SkipReason::RecordTooLarge`].
+
+use std::collections::VecDeque;
+use std::io::{self, BufRead};
+
+use super::gz::{Source, Start, push_break_skips, skip};
+use super::http::{self, BodyError, Response};
+use super::{Item, RawDoc, Reader, SkipReason};
+
+/// The line before every record.
+pub const SEPARATOR: &[u8] = b"==P=>>>>=i===<<<<=T===>=A=<=!Junghoo!==>";
+
+/// The longest record or HTTP header read; a longer one is corrupt.
+pub const MAX_HEADER_BYTES: usize = 1 << 20;
+
+/// Reads page-feed records from a [`Source`].
+pub struct PageFeedReader {
+    src: Source,
+    max_record_bytes: u64,
+    queue: VecDeque<Item>,
+    /// The record header and the HTTP header of the current record, reused.
+    head: Vec<u8>,
+    http_head: Vec<u8>,
+    started: bool,
+    done: bool,
+}
+
+/// How reading a header block ended.
+enum Block {
+    /// Up to and including its blank line.
+    Complete,
+    /// A separator line came before the blank line.
+    CutBySeparator,
+    TooLong,
+    /// The input ended or broke.
+    Lost,
+}
+
+impl PageFeedReader {
+    /// A reader of `src`, keeping pages of at most `max_record_bytes`.
+    pub fn new(src: Source, max_record_bytes: u64) -> PageFeedReader {
+        PageFeedReader {
+            src,
+            max_record_bytes,
+            queue: VecDeque::new(),
+            head: Vec::new(),
+            http_head: Vec::new(),
+            started: false,
+            done: false,
+        }
+    }
+
+    /// A reader of raw (plain or gzip) bytes.
+    pub fn from_reader(raw: Box<dyn BufRead + Send>, max_record_bytes: u64) -> io::Result<PageFeedReader> {
+        Ok(PageFeedReader::new(Source::new(raw)?, max_record_bytes))
+    }
+
+    /// Reads one record, or the bytes before one, queueing what they make.
+    fn step(&mut self) -> io::Result<()> {
+        if !self.started {
+            self.started = true;
+            self.src.skip_bom()?;
+        }
+        let (empty, separator) = {
+            let head = self.src.peek(SEPARATOR.len() + 2)?;
+            (head.is_empty(), is_separator_line(head))
+        };
+        if empty {
+            match self.src.take_break() {
+                Some(brk) => push_break_skips(&mut self.queue, None, brk),
+                None => self.done = true,
+            }
+            return Ok(());
+        }
+        let start = self.src.start_here();
+        if separator { self.read_record(start) } else { self.skip_garbage(start) }
+    }
+
+    /// Skips lines up to the next separator line, reporting them as garbage
+    /// unless they are all whitespace.
+    fn skip_garbage(&mut self, start: Start) -> io::Result<()> {
+        let mut skipped = 0u64;
+        let mut text = false;
+        loop {
+            let n = self.src.skip_line(|bytes| text |= bytes.iter().any(|b| !b.is_ascii_whitespace()))?;
+            skipped += n;
+            if n == 0 || at_separator(&mut self.src)? {
+                break;
+            }
+        }
+        if text {
+            let detail = format!("{skipped} bytes outside any page-feed record");
+            self.push_unless_damaged(start, skip(start.offset, SkipReason::Garbage, detail))?;
+        }
+        Ok(())
+    }
+
+    /// Reads the record whose separator line is at `start`.
+    fn read_record(&mut self, start: Start) -> io::Result<()> {
+        self.src.skip_line(|_| ())?;
+        match read_header_block(&mut self.src, &mut self.head)? {
+            Block::Complete => {}
+            Block::CutBySeparator => {
+                return self.corrupt(start, "record header not ended by a blank line", false);
+            }
+            Block::TooLong => return self.corrupt(start, "record header too long", true),
+            Block::Lost => {
+                self.lost(start, "record header cut off at end of input");
+                return Ok(());
+            }
+        }
+        let url = match http::parse_fields(&self.head) {
+            Ok(fields) => {
+                fields.into_iter().find(|(name, _)| name.eq_ignore_ascii_case("URL")).map(|(_, v)| v)
+            }
+            Err(detail) => return self.corrupt(start, &detail, true),
+        };
+        let Some(url) = url else {
+            return self.corrupt(start, "record header without a URL: line", true);
+        };
+        let http = if self.src.peek(5)?.starts_with(b"HTTP/") {
+            match read_header_block(&mut self.src, &mut self.http_head)? {
+                Block::Complete => Some(http::parse_response(&self.http_head)),
+                Block::CutBySeparator => {
+                    return self.corrupt(start, "HTTP header not ended by a blank line", false);
+                }
+                Block::TooLong => return self.corrupt(start, "HTTP header too long", true),
+                Block::Lost => {
+                    self.lost(start, "HTTP header cut off at end of input");
+                    return Ok(());
+                }
+            }
+        } else {
+            None
+        };
+        let keep = matches!(&http, None | Some(Ok(Response { status: 200, .. })));
+        let Some((page, len)) = self.read_page(start, keep)? else {
+            return Ok(());
+        };
+        let item = match http {
+            Some(Err(detail)) => {
+                skip(start.offset, SkipReason::CorruptHeader, format!("HTTP header: {detail}"))
+            }
+            Some(Ok(resp)) if resp.status != 200 => {
+                skip(start.offset, SkipReason::HttpStatus, resp.status.to_string())
+            }
+            _ if len > self.max_record_bytes => skip(
+                start.offset,
+                SkipReason::RecordTooLarge,
+                format!("{len}-byte page over the limit of {} bytes", self.max_record_bytes),
+            ),
+            Some(Ok(resp)) => match http::decode_body(&resp, page, self.max_record_bytes) {
+                Ok(body) => Item::Doc(RawDoc {
+                    offset: start.offset,
+                    url,
+                    content_type: resp.content_type,
+                    charset: resp.charset,
+                    body,
+                }),
+                Err(BodyError::TooLarge) => skip(
+                    start.offset,
+                    SkipReason::RecordTooLarge,
+                    format!("decoded page over the limit of {} bytes", self.max_record_bytes),
+                ),
+                Err(BodyError::Unsupported(detail)) => {
+                    skip(start.offset, SkipReason::UnsupportedEncoding, detail)
+                }
+            },
+            None => {
+                Item::Doc(RawDoc { offset: start.offset, url, content_type: None, charset: None, body: page })
+            }
+        };
+        self.queue.push_back(item);
+        Ok(())
+    }
+
+    /// Reads a page up to the next separator line or the end of input,
+    /// keeping it if `keep`. Returns it and its length (without the final
+    /// line end), or `None` when a break damaged it (the skips are queued).
+    fn read_page(&mut self, start: Start, keep: bool) -> io::Result<Option<(Vec<u8>, u64)>> {
+        // Two more bytes than the limit, so that a final line end can be
+        // taken off a page that is just at the limit.
+        let cap = if keep {
+            usize::try_from(self.max_record_bytes).unwrap_or(usize::MAX).saturating_add(2)
+        } else {
+            0
+        };
+        let mut page = Vec::new();
+        let mut len = 0u64;
+        loop {
+            if at_separator(&mut self.src)? {
+                break;
+            }
+            let line = self.src.read_line(&mut page, cap)?;
+            len += line.len;
+            if !line.complete {
+                break;
+            }
+        }
+        let damage =
+            if self.src.at_break() { self.src.take_break() } else { self.src.record_damage(start)? };
+        if let Some(brk) = damage {
+            push_break_skips(&mut self.queue, Some(start), brk);
+            return Ok(None);
+        }
+        let eol = if page.ends_with(b"\r\n") {
+            2
+        } else if page.ends_with(b"\n") {
+            1
+        } else {
+            0
+        };
+        page.truncate(page.len() - eol);
+        Ok(Some((page, len.saturating_sub(eol as u64))))
+    }
+
+    /// Skips the rest of the record at `start` if `rest` (otherwise a
+    /// separator is next already), and queues a corrupt-header skip for it.
+    fn corrupt(&mut self, start: Start, detail: &str, rest: bool) -> io::Result<()> {
+        if rest {
+            while !at_separator(&mut self.src)? && self.src.skip_line(|_| ())? > 0 {}
+        }
+        self.push_unless_damaged(start, skip(start.offset, SkipReason::CorruptHeader, detail))
+    }
+
+    /// Queues `item` for the bytes from `start` to here, or, when damaged
+    /// gzip data made them, the skips for that damage instead.
+    fn push_unless_damaged(&mut self, start: Start, item: Item) -> io::Result<()> {
+        match self.src.record_damage(start)? {
+            Some(brk) => push_break_skips(&mut self.queue, Some(start), brk),
+            None => self.queue.push_back(item),
+        }
+        Ok(())
+    }
+
+    /// Queues the skips for the record at `start`, which the input ended in
+    /// (`eof_detail` says where) or a break damaged.
+    fn lost(&mut self, start: Start, eof_detail: &str) {
+        match self.src.take_break() {
+            Some(brk) => push_break_skips(&mut self.queue, Some(start), brk),
+            None => self.queue.push_back(skip(start.offset, SkipReason::TruncatedRecord, eof_detail)),
+        }
+    }
+}
+
+impl Reader for PageFeedReader {
+    fn next_item(&mut self) -> io::Result<Option<Item>> {
+        loop {
+            if let Some(item) = self.queue.pop_front() {
+                return Ok(Some(item));
+            }
+            if self.done {
+                return Ok(None);
+            }
+            self.step()?;
+        }
+    }
+}
+
+/// Reads `Key: value` lines up to and including a blank line into `out`.
+fn read_header_block(src: &mut Source, out: &mut Vec<u8>) -> io::Result<Block> {
+    out.clear();
+    loop {
+        if at_separator(src)? {
+            return Ok(Block::CutBySeparator);
+        }
+        let line_start = out.len();
+        let line = src.read_line(out, MAX_HEADER_BYTES)?;
+        if !line.complete {
+            return Ok(Block::Lost);
+        }
+        if out.len() >= MAX_HEADER_BYTES {
+            return Ok(Block::TooLong);
+        }
+        if matches!(out.get(line_start..), Some(b"\n" | b"\r\n")) {
+            return Ok(Block::Complete);
+        }
+    }
+}
+
+/// Whether a separator line starts here (at the start of a line).
+fn at_separator(src: &mut Source) -> io::Result<bool> {
+    Ok(is_separator_line(src.peek(SEPARATOR.len() + 2)?))
+}
+
+/// Whether `head` (at least the separator's length plus two bytes, unless
+/// the input ends) is a separator line.
+fn is_separator_line(head: &[u8]) -> bool {
+    let Some(rest) = head.strip_prefix(SEPARATOR) else {
+        return false;
+    };
+    matches!(rest, [] | [b'\n', ..] | [b'\r', b'\n', ..] | [b'\r'])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::read::Skip;
+    use flate2::Compression;
+    use flate2::write::GzEncoder;
+    use std::io::{Cursor, Write};
+
+    const SEP: &str = "==P=>>>>=i===<<<<=T===>=A=<=!Junghoo!==>";
+
+    fn read(data: &[u8]) -> Vec<Item> {
+        read_max(data, 1 << 20)
+    }
+
+    fn read_max(data: &[u8], max: u64) -> Vec<Item> {
+        let mut r = PageFeedReader::from_reader(Box::new(Cursor::new(data.to_vec())), max).unwrap();
+        let mut items = Vec::new();
+        while let Some(item) = r.next_item().unwrap() {
+            items.push(item);
+            assert!(items.len() < 1000);
+        }
+        items
+    }
+
+    fn doc(item: &Item) -> &RawDoc {
+        match item {
+            Item::Doc(d) => d,
+            Item::Skip(s) => panic!("expected a document, got {s:?}"),
+        }
+    }
+
+    fn skipped(item: &Item) -> &Skip {
+        match item {
+            Item::Skip(s) => s,
+            Item::Doc(d) => panic!("expected a skip, got {d:?}"),
+        }
+    }
+
+    fn feed() -> String {
+        format!(
+            "{SEP}\nURL: http://a.example/\nDate: Fri, 01 Mar 2024 08:00:00 GMT\nPosition: 0\nDocId: 0\n\n\
+             first page\nline two\n\
+             {SEP}\nDocId: 1\nurl: http://b.example/\nX-Other: kept out\n\n\
+             HTTP/1.0 200 OK\nContent-Type: text/html; charset=ISO-8859-1\nContent-Length: 12\n\n\
+             <p>second</p>\n\n\
+             {SEP}\r\nURL: http://c.example/\r\n\r\n\
+             HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\n\r\ngone\r\n\
+             {SEP}\nURL: http://d.example/\n\nlast page, CRLF\r\n"
+        )
+    }
+
+    #[test]
+    fn records_with_and_without_http_headers() {
+        let data = feed();
+        let items = read(data.as_bytes());
+        assert_eq!(items.len(), 4, "{items:?}");
+        let a = doc(&items[0]);
+        assert_eq!((a.offset, a.url.as_str()), (0, "http://a.example/"));
+        assert_eq!(a.body, b"first page\nline two");
+        assert_eq!(a.content_type, None);
+        let b = doc(&items[1]);
+        assert_eq!(b.offset, data.find(&format!("{SEP}\nDocId")).unwrap() as u64);
+        assert_eq!(b.url, "http://b.example/");
+        assert_eq!(b.content_type.as_deref(), Some("text/html"));
+        assert_eq!(b.charset.as_deref(), Some("iso-8859-1"));
+        assert_eq!(b.body, b"<p>second</p>\n", "one line end goes with the separator");
+        let c = skipped(&items[2]);
+        assert_eq!((c.reason, c.detail.as_str()), (SkipReason::HttpStatus, "404"));
+        assert_eq!(c.offset, data.find(&format!("{SEP}\r\n")).unwrap() as u64);
+        assert_eq!(doc(&items[3]).body, b"last page, CRLF");
+    }
+
+    #[test]
+    fn gzip_feed_gives_the_same_records() {
+        let data = feed();
+        let mut enc = GzEncoder::new(Vec::new(), Compression::default());
+        enc.write_all(data.as_bytes()).unwrap();
+        assert_eq!(read(&enc.finish().unwrap()), read(data.as_bytes()));
+    }
+
+    #[test]
+    fn empty_pages_and_end_of_input() {
+        let data = format!(
+            "{SEP}\nURL: http://a/\n\n\n{SEP}\nURL: http://b/\n\n{SEP}\nURL: http://c/\n\nno newline"
+        );
+        let items = read(data.as_bytes());
+        assert_eq!(doc(&items[0]).body, b"");
+        assert_eq!(doc(&items[1]).body, b"");
+        assert_eq!(doc(&items[2]).body, b"no newline");
+        // A separator at the very end starts a record that is cut off.
+        let items = read(format!("{SEP}\nURL: http://a/\n\nx\n{SEP}").as_bytes());
+        assert_eq!(skipped(&items[1]).reason, SkipReason::TruncatedRecord);
+    }
+
+    #[test]
+    fn separator_only_counts_as_a_whole_line() {
+        let data = format!("{SEP}\nURL: http://a/\n\nsee {SEP}\n{SEP} and more\n");
+        let items = read(data.as_bytes());
+        assert_eq!(items.len(), 1);
+        assert_eq!(doc(&items[0]).body, format!("see {SEP}\n{SEP} and more").as_bytes());
+    }
+
+    #[test]
+    fn missing_url_and_bad_headers_are_corrupt() {
+        let data = format!(
+            "{SEP}\nDate: today\n\npage without url\n{SEP}\nURL: http://b/\nno colon\n\npage\n\
+             {SEP}\nURL: http://c/\n{SEP}\nURL: http://d/\n\nHTTP/1.1 200 OK\nbroken line\n\nbody\n\
+             {SEP}\nURL: http://e/\n\nok\n"
+        );
+        let items = read(data.as_bytes());
+        let reasons: Vec<_> = items
+            .iter()
+            .map(|i| match i {
+                Item::Doc(d) => Err(d.url.clone()),
+                Item::Skip(s) => Ok(s.reason),
+            })
+            .collect();
+        use SkipReason::CorruptHeader;
+        assert_eq!(
+            reasons,
+            [
+                Ok(CorruptHeader),
+                Ok(CorruptHeader),
+                Ok(CorruptHeader),
+                Ok(CorruptHeader),
+                Err("http://e/".to_string())
+            ]
+        );
+        assert!(skipped(&items[0]).detail.contains("URL"));
+        assert!(skipped(&items[1]).detail.contains("no colon"));
+        assert!(skipped(&items[3]).detail.contains("broken line"));
+    }
+
+    #[test]
+    fn garbage_before_the_first_separator() {
+        let data = format!("some junk\nmore junk\n{SEP}\nURL: http://a/\n\npage\n");
+        let items = read(data.as_bytes());
+        let g = skipped(&items[0]);
+        assert_eq!((g.reason, g.offset), (SkipReason::Garbage, 0));
+        assert_eq!(g.detail, "20 bytes outside any page-feed record");
+        assert_eq!(doc(&items[1]).offset, 20);
+        // Whitespace and a byte order mark are not garbage.
+        let data = format!("\u{feff}\n  \r\n{SEP}\nURL: http://a/\n\npage\n");
+        let items = read(data.as_bytes());
+        assert_eq!(items.len(), 1);
+        assert_eq!(doc(&items[0]).offset, 8);
+    }
+
+    #[test]
+    fn truncated_header_and_large_pages() {
+        let items = read(format!("{SEP}\nURL: http://a/\nDate: x").as_bytes());
+        assert_eq!(skipped(&items[0]).reason, SkipReason::TruncatedRecord);
+        let items = read(format!("{SEP}\nURL: http://a/\n\nHTTP/1.1 200 OK\nContent-Type: x").as_bytes());
+        assert_eq!(skipped(&items[0]).reason, SkipReason::TruncatedRecord);
+        let data = format!(
+            "{SEP}\nURL: http://a/\n\n{}\n{SEP}\nURL: http://b/\n\n{}\n",
+            "x".repeat(11),
+            "y".repeat(10)
+        );
+        let items = read_max(data.as_bytes(), 10);
+        assert_eq!(skipped(&items[0]).reason, SkipReason::RecordTooLarge);
+        assert_eq!(doc(&items[1]).body, b"yyyyyyyyyy");
+    }
+
+    #[test]
+    fn empty_input_gives_nothing() {
+        assert!(read(b"").is_empty());
+        assert!(read(b" \n\n").is_empty());
+    }
+}

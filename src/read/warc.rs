@@ -1,0 +1,887 @@
+//! WARC 1.0 and 1.1 (plain, per-record gzip, whole-file gzip), and WET.
+//!
+//! The `warc` crate (0.4) was evaluated for this and is used only in tests,
+//! as an independent writer of test files. Its reader does not fit here: it
+//! does not report where a record starts (in the file or in a gzip member),
+//! so documents could not be traced back; after a bad header or a bad gzip
+//! member it returns an error and cannot find the next record; it reads a
+//! whole block into memory whatever `Content-Length` says; and it requires
+//! CRLF line ends. So the reading is ours, over [`Source`].
+//!
+//! # Grammar as accepted
+//!
+//! ```text
+//! file       = *( blank / garbage / record )
+//! record     = version-line *header-line blank-line block [record-end]
+//! version-line = "WARC/" 1*DIGIT "." 1*DIGIT *(SP / HT) EOL
+//! header-line  = name ":" value EOL         ; name: not empty, any case
+//!              / (SP / HT) value EOL        ; continuation of the previous value
+//! blank-line = EOL
+//! EOL        = CRLF / LF
+//! block      = Content-Length bytes
+//! record-end = up to 4 bytes of CR / LF     ; CRLF CRLF, or less, or none
+//! blank      = SP / HT / CR / LF            ; between records, ignored
+//! ```
+//!
+//! Any `WARC/<digits>.<digits>` version is read with these rules, which is
+//! right for 1.0, 1.1 and the 0.17 and 0.18 drafts that older crawlers
+//! wrote. A record starts where a record is expected and the bytes are
+//! `WARC/` and a digit; anything else there is garbage up to the next line
+//! (or gzip member) that starts that way, reported as one
+//! [`SkipReason::Garbage`] skip.
+//!
+//! Required fields: `Content-Length` (decimal digits only) and `WARC-Type`.
+//! Used fields: `WARC-Target-URI` (angle brackets around it, as wget writes,
+//! are removed) and `Content-Type`. When a field appears twice, the first
+//! one counts.
+//!
+//! | record | item |
+//! |---|---|
+//! | `response` with an HTTP block (`Content-Type: application/http` or the block starts with `HTTP/`) | status 200: a document of the HTTP body (chunked framing and gzip/deflate content coding removed), typed by the HTTP `Content-Type`; other status: [`SkipReason::HttpStatus`] with the code |
+//! | `response` without an HTTP block, `resource` | a document of the block, typed by the WARC `Content-Type` |
+//! | `conversion` (WET) | a document of the block, typed by the WARC `Content-Type`, `text/plain` when there is none |
+//! | `request`, `metadata`, `warcinfo`, `revisit` | a skip with the matching reason |
+//! | any other type (`continuation`, unknown) | [`SkipReason::WarcOtherType`] |
+//!
+//! Damage: a version line that does not parse, a header line without a
+//! colon, a missing or non-numeric `Content-Length`, or a header longer than
+//! [`MAX_HEADER_BYTES`] is a [`SkipReason::CorruptHeader`] skip of the
+//! record, whose bytes up to the next record start belong to it. A header
+//! that runs into the next record's version line is a `CorruptHeader` skip
+//! too, and reading goes on with that record. A record without `WARC-Type`
+//! is a `CorruptHeader` skip, its block skipped by its length. A record that
+//! ends before its header or block does is a
+//! [`SkipReason::TruncatedRecord`] skip. A block longer than
+//! `max_record_bytes` in a record that could be a document is read past and
+//! skipped with [`SkipReason::RecordTooLarge`]; blocks of other records are
+//! never kept.
+
+use std::collections::VecDeque;
+use std::io::{self, BufRead};
+
+use super::gz::{self, Source, Start, push_break_skips, skip};
+use super::http::{self, BodyError};
+use super::{Item, RawDoc, Reader, SkipReason};
+
+/// The longest record header read; a longer one is a corrupt header (real
+/// ones are well under 10 KiB).
+pub const MAX_HEADER_BYTES: usize = 1 << 20;
+
+/// How much of a block's buffer is reserved before reading it: a huge
+/// `Content-Length` must not allocate before its bytes are there.
+const RESERVE_MAX: u64 = 1 << 20;
+
+/// Bytes looked at to decide what comes next between records.
+const LOOK: usize = 64;
+
+/// Reads WARC records from a [`Source`].
+pub struct WarcReader {
+    src: Source,
+    max_record_bytes: u64,
+    queue: VecDeque<Item>,
+    /// The current record's header, reused.
+    head: Vec<u8>,
+    started: bool,
+    done: bool,
+}
+
+/// What is at the current position between records.
+enum Found {
+    Record(Start),
+    End,
+    Break,
+}
+
+/// How reading a record header ended.
+enum HeaderRead {
+    /// The header, up to its blank line, is in `head`.
+    Complete,
+    /// The next record's version line came before a blank line.
+    CutByRecord,
+    /// Longer than [`MAX_HEADER_BYTES`].
+    TooLong,
+    /// The input ended or broke: the skips are queued.
+    Lost,
+}
+
+/// What a record's `WARC-Type` makes of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Response,
+    Resource,
+    Conversion,
+    NotDocument(SkipReason),
+    Missing,
+}
+
+impl Kind {
+    fn of(warc_type: Option<&str>) -> Kind {
+        let Some(t) = warc_type else { return Kind::Missing };
+        match t.to_ascii_lowercase().as_str() {
+            "response" => Kind::Response,
+            "resource" => Kind::Resource,
+            "conversion" => Kind::Conversion,
+            "request" => Kind::NotDocument(SkipReason::WarcRequest),
+            "metadata" => Kind::NotDocument(SkipReason::WarcMetadata),
+            "warcinfo" => Kind::NotDocument(SkipReason::WarcInfo),
+            "revisit" => Kind::NotDocument(SkipReason::WarcRevisit),
+            _ => Kind::NotDocument(SkipReason::WarcOtherType),
+        }
+    }
+
+    fn may_be_document(self) -> bool {
+        matches!(self, Kind::Response | Kind::Resource | Kind::Conversion)
+    }
+}
+
+/// The header fields the reader uses.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Fields {
+    warc_type: Option<String>,
+    content_length: u64,
+    target_uri: Option<String>,
+    content_type: Option<String>,
+}
+
+impl WarcReader {
+    /// A reader of `src`, keeping blocks of at most `max_record_bytes`.
+    pub fn new(src: Source, max_record_bytes: u64) -> WarcReader {
+        WarcReader {
+            src,
+            max_record_bytes,
+            queue: VecDeque::new(),
+            head: Vec::new(),
+            started: false,
+            done: false,
+        }
+    }
+
+    /// A reader of raw (plain or gzip) bytes.
+    pub fn from_reader(raw: Box<dyn BufRead + Send>, max_record_bytes: u64) -> io::Result<WarcReader> {
+        Ok(WarcReader::new(Source::new(raw)?, max_record_bytes))
+    }
+
+    /// Reads the next record, or garbage, or a break, queueing what it
+    /// makes; sets `done` at the end of input.
+    fn step(&mut self) -> io::Result<()> {
+        if !self.started {
+            self.started = true;
+            self.src.skip_bom()?;
+        }
+        match self.find_record()? {
+            Found::End => self.done = true,
+            Found::Break => {
+                if let Some(brk) = self.src.take_break() {
+                    push_break_skips(&mut self.queue, None, brk);
+                }
+            }
+            Found::Record(start) => self.read_record(start)?,
+        }
+        Ok(())
+    }
+
+    /// Skips blanks between records, and reports garbage, up to the next
+    /// record start, the end of input or a break.
+    fn find_record(&mut self) -> io::Result<Found> {
+        // A gzip member that starts in the blank run before a record gives
+        // the record its offset.
+        let mut member = None;
+        loop {
+            let (empty, version, blank) = {
+                let head = self.src.peek(LOOK)?;
+                (head.is_empty(), looks_like_version(head), head.iter().take_while(|&&b| is_blank(b)).count())
+            };
+            let pos = self.src.pos();
+            if let Some(offset) = self.src.member_start_at(pos) {
+                member = Some(offset);
+            }
+            if empty {
+                return Ok(if self.src.at_break() { Found::Break } else { Found::End });
+            }
+            if version {
+                return Ok(Found::Record(Start::new(pos, member)));
+            }
+            if blank > 0 {
+                let blank = self.src.to_next_member().map_or(blank, |limit| blank.min(limit));
+                self.src.consume(blank);
+                continue;
+            }
+            let garbage = Start::new(pos, member);
+            let n = self.skip_to_record_start()?;
+            let item =
+                skip(garbage.offset, SkipReason::Garbage, format!("{n} bytes that are not a WARC record"));
+            self.push_unless_damaged(garbage, item)?;
+            member = None;
+        }
+    }
+
+    /// Consumes lines until one (or a gzip member) starts with a version
+    /// line, or the input ends or breaks. Returns the bytes consumed.
+    fn skip_to_record_start(&mut self) -> io::Result<u64> {
+        let mut skipped = 0;
+        while !looks_like_version(self.src.peek(LOOK)?) {
+            let n = self.src.skip_line(|_| ())?;
+            if n == 0 {
+                break;
+            }
+            skipped += n;
+        }
+        Ok(skipped)
+    }
+
+    /// Reads the record at `start` and queues its item (or skips).
+    fn read_record(&mut self, start: Start) -> io::Result<()> {
+        match self.read_header(start)? {
+            HeaderRead::Complete => {}
+            HeaderRead::Lost => return Ok(()),
+            HeaderRead::CutByRecord => {
+                let detail = "record header not ended by a blank line before the next record";
+                return self
+                    .push_unless_damaged(start, skip(start.offset, SkipReason::CorruptHeader, detail));
+            }
+            HeaderRead::TooLong => {
+                let detail = format!("record header longer than {MAX_HEADER_BYTES} bytes");
+                return self.corrupt(start, detail);
+            }
+        }
+        let fields = match parse_header(&self.head) {
+            Ok(fields) => fields,
+            Err(detail) => return self.corrupt(start, detail),
+        };
+        let kind = Kind::of(fields.warc_type.as_deref());
+        let len = fields.content_length;
+        let keep = kind.may_be_document() && len <= self.max_record_bytes;
+        let mut block = Vec::new();
+        let got = if keep {
+            block.reserve(usize::try_from(len.min(RESERVE_MAX)).unwrap_or(0));
+            self.src.read_exact(len, Some(&mut block))?
+        } else {
+            self.src.read_exact(len, None)?
+        };
+        if got < len {
+            self.lost(start, format!("block cut off at end of input after {got} of {len} bytes"));
+            return Ok(());
+        }
+        self.skip_record_end()?;
+        let item = self.item(start.offset, &fields, kind, keep, block);
+        self.push_unless_damaged(start, item)
+    }
+
+    /// Reads a record header into `head`, line by line.
+    fn read_header(&mut self, start: Start) -> io::Result<HeaderRead> {
+        self.head.clear();
+        let mut first = true;
+        loop {
+            if !first && looks_like_version(self.src.peek(LOOK)?) {
+                return Ok(HeaderRead::CutByRecord);
+            }
+            let line_start = self.head.len();
+            let line = self.src.read_line(&mut self.head, MAX_HEADER_BYTES)?;
+            if !line.complete {
+                self.lost(start, "record header cut off at end of input".to_string());
+                return Ok(HeaderRead::Lost);
+            }
+            if self.head.len() >= MAX_HEADER_BYTES {
+                return Ok(HeaderRead::TooLong);
+            }
+            if !first && matches!(self.head.get(line_start..), Some(b"\n" | b"\r\n")) {
+                return Ok(HeaderRead::Complete);
+            }
+            first = false;
+        }
+    }
+
+    /// Skips the rest of the record at `start`, up to the next record start,
+    /// and queues a corrupt-header skip for it.
+    fn corrupt(&mut self, start: Start, detail: String) -> io::Result<()> {
+        self.skip_to_record_start()?;
+        self.push_unless_damaged(start, skip(start.offset, SkipReason::CorruptHeader, detail))
+    }
+
+    /// Queues `item` for the bytes from `start` to here, or, when damaged
+    /// gzip data made them, the skips for that damage instead: a header
+    /// garbled by a bad member is the member's fault, reported once.
+    fn push_unless_damaged(&mut self, start: Start, item: Item) -> io::Result<()> {
+        match self.src.record_damage(start)? {
+            Some(brk) => push_break_skips(&mut self.queue, Some(start), brk),
+            None => self.queue.push_back(item),
+        }
+        Ok(())
+    }
+
+    /// Queues the skips for the record at `start`, which the input ended in
+    /// (`eof_detail` says where) or a break damaged.
+    fn lost(&mut self, start: Start, eof_detail: String) {
+        match self.src.take_break() {
+            Some(brk) => push_break_skips(&mut self.queue, Some(start), brk),
+            None => self.queue.push_back(skip(start.offset, SkipReason::TruncatedRecord, eof_detail)),
+        }
+    }
+
+    /// Consumes the CRLF CRLF after a block, or as much of it as is there.
+    fn skip_record_end(&mut self) -> io::Result<()> {
+        let n = self.src.peek(4)?.iter().take(4).take_while(|&&b| b == b'\r' || b == b'\n').count();
+        self.src.consume(n);
+        Ok(())
+    }
+
+    /// The item for a whole, undamaged record.
+    fn item(&self, offset: u64, fields: &Fields, kind: Kind, keep: bool, block: Vec<u8>) -> Item {
+        let url = fields.target_uri.as_deref().map(strip_angle_brackets).unwrap_or_default().to_string();
+        let (content_type, charset) =
+            fields.content_type.as_deref().map(http::parse_content_type).unwrap_or_default();
+        match kind {
+            Kind::NotDocument(reason) => skip(offset, reason, ""),
+            Kind::Missing => skip(offset, SkipReason::CorruptHeader, "record without WARC-Type"),
+            _ if !keep => skip(
+                offset,
+                SkipReason::RecordTooLarge,
+                format!(
+                    "{}-byte block over the limit of {} bytes",
+                    fields.content_length, self.max_record_bytes
+                ),
+            ),
+            Kind::Response
+                if content_type.as_deref() == Some("application/http") || block.starts_with(b"HTTP/") =>
+            {
+                self.http_item(offset, url, block)
+            }
+            Kind::Conversion => {
+                let content_type = content_type.or_else(|| Some("text/plain".to_string()));
+                Item::Doc(RawDoc { offset, url, content_type, charset, body: block })
+            }
+            _ => Item::Doc(RawDoc { offset, url, content_type, charset, body: block }),
+        }
+    }
+
+    /// The item for a response record whose block is an HTTP response.
+    fn http_item(&self, offset: u64, url: String, mut block: Vec<u8>) -> Item {
+        let resp = match http::parse_response(&block) {
+            Ok(resp) => resp,
+            Err(detail) => return skip(offset, SkipReason::CorruptHeader, format!("HTTP header: {detail}")),
+        };
+        if resp.status != 200 {
+            return skip(offset, SkipReason::HttpStatus, resp.status.to_string());
+        }
+        block.drain(..resp.body_start.min(block.len()));
+        match http::decode_body(&resp, block, self.max_record_bytes) {
+            Ok(body) => Item::Doc(RawDoc {
+                offset,
+                url,
+                content_type: resp.content_type,
+                charset: resp.charset,
+                body,
+            }),
+            Err(BodyError::TooLarge) => skip(
+                offset,
+                SkipReason::RecordTooLarge,
+                format!("decoded body over the limit of {} bytes", self.max_record_bytes),
+            ),
+            Err(BodyError::Unsupported(detail)) => skip(offset, SkipReason::UnsupportedEncoding, detail),
+        }
+    }
+}
+
+impl Reader for WarcReader {
+    fn next_item(&mut self) -> io::Result<Option<Item>> {
+        loop {
+            if let Some(item) = self.queue.pop_front() {
+                return Ok(Some(item));
+            }
+            if self.done {
+                return Ok(None);
+            }
+            self.step()?;
+        }
+    }
+}
+
+/// Whether `head` starts like a record: `WARC/` and a digit.
+fn looks_like_version(head: &[u8]) -> bool {
+    head.strip_prefix(b"WARC/").and_then(|rest| rest.first()).is_some_and(u8::is_ascii_digit)
+}
+
+fn is_blank(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\r' | b'\n')
+}
+
+/// Parses a record header: version line, fields, blank line.
+fn parse_header(head: &[u8]) -> Result<Fields, String> {
+    let (version, rest) = match gz::find_byte(b'\n', head) {
+        Some(i) => (head.get(..i).unwrap_or_default(), head.get(i + 1..).unwrap_or_default()),
+        None => (head, &[][..]),
+    };
+    check_version(http::trim(version))?;
+    let fields = http::parse_fields(rest)?;
+    let get = |name: &str| fields.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.clone());
+    let length = get("Content-Length").ok_or("record header without Content-Length")?;
+    Ok(Fields {
+        warc_type: get("WARC-Type"),
+        content_length: parse_length(&length)?,
+        target_uri: get("WARC-Target-URI"),
+        content_type: get("Content-Type"),
+    })
+}
+
+/// Accepts `WARC/<digits>.<digits>`.
+fn check_version(line: &[u8]) -> Result<(), String> {
+    let ok = line.strip_prefix(b"WARC/").and_then(|v| {
+        let dot = gz::find_byte(b'.', v)?;
+        let (major, minor) = (v.get(..dot)?, v.get(dot + 1..)?);
+        let digits = |s: &[u8]| !s.is_empty() && s.iter().all(u8::is_ascii_digit);
+        Some(digits(major) && digits(minor))
+    });
+    if ok == Some(true) { Ok(()) } else { Err(format!("bad WARC version line {}", http::snippet(line))) }
+}
+
+/// A `Content-Length` value: decimal digits only.
+fn parse_length(value: &str) -> Result<u64, String> {
+    if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("Content-Length is not a number: {value:?}"));
+    }
+    value.parse().map_err(|_| format!("Content-Length is too large: {value:?}"))
+}
+
+/// A target URI without the angle brackets some writers put around it.
+fn strip_angle_brackets(uri: &str) -> &str {
+    uri.strip_prefix('<').and_then(|u| u.strip_suffix('>')).unwrap_or(uri)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::read::Skip;
+    use flate2::Compression;
+    use flate2::write::GzEncoder;
+    use std::collections::HashMap;
+    use std::io::{Cursor, Read, Write};
+    use warc::{RawRecordHeader, WarcHeader, WarcWriter};
+
+    const MAX: u64 = 1 << 20;
+
+    /// One record, written by the `warc` crate (lowercase field names, CRLF).
+    fn record(wtype: &str, uri: Option<&str>, content_type: Option<&str>, block: &[u8]) -> Vec<u8> {
+        let mut headers = HashMap::new();
+        headers.insert(WarcHeader::WarcType, wtype.as_bytes().to_vec());
+        headers.insert(WarcHeader::ContentLength, block.len().to_string().into_bytes());
+        headers.insert(WarcHeader::RecordID, b"<urn:uuid:0>".to_vec());
+        if let Some(uri) = uri {
+            headers.insert(WarcHeader::TargetURI, uri.as_bytes().to_vec());
+        }
+        if let Some(ct) = content_type {
+            headers.insert(WarcHeader::ContentType, ct.as_bytes().to_vec());
+        }
+        let mut out = Vec::new();
+        WarcWriter::new(&mut out)
+            .write_raw(RawRecordHeader { version: "1.1".into(), headers }, &block)
+            .unwrap();
+        out
+    }
+
+    fn http_response(status: &str, content_type: &str, body: &str) -> Vec<u8> {
+        format!(
+            "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .into_bytes()
+    }
+
+    fn gz(data: &[u8]) -> Vec<u8> {
+        let mut enc = GzEncoder::new(Vec::new(), Compression::default());
+        enc.write_all(data).unwrap();
+        enc.finish().unwrap()
+    }
+
+    fn read_all(data: Vec<u8>) -> Vec<Item> {
+        read_with(data, MAX)
+    }
+
+    fn read_with(data: Vec<u8>, max: u64) -> Vec<Item> {
+        let mut reader = WarcReader::from_reader(Box::new(Cursor::new(data)), max).unwrap();
+        let mut items = Vec::new();
+        while let Some(item) = reader.next_item().unwrap() {
+            items.push(item);
+            assert!(items.len() < 10_000, "reader does not end");
+        }
+        items
+    }
+
+    fn doc(item: &Item) -> &RawDoc {
+        match item {
+            Item::Doc(d) => d,
+            Item::Skip(s) => panic!("expected a document, got {s:?}"),
+        }
+    }
+
+    fn skipped(item: &Item) -> &Skip {
+        match item {
+            Item::Skip(s) => s,
+            Item::Doc(d) => panic!("expected a skip, got the document {:?}", d.url),
+        }
+    }
+
+    fn reasons(items: &[Item]) -> Vec<Option<SkipReason>> {
+        items
+            .iter()
+            .map(|i| match i {
+                Item::Doc(_) => None,
+                Item::Skip(s) => Some(s.reason),
+            })
+            .collect()
+    }
+
+    /// A small crawl: records of every kind, as separate byte strings.
+    fn crawl() -> Vec<Vec<u8>> {
+        vec![
+            record("warcinfo", None, Some("application/warc-fields"), b"software: test\r\n"),
+            record(
+                "request",
+                Some("http://a.example/"),
+                Some("application/http;msgtype=request"),
+                b"GET / HTTP/1.1\r\n\r\n",
+            ),
+            record(
+                "response",
+                Some("http://a.example/"),
+                Some("application/http; msgtype=response"),
+                &http_response("200 OK", "text/html; charset=UTF-8", "<p>page a</p>"),
+            ),
+            record("metadata", Some("http://a.example/"), Some("application/warc-fields"), b"via: x\r\n"),
+            record(
+                "response",
+                Some("http://a.example/missing"),
+                Some("application/http; msgtype=response"),
+                &http_response("404 Not Found", "text/html", "gone"),
+            ),
+            record("revisit", Some("http://a.example/"), None, b"HTTP/1.1 200 OK\r\n\r\n"),
+            record("resource", Some("<http://b.example/file.txt>"), Some("text/plain"), b"plain file\n"),
+            record("conversion", Some("http://c.example/"), None, b"converted text\n"),
+            record("continuation", Some("http://d.example/"), None, b"more"),
+        ]
+    }
+
+    fn check_crawl(items: &[Item], offsets: &[u64]) {
+        use SkipReason::*;
+        assert_eq!(
+            reasons(items),
+            [
+                Some(WarcInfo),
+                Some(WarcRequest),
+                None,
+                Some(WarcMetadata),
+                Some(HttpStatus),
+                Some(WarcRevisit),
+                None,
+                None,
+                Some(WarcOtherType)
+            ]
+        );
+        let offsets_got: Vec<u64> = items
+            .iter()
+            .map(|i| match i {
+                Item::Doc(d) => d.offset,
+                Item::Skip(s) => s.offset,
+            })
+            .collect();
+        assert_eq!(offsets_got, offsets);
+        let a = doc(&items[2]);
+        assert_eq!(a.url, "http://a.example/");
+        assert_eq!(a.content_type.as_deref(), Some("text/html"));
+        assert_eq!(a.charset.as_deref(), Some("utf-8"));
+        assert_eq!(a.body, b"<p>page a</p>");
+        assert_eq!(skipped(&items[4]).detail, "404");
+        let b = doc(&items[6]);
+        assert_eq!(b.url, "http://b.example/file.txt");
+        assert_eq!(b.content_type.as_deref(), Some("text/plain"));
+        assert_eq!(b.body, b"plain file\n");
+        let c = doc(&items[7]);
+        assert_eq!(c.content_type.as_deref(), Some("text/plain"));
+        assert_eq!(c.body, b"converted text\n");
+    }
+
+    /// Start offsets of consecutive pieces.
+    fn starts(pieces: &[Vec<u8>]) -> Vec<u64> {
+        pieces.iter().scan(0u64, |at, p| Some(std::mem::replace(at, *at + p.len() as u64))).collect()
+    }
+
+    #[test]
+    fn plain_warc_gives_record_offsets() {
+        let records = crawl();
+        check_crawl(&read_all(records.concat()), &starts(&records));
+    }
+
+    #[test]
+    fn per_record_gzip_gives_member_offsets_that_slice_to_the_record() {
+        let records = crawl();
+        let members: Vec<Vec<u8>> = records.iter().map(|r| gz(r)).collect();
+        let file = members.concat();
+        let items = read_all(file.clone());
+        let offsets = starts(&members);
+        check_crawl(&items, &offsets);
+        // dd-style: the bytes from a reported offset decompress to the record.
+        for (i, &offset) in offsets.iter().enumerate() {
+            let mut out = Vec::new();
+            flate2::bufread::GzDecoder::new(&file[offset as usize..]).read_to_end(&mut out).unwrap();
+            assert_eq!(out, records[i]);
+        }
+    }
+
+    #[test]
+    fn whole_file_gzip_gives_decompressed_offsets() {
+        let records = crawl();
+        check_crawl(&read_all(gz(&records.concat())), &starts(&records));
+    }
+
+    #[test]
+    fn lf_only_headers_and_missing_record_end_are_read() {
+        let data = b"WARC/1.0\nwarc-type: resource\nWARC-Target-URI: http://x/\ncontent-type: text/plain\n\
+            content-length: 5\n\nhello\n\nWARC/1.0\nWARC-Type: resource\nContent-Length: 3\n\nabcWARC/1.1\n\
+            WARC-Type: resource\nContent-Length: 1\n  \n\nz"
+            .to_vec();
+        let items = read_all(data);
+        assert_eq!(items.len(), 3, "{items:?}");
+        assert_eq!(doc(&items[0]).body, b"hello");
+        assert_eq!(doc(&items[0]).url, "http://x/");
+        assert_eq!(doc(&items[1]).body, b"abc");
+        assert_eq!(doc(&items[1]).url, "");
+        assert_eq!(doc(&items[1]).content_type, None);
+        assert_eq!(doc(&items[2]).body, b"z");
+    }
+
+    #[test]
+    fn continuation_lines_and_old_versions() {
+        let data = b"WARC/0.18\r\nWARC-Type: resource\r\nWARC-Target-URI: http://x/\r\n\
+            Content-Type: text/html;\r\n charset=latin1\r\nContent-Length: 2\r\n\r\nhi\r\n\r\n"
+            .to_vec();
+        let items = read_all(data);
+        let d = doc(&items[0]);
+        assert_eq!(d.content_type.as_deref(), Some("text/html"));
+        assert_eq!(d.charset.as_deref(), Some("latin1"));
+    }
+
+    #[test]
+    fn response_without_http_block_is_like_a_resource() {
+        let data = record(
+            "response",
+            Some("dns:example.com"),
+            Some("text/dns"),
+            b"example.com. 300 IN A 192.0.2.1\n",
+        );
+        let items = read_all(data);
+        assert_eq!(doc(&items[0]).content_type.as_deref(), Some("text/dns"));
+        // HTTP recognized by the block alone.
+        let data =
+            record("response", Some("http://x/"), None, &http_response("200 OK", "text/plain", "body"));
+        assert_eq!(doc(&read_all(data)[0]).body, b"body");
+    }
+
+    #[test]
+    fn bad_http_header_is_a_corrupt_header() {
+        let data = record(
+            "response",
+            Some("http://x/"),
+            Some("application/http"),
+            b"HTTP/1.1 200 OK\r\nbroken\r\n\r\nx",
+        );
+        let items = read_all(data);
+        assert_eq!(skipped(&items[0]).reason, SkipReason::CorruptHeader);
+        assert!(skipped(&items[0]).detail.contains("broken"));
+    }
+
+    #[test]
+    fn gzip_encoded_http_body_is_decoded_and_brotli_is_skipped() {
+        let body = gz(b"<p>compressed page</p>");
+        let mut block =
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\n\r\n".to_vec();
+        block.extend_from_slice(&body);
+        let mut br = b"HTTP/1.1 200 OK\r\nContent-Encoding: br\r\n\r\n".to_vec();
+        br.extend_from_slice(b"\x8b\x03\x80binary");
+        let data = [
+            record("response", Some("http://x/"), None, &block),
+            record("response", Some("http://y/"), None, &br),
+        ]
+        .concat();
+        let items = read_all(data);
+        assert_eq!(doc(&items[0]).body, b"<p>compressed page</p>");
+        assert_eq!(skipped(&items[1]).reason, SkipReason::UnsupportedEncoding);
+    }
+
+    #[test]
+    fn garbage_between_records_is_reported_once() {
+        let r = crawl();
+        let junk = b"this is not a record\r\nnor is this\r\n".to_vec();
+        let pieces = [r[6].clone(), junk.clone(), r[7].clone()];
+        let items = read_all(pieces.concat());
+        assert_eq!(reasons(&items), [None, Some(SkipReason::Garbage), None]);
+        let g = skipped(&items[1]);
+        assert_eq!(g.offset, r[6].len() as u64);
+        assert_eq!(g.detail, format!("{} bytes that are not a WARC record", junk.len()));
+        // Garbage at the very start.
+        let items = read_all([b"junk\n".to_vec(), r[6].clone()].concat());
+        assert_eq!(reasons(&items), [Some(SkipReason::Garbage), None]);
+        assert_eq!(skipped(&items[0]).offset, 0);
+    }
+
+    #[test]
+    fn header_without_colon_skips_to_the_next_record() {
+        let r = crawl();
+        let bad =
+            String::from_utf8(r[6].clone()).unwrap().replacen("\r\n", "\r\nno colon on this line\r\n", 1);
+        let pieces = [r[7].clone(), bad.into_bytes(), r[2].clone()];
+        let items = read_all(pieces.concat());
+        assert_eq!(reasons(&items), [None, Some(SkipReason::CorruptHeader), None]);
+        assert_eq!(skipped(&items[1]).offset, r[7].len() as u64);
+        assert!(skipped(&items[1]).detail.contains("no colon on this line"), "{}", skipped(&items[1]).detail);
+        assert_eq!(doc(&items[2]).url, "http://a.example/");
+    }
+
+    #[test]
+    fn bad_content_lengths_are_corrupt_headers() {
+        let r = crawl();
+        for bad in [
+            "Content-Length: twelve",
+            "Content-Length: -5",
+            "Content-Length: 99999999999999999999999",
+            "X: y",
+        ] {
+            let rec = format!("WARC/1.0\r\nWARC-Type: resource\r\n{bad}\r\n\r\nsome block\r\n\r\n");
+            let items = read_all([rec.into_bytes(), r[6].clone()].concat());
+            assert_eq!(reasons(&items), [Some(SkipReason::CorruptHeader), None], "{bad}");
+            assert_eq!(skipped(&items[0]).offset, 0);
+        }
+    }
+
+    #[test]
+    fn bad_version_line_and_header_cut_by_next_record() {
+        let r = crawl();
+        let items = read_all(
+            [b"WARC/1.0 extra\r\nWARC-Type: resource\r\nContent-Length: 0\r\n\r\n".to_vec(), r[6].clone()]
+                .concat(),
+        );
+        assert_eq!(reasons(&items), [Some(SkipReason::CorruptHeader), None]);
+        let items = read_all([b"WARC/1.0\r\nWARC-Type: resource\r\n".to_vec(), r[6].clone()].concat());
+        assert_eq!(reasons(&items), [Some(SkipReason::CorruptHeader), None]);
+        assert_eq!(doc(&items[1]).offset, 31);
+    }
+
+    #[test]
+    fn missing_warc_type_is_corrupt_but_the_block_is_skipped_by_length() {
+        let items = read_all(b"WARC/1.0\r\nContent-Length: 10\r\n\r\nWARC/1.0\r\n\r\n\r\n".to_vec());
+        assert_eq!(reasons(&items), [Some(SkipReason::CorruptHeader)]);
+        assert_eq!(skipped(&items[0]).detail, "record without WARC-Type");
+    }
+
+    #[test]
+    fn truncated_last_record() {
+        let r = crawl();
+        let whole = r[6].clone();
+        let cut = &r[2][..r[2].len() - 20];
+        let items = read_all([whole.clone(), cut.to_vec()].concat());
+        assert_eq!(reasons(&items), [None, Some(SkipReason::TruncatedRecord)]);
+        assert_eq!(skipped(&items[1]).offset, whole.len() as u64);
+        // Cut inside the header.
+        let items = read_all([whole.clone(), r[2][..30].to_vec()].concat());
+        assert_eq!(reasons(&items), [None, Some(SkipReason::TruncatedRecord)]);
+        // Per-record gzip: the record is cut (the member is whole), or the member is cut.
+        let items = read_all([gz(&whole), gz(cut)].concat());
+        assert_eq!(reasons(&items), [None, Some(SkipReason::TruncatedRecord)]);
+        let member = gz(&r[2]);
+        let items = read_all([gz(&whole), member[..member.len() - 30].to_vec()].concat());
+        assert_eq!(reasons(&items), [None, Some(SkipReason::TruncatedRecord)]);
+        assert_eq!(skipped(&items[1]).offset, gz(&whole).len() as u64);
+        // Whole-file gzip cut off: the record in progress is truncated.
+        let file = gz(&[whole.clone(), r[2].clone()].concat());
+        let items = read_all(file[..file.len() - 30].to_vec());
+        assert_eq!(reasons(&items), [None, Some(SkipReason::TruncatedRecord)]);
+        assert_eq!(skipped(&items[1]).offset, whole.len() as u64);
+    }
+
+    #[test]
+    fn corrupt_gzip_member_in_the_middle_is_one_skip() {
+        let records = crawl();
+        let mut members: Vec<Vec<u8>> = records.iter().map(|r| gz(r)).collect();
+        // Damage the deflate data of the 200 response's member.
+        let m = &mut members[2];
+        let mid = 10 + (m.len() - 18) / 3;
+        for b in &mut m[mid..mid + 8] {
+            *b ^= 0xa5;
+        }
+        let offsets = starts(&members);
+        let items = read_all(members.concat());
+        use SkipReason::*;
+        assert_eq!(
+            reasons(&items),
+            [
+                Some(WarcInfo),
+                Some(WarcRequest),
+                Some(CorruptGzip),
+                Some(WarcMetadata),
+                Some(HttpStatus),
+                Some(WarcRevisit),
+                None,
+                None,
+                Some(WarcOtherType)
+            ]
+        );
+        assert_eq!(skipped(&items[2]).offset, offsets[2]);
+        assert_eq!(doc(&items[6]).offset, offsets[6]);
+    }
+
+    #[test]
+    fn crc_error_drops_the_record() {
+        let records = crawl();
+        let mut members: Vec<Vec<u8>> = records.iter().map(|r| gz(r)).collect();
+        let n = members[6].len();
+        members[6][n - 6] ^= 0xff; // CRC byte
+        let offsets = starts(&members);
+        let items = read_all(members.concat());
+        assert_eq!(skipped(&items[6]).reason, SkipReason::CorruptGzip);
+        assert_eq!(skipped(&items[6]).offset, offsets[6]);
+        assert_eq!(items.len(), 9);
+        assert_eq!(doc(&items[7]).offset, offsets[7]);
+    }
+
+    #[test]
+    fn corrupt_whole_file_gzip_drops_the_record_in_progress() {
+        let records = crawl();
+        let mut file = gz(&records.concat());
+        let mid = file.len() / 2;
+        for b in &mut file[mid..mid + 8] {
+            *b ^= 0xa5;
+        }
+        let items = read_all(file);
+        let last = items.last().unwrap();
+        assert_eq!(skipped(last).reason, SkipReason::CorruptGzip);
+        assert_eq!(skipped(last).offset, 0, "the member's offset");
+        assert!(items.iter().all(|i| matches!(i, Item::Skip(_)) || doc(i).body.len() < 100));
+    }
+
+    #[test]
+    fn empty_and_blank_inputs_give_nothing() {
+        assert!(read_all(Vec::new()).is_empty());
+        assert!(read_all(b"\r\n\r\n  \n".to_vec()).is_empty());
+        assert!(read_all(gz(b"")).is_empty());
+    }
+
+    #[test]
+    fn records_over_the_limit_are_read_past() {
+        let r = crawl();
+        let big = record("resource", Some("http://big/"), None, &vec![b'x'; 5000]);
+        let items = read_with([big.clone(), r[6].clone(), r[1].clone()].concat(), 1000);
+        assert_eq!(reasons(&items), [Some(SkipReason::RecordTooLarge), None, Some(SkipReason::WarcRequest)]);
+        assert_eq!(doc(&items[1]).offset, big.len() as u64);
+        // A huge declared length does not allocate: the record is just cut off.
+        let huge =
+            b"WARC/1.0\r\nWARC-Type: resource\r\nContent-Length: 18000000000000000000\r\n\r\nabc".to_vec();
+        let items = read_with(huge, u64::MAX);
+        assert_eq!(reasons(&items), [Some(SkipReason::TruncatedRecord)]);
+    }
+
+    #[test]
+    fn bom_before_the_first_record_is_ignored() {
+        let r = crawl();
+        let items = read_all([b"\xef\xbb\xbf".to_vec(), r[6].clone()].concat());
+        assert_eq!(reasons(&items), [None]);
+        assert_eq!(doc(&items[0]).offset, 3);
+    }
+}
