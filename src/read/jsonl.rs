@@ -247,7 +247,7 @@ fn kind(v: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::read::Skip;
+    use crate::read::testing::{doc, drain, skipped};
     use flate2::Compression;
     use flate2::write::GzEncoder;
     use std::io::{Cursor, Write};
@@ -258,25 +258,7 @@ mod tests {
 
     fn read_max(data: &[u8], url: &str, text: &str, max: u64) -> Vec<Item> {
         let mut r = JsonlReader::from_reader(Box::new(Cursor::new(data.to_vec())), url, text, max).unwrap();
-        let mut items = Vec::new();
-        while let Some(item) = r.next_item().unwrap() {
-            items.push(item);
-        }
-        items
-    }
-
-    fn doc(item: &Item) -> &RawDoc {
-        match item {
-            Item::Doc(d) => d,
-            Item::Skip(s) => panic!("expected a document, got {s:?}"),
-        }
-    }
-
-    fn bad(item: &Item) -> &Skip {
-        match item {
-            Item::Skip(s) => s,
-            Item::Doc(d) => panic!("expected a skip, got {d:?}"),
-        }
+        drain(&mut r, 1000)
     }
 
     #[test]
@@ -311,14 +293,14 @@ mod tests {
         assert_eq!(items.len(), lines.len());
         let mut offset = 0;
         for (item, line) in items.iter().zip(lines) {
-            let s = bad(item);
+            let s = skipped(item);
             assert_eq!(s.reason, SkipReason::BadJson, "{line}");
             assert_eq!(s.offset, offset, "{line}");
             assert!(!s.detail.is_empty());
             offset += line.len() as u64 + 1;
         }
-        assert_eq!(bad(&items[0]).detail, "no string field \"text\"");
-        assert!(bad(&items[4]).detail.contains("\"text\" is a number"), "{}", bad(&items[4]).detail);
+        assert_eq!(skipped(&items[0]).detail, "no string field \"text\"");
+        assert!(skipped(&items[4]).detail.contains("\"text\" is a number"), "{}", skipped(&items[4]).detail);
     }
 
     #[test]
@@ -346,8 +328,8 @@ mod tests {
     fn long_lines_are_skipped_and_bom_ignored() {
         let data = format!("\u{feff}{{\"text\": \"{}\"}}\n{{\"text\": \"ok\"}}\n", "x".repeat(100));
         let items = read_max(data.as_bytes(), "url", "text", 50);
-        assert_eq!(bad(&items[0]).reason, SkipReason::RecordTooLarge);
-        assert_eq!(bad(&items[0]).offset, 3);
+        assert_eq!(skipped(&items[0]).reason, SkipReason::RecordTooLarge);
+        assert_eq!(skipped(&items[0]).offset, 3);
         assert_eq!(doc(&items[1]).body, b"ok");
     }
 

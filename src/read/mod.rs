@@ -282,6 +282,37 @@ fn by_extension(path: &Path) -> Option<InputFormat> {
     }
 }
 
+/// Helpers shared by the readers' tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{Item, RawDoc, Reader, Skip};
+
+    /// Every item of `reader`, failing the test if it yields more than
+    /// `limit` (a reader that does not end).
+    pub fn drain(reader: &mut dyn Reader, limit: usize) -> Vec<Item> {
+        let mut items = Vec::new();
+        while let Some(item) = reader.next_item().unwrap() {
+            items.push(item);
+            assert!(items.len() <= limit, "reader does not end");
+        }
+        items
+    }
+
+    pub fn doc(item: &Item) -> &RawDoc {
+        match item {
+            Item::Doc(d) => d,
+            Item::Skip(s) => panic!("expected a document, got {s:?}"),
+        }
+    }
+
+    pub fn skipped(item: &Item) -> &Skip {
+        match item {
+            Item::Skip(s) => s,
+            Item::Doc(d) => panic!("expected a skip, got {d:?}"),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -373,12 +404,7 @@ mod tests {
             InputFormat::PageFeed => Box::new(pagefeed::PageFeedReader::new(src, max)),
             InputFormat::Warc | InputFormat::Auto => Box::new(warc::WarcReader::new(src, max)),
         };
-        let mut items = Vec::new();
-        while let Some(item) = reader.next_item().unwrap() {
-            items.push(item);
-            assert!(items.len() <= 2 * data.len() + 4, "{format:?}: more items than bytes");
-        }
-        items
+        testing::drain(reader.as_mut(), 2 * data.len() + 4)
     }
 
     /// Pieces that make the readers go deep: record starts, fields, line

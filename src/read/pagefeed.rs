@@ -342,7 +342,7 @@ fn is_separator_line(head: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::read::Skip;
+    use crate::read::testing::{doc, drain, skipped};
     use flate2::Compression;
     use flate2::write::GzEncoder;
     use std::io::{Cursor, Write};
@@ -355,26 +355,7 @@ mod tests {
 
     fn read_max(data: &[u8], max: u64) -> Vec<Item> {
         let mut r = PageFeedReader::from_reader(Box::new(Cursor::new(data.to_vec())), max).unwrap();
-        let mut items = Vec::new();
-        while let Some(item) = r.next_item().unwrap() {
-            items.push(item);
-            assert!(items.len() < 1000);
-        }
-        items
-    }
-
-    fn doc(item: &Item) -> &RawDoc {
-        match item {
-            Item::Doc(d) => d,
-            Item::Skip(s) => panic!("expected a document, got {s:?}"),
-        }
-    }
-
-    fn skipped(item: &Item) -> &Skip {
-        match item {
-            Item::Skip(s) => s,
-            Item::Doc(d) => panic!("expected a skip, got {d:?}"),
-        }
+        drain(&mut r, 1000)
     }
 
     fn feed() -> String {

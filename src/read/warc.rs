@@ -450,7 +450,7 @@ fn strip_angle_brackets(uri: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::read::Skip;
+    use crate::read::testing::{doc, drain, skipped};
     use flate2::Compression;
     use flate2::write::GzEncoder;
     use std::collections::HashMap;
@@ -498,26 +498,7 @@ mod tests {
 
     fn read_with(data: Vec<u8>, max: u64) -> Vec<Item> {
         let mut reader = WarcReader::from_reader(Box::new(Cursor::new(data)), max).unwrap();
-        let mut items = Vec::new();
-        while let Some(item) = reader.next_item().unwrap() {
-            items.push(item);
-            assert!(items.len() < 10_000, "reader does not end");
-        }
-        items
-    }
-
-    fn doc(item: &Item) -> &RawDoc {
-        match item {
-            Item::Doc(d) => d,
-            Item::Skip(s) => panic!("expected a document, got {s:?}"),
-        }
-    }
-
-    fn skipped(item: &Item) -> &Skip {
-        match item {
-            Item::Skip(s) => s,
-            Item::Doc(d) => panic!("expected a skip, got the document {:?}", d.url),
-        }
+        drain(&mut reader, 10_000)
     }
 
     fn reasons(items: &[Item]) -> Vec<Option<SkipReason>> {
