@@ -1,0 +1,424 @@
+//! The command line: error paths, damaged input, determinism across thread
+//! counts and re-runs, the stage commands, and standard input.
+
+mod common;
+
+use common::*;
+use std::fs;
+use std::path::Path;
+
+// ------------------------------------------------------------ errors
+
+/// Runs `args` and checks the error contract: exit code 2 and exactly one
+/// non-empty line on stderr, which must contain one of `mentions`
+/// (case-insensitively).
+fn assert_usage_error(args: &[&str], mentions: &[&str]) {
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    let out = overlap(&args);
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let what = describe(&args, &out);
+    assert_eq!(out.status.code(), Some(2), "expected exit code 2\n{what}");
+    let body = stderr.strip_suffix('\n').unwrap_or(&stderr);
+    assert!(!body.trim().is_empty(), "expected an error message on stderr\n{what}");
+    assert!(
+        !body.contains('\n'),
+        "expected exactly one line on stderr, got {}\n{what}",
+        body.lines().count()
+    );
+    let low = body.to_lowercase();
+    assert!(
+        mentions.iter().any(|m| low.contains(&m.to_lowercase())),
+        "the error message should name the problem (one of {mentions:?})\n{what}"
+    );
+}
+
+#[test]
+fn missing_input_file_is_an_error_naming_the_file() {
+    let tmp = tempdir();
+    let out = arg(&tmp.path().join("out"));
+    assert_usage_error(&["run", "testdata/no-such-crawl.warc.gz", "--out", &out], &["no-such-crawl.warc.gz"]);
+    assert_usage_error(
+        &["run", "testdata/equiv/docs.jsonl", "testdata/also-missing.jsonl", "--out", &out],
+        &["also-missing.jsonl"],
+    );
+    assert_usage_error(
+        &["fingerprint", "testdata/no-such-crawl.warc.gz", "--out", &out],
+        &["no-such-crawl.warc.gz"],
+    );
+}
+
+#[test]
+fn unknown_flag_is_an_error_naming_the_flag() {
+    let tmp = tempdir();
+    let out = arg(&tmp.path().join("out"));
+    assert_usage_error(
+        &["run", "testdata/equiv/docs.jsonl", "--out", &out, "--frobnicate"],
+        &["--frobnicate"],
+    );
+    assert_usage_error(&["pairs", &out, "--frobnicate", "3"], &["--frobnicate"]);
+}
+
+#[test]
+fn unknown_subcommand_and_missing_out_are_errors() {
+    assert_usage_error(&["overlapping", "testdata/equiv/docs.jsonl"], &["overlapping"]);
+    assert_usage_error(&["run", "testdata/equiv/docs.jsonl"], &["--out", "out"]);
+}
+
+#[test]
+fn malformed_chunk_specs_are_errors() {
+    let tmp = tempdir();
+    let out = arg(&tmp.path().join("out"));
+    for spec in [
+        "lines:0",
+        "lines:4:5",
+        "foo:3",
+        "lines:x",
+        "words:0",
+        "lines:4:0",
+        "words:3:4",
+        "lines",
+        "lines:",
+        "lines:4:1:1",
+        "",
+    ] {
+        assert_usage_error(
+            &["run", "testdata/equiv/docs.jsonl", "--out", &out, "--chunk", spec],
+            &["chunk", spec],
+        );
+    }
+    assert!(!tmp.path().join("out").join("overlap.csv").exists(), "a usage error must not produce outputs");
+}
+
+#[test]
+fn zero_threads_is_an_error() {
+    let tmp = tempdir();
+    let out = arg(&tmp.path().join("out"));
+    assert_usage_error(&["run", "testdata/equiv/docs.jsonl", "--out", &out, "--threads", "0"], &["threads"]);
+}
+
+#[test]
+fn malformed_memory_sizes_are_errors() {
+    let tmp = tempdir();
+    let out = arg(&tmp.path().join("out"));
+    for size in ["banana", "10QB", "", "-1G"] {
+        let flag = format!("--memory={size}");
+        assert_usage_error(&["run", "testdata/equiv/docs.jsonl", "--out", &out, &flag], &["memory", "size"]);
+    }
+}
+
+#[test]
+fn bad_input_format_and_method_are_errors() {
+    let tmp = tempdir();
+    let out = arg(&tmp.path().join("out"));
+    assert_usage_error(
+        &["run", "testdata/equiv/docs.jsonl", "--out", &out, "--input-format", "xml"],
+        &["xml", "format"],
+    );
+    assert_usage_error(
+        &["run", "testdata/equiv/docs.jsonl", "--out", &out, "--method", "magic"],
+        &["magic", "method"],
+    );
+}
+
+#[test]
+fn stage_commands_on_a_missing_directory_are_errors() {
+    for cmd in ["exact", "pairs", "dump"] {
+        assert_usage_error(&[cmd, "testdata/no-such-output-dir"], &["no-such-output-dir"]);
+    }
+}
+
+// ------------------------------------------------------------ damaged input
+
+#[test]
+fn corrupt_warc_runs_to_completion_and_reports_each_damaged_record() {
+    let manifest: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(testdata("corrupt.manifest.json")).unwrap()).unwrap();
+    let tmp = tempdir();
+    let out = tmp.path().join("out");
+    overlap_ok(["run", "testdata/corrupt.warc.gz", "--out", &arg(&out), "-T", "1", "-q"]);
+
+    // Every good record is a document, in order, with its member offset.
+    let good = manifest["documents"].as_array().unwrap();
+    let docs = read_docs(&out);
+    let got: Vec<(String, String)> = docs.iter().map(|d| (d.url.clone(), d.source.clone())).collect();
+    let want: Vec<(String, String)> = good
+        .iter()
+        .map(|g| {
+            (
+                g["url"].as_str().unwrap().to_string(),
+                format!("testdata/corrupt.warc.gz:{}", g["offset"].as_u64().unwrap()),
+            )
+        })
+        .collect();
+    assert_eq!(got, want, "the good records of corrupt.warc.gz, as (url, source)");
+
+    // Their text is read whole: lines per document agree with the reference.
+    let texts: Vec<String> = good
+        .iter()
+        .map(|g| fs::read_to_string(testdata("src").join(g["src"].as_str().unwrap())).unwrap())
+        .collect();
+    let reference = Reference::new(&texts, Spec::Lines { k: 4, s: 4 });
+    assert_eq!(docs.iter().map(|d| d.lines).collect::<Vec<_>>(), reference.lines, "lines per good document");
+
+    let stats = read_stats(&out);
+    let fp = &stats["fingerprint"];
+    assert_eq!(fp["documents"], serde_json::json!(good.len()), "fingerprint.documents");
+    let damaged = manifest["corrupt"].as_array().unwrap();
+    for reason in ["corrupt_gzip", "corrupt_header", "truncated_record"] {
+        assert_eq!(
+            fp["skipped"][reason],
+            serde_json::json!(1),
+            "fingerprint.skipped.{reason}\nstats: {stats:#}"
+        );
+    }
+    let listed = fp["corrupt"].as_array().expect("fingerprint.corrupt is a list");
+    assert_eq!(
+        listed.len(),
+        damaged.len(),
+        "fingerprint.corrupt lists each damaged record once: {listed:#?}"
+    );
+    for want in damaged {
+        let reason = want["reason"].as_str().unwrap();
+        let start = want["offset"].as_u64().unwrap();
+        let end = want["end"].as_u64().unwrap();
+        let entry = listed
+            .iter()
+            .find(|e| e["reason"] == reason)
+            .unwrap_or_else(|| panic!("no {reason} entry in fingerprint.corrupt: {listed:#?}"));
+        let file = entry["file"].as_str().expect("corrupt entry has a file");
+        assert!(file.ends_with("corrupt.warc.gz"), "{reason}: file {file:?}");
+        let offset = entry["offset"].as_u64().expect("corrupt entry has a numeric offset");
+        if reason == "corrupt_gzip" {
+            // The damage is somewhere inside this gzip member.
+            assert!(
+                (start..end).contains(&offset),
+                "{reason}: offset {offset} outside the member {start}..{end}"
+            );
+        } else {
+            assert_eq!(offset, start, "{reason}: offset of the record's gzip member");
+        }
+        assert!(entry["detail"].is_string(), "{reason}: detail is a string");
+    }
+}
+
+#[test]
+fn quiet_run_prints_nothing_on_stderr() {
+    let tmp = tempdir();
+    for input in ["testdata/sample.warc.gz", "testdata/corrupt.warc.gz"] {
+        let out = overlap_ok(["run", input, "--out", &arg(&tmp.path().join("out")), "-q"]);
+        assert!(
+            out.stderr.is_empty(),
+            "{input}: -q run wrote to stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+// ------------------------------------------------------------ determinism
+
+fn dump(dir: &Path) -> Vec<u8> {
+    let out = overlap_ok(["dump", &arg(dir)]);
+    assert!(!out.stdout.is_empty(), "dump printed nothing");
+    out.stdout
+}
+
+const MIXED_INPUTS: [&str; 3] =
+    ["testdata/sample.warc.gz", "testdata/equiv/docs.pagefeed", "testdata/equiv/docs.jsonl"];
+
+#[test]
+fn one_and_two_threads_give_byte_identical_outputs() {
+    let tmp = tempdir();
+    for (spec, t) in [("lines:4", "15"), ("words:8", "5")] {
+        let mut dirs = Vec::new();
+        for threads in ["1", "2"] {
+            let out = tmp.path().join(format!("{}-{threads}", spec.replace(':', "_")));
+            let mut args: Vec<String> = vec!["run".into()];
+            args.extend(MIXED_INPUTS.iter().map(|s| s.to_string()));
+            args.extend(["--out".into(), arg(&out), "--chunk".into(), spec.into(), "-T".into(), t.into()]);
+            args.extend(["--threads".into(), threads.into(), "-q".into()]);
+            overlap_ok(&args);
+            dirs.push(out);
+        }
+        assert!(!read_overlap(&dirs[0]).is_empty(), "test data: {spec} -T {t} finds pairs");
+        assert_same_outputs(&dirs[0], &dirs[1], &format!("--threads 1 vs 2, {spec}"));
+        assert!(dump(&dirs[0]) == dump(&dirs[1]), "dump output differs between --threads 1 and 2 ({spec})");
+    }
+}
+
+#[test]
+fn small_memory_budget_gives_the_same_outputs() {
+    let tmp = tempdir();
+    let a = tmp.path().join("a");
+    let b = tmp.path().join("b");
+    let mut args: Vec<String> = vec!["run".into()];
+    args.extend(MIXED_INPUTS.iter().map(|s| s.to_string()));
+    let run = |out: &Path, extra: &[&str]| {
+        let mut v = args.clone();
+        v.extend(["--out".into(), arg(out), "-T".into(), "3".into(), "-q".into()]);
+        v.extend(extra.iter().map(|s| s.to_string()));
+        overlap_ok(&v);
+    };
+    run(&a, &[]);
+    run(&b, &["--memory", "16M"]);
+    assert_same_outputs(&a, &b, "--memory 16M vs default");
+}
+
+#[test]
+fn rerunning_in_the_same_out_dir_gives_identical_outputs() {
+    let tmp = tempdir();
+    let out = tmp.path().join("out");
+    let args = ["run", "testdata/sample.warc.gz", "--out", &arg(&out), "-q"];
+    overlap_ok(args);
+    let first = tmp.path().join("first");
+    copy_dir(&out, &first);
+    overlap_ok(args);
+    assert_same_outputs(&first, &out, "second run in the same directory");
+    dump_equal(&first, &out);
+}
+
+#[test]
+fn rerunning_with_other_settings_or_inputs_replaces_old_results() {
+    let tmp = tempdir();
+    let reused = tmp.path().join("reused");
+    let r = arg(&reused);
+    overlap_ok(["run", "testdata/sample.warc.gz", "--out", &r, "-q"]);
+    // Other chunking and threshold, same input.
+    overlap_ok(["run", "testdata/sample.warc.gz", "--out", &r, "--chunk", "words:8", "-T", "20", "-q"]);
+    let fresh = tmp.path().join("fresh");
+    overlap_ok([
+        "run",
+        "testdata/sample.warc.gz",
+        "--out",
+        &arg(&fresh),
+        "--chunk",
+        "words:8",
+        "-T",
+        "20",
+        "-q",
+    ]);
+    assert_same_outputs(&fresh, &reused, "re-run with --chunk words:8 -T 20 vs a fresh directory");
+    // Other input, same settings.
+    overlap_ok(["run", "testdata/equiv/docs.jsonl", "--out", &r, "--chunk", "words:8", "-T", "20", "-q"]);
+    let fresh2 = tmp.path().join("fresh2");
+    overlap_ok([
+        "run",
+        "testdata/equiv/docs.jsonl",
+        "--out",
+        &arg(&fresh2),
+        "--chunk",
+        "words:8",
+        "-T",
+        "20",
+        "-q",
+    ]);
+    assert_same_outputs(&fresh2, &reused, "re-run on another input vs a fresh directory");
+}
+
+fn dump_equal(a: &Path, b: &Path) {
+    assert!(dump(a) == dump(b), "dump output differs");
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+// ------------------------------------------------------------ stages
+
+#[test]
+fn stage_commands_give_the_same_outputs_as_run() {
+    let tmp = tempdir();
+    for (spec, t) in [("lines:4", "15"), ("lines:2:1", "4")] {
+        let whole = tmp.path().join(format!("run-{}", spec.replace(':', "_")));
+        let staged = tmp.path().join(format!("staged-{}", spec.replace(':', "_")));
+        let mut run_args: Vec<String> = vec!["run".into()];
+        run_args.extend(MIXED_INPUTS.iter().map(|s| s.to_string()));
+        run_args.extend([
+            "--out".into(),
+            arg(&whole),
+            "--chunk".into(),
+            spec.into(),
+            "-T".into(),
+            t.into(),
+            "-q".into(),
+        ]);
+        overlap_ok(&run_args);
+
+        let mut fp_args: Vec<String> = vec!["fingerprint".into()];
+        fp_args.extend(MIXED_INPUTS.iter().map(|s| s.to_string()));
+        fp_args.extend(["--out".into(), arg(&staged), "--chunk".into(), spec.into(), "-q".into()]);
+        overlap_ok(&fp_args);
+        overlap_ok(["exact", &arg(&staged), "-q"]);
+        overlap_ok(["pairs", &arg(&staged), "-T", t, "-q"]);
+
+        assert!(!read_overlap(&whole).is_empty(), "test data: {spec} -T {t} finds pairs");
+        assert_same_outputs(&whole, &staged, &format!("fingerprint + exact + pairs vs run ({spec})"));
+        dump_equal(&whole, &staged);
+    }
+}
+
+#[test]
+fn pairs_rerun_with_another_threshold_rewrites_the_table() {
+    let tmp = tempdir();
+    let (input, docs) = real_jsonl(tmp.path());
+    let reference = Reference::new(&texts(&docs), Spec::Lines { k: 4, s: 4 });
+    let out = tmp.path().join("out");
+    overlap_ok(["run", &arg(&input), "--input-format", "jsonl", "--out", &arg(&out), "-q"]);
+    assert_matches_reference(&out, &reference, 15, "run -T 15 (default)");
+    let docs_csv = fs::read(out.join("docs.csv")).unwrap();
+    let mut previous = read_overlap(&out);
+    for t in [3usize, 40, 1, 15] {
+        overlap_ok(["pairs", &arg(&out), "-T", &t.to_string(), "--method", "sort", "-q"]);
+        assert_matches_reference(&out, &reference, t, &format!("pairs -T {t}"));
+        let table = read_overlap(&out);
+        assert_ne!(table, previous, "test data: -T {t} must change the table");
+        assert_eq!(
+            read_stats(&out)["pairs"]["pairs_emitted"],
+            serde_json::json!(table.len()),
+            "pairs_emitted after -T {t}"
+        );
+        assert!(fs::read(out.join("docs.csv")).unwrap() == docs_csv, "pairs must not change docs.csv");
+        previous = table;
+    }
+}
+
+// ------------------------------------------------------------ standard input
+
+#[test]
+fn stdin_input_gives_the_same_results_as_the_file() {
+    let tmp = tempdir();
+    let from_file = tmp.path().join("file");
+    overlap_ok(["run", "testdata/equiv/docs.jsonl", "--out", &arg(&from_file), "-T", "3", "-q"]);
+    let from_stdin = tmp.path().join("stdin");
+    let data = fs::read(testdata("equiv/docs.jsonl")).unwrap();
+    let args: Vec<String> =
+        ["run", "-", "--input-format", "jsonl", "--out", &arg(&from_stdin), "-T", "3", "-q"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+    let out = overlap_stdin(&args, &data);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&args, &out));
+
+    assert!(!read_overlap(&from_file).is_empty());
+    assert!(
+        fs::read(from_stdin.join("overlap.csv")).unwrap() == fs::read(from_file.join("overlap.csv")).unwrap(),
+        "overlap.csv from stdin differs from the file run"
+    );
+    let a = read_docs(&from_file);
+    let b = read_docs(&from_stdin);
+    assert_eq!(a.len(), b.len());
+    for (x, y) in a.iter().zip(&b) {
+        assert_eq!((&x.url, x.lines, x.chunks, x.exact_center), (&y.url, y.lines, y.chunks, y.exact_center));
+        let (path, offset) = y.source.rsplit_once(':').expect("source is PATH:OFFSET");
+        assert_eq!(path, "-", "source of a document read from stdin");
+        assert_eq!(offset, x.source.rsplit_once(':').unwrap().1, "same offsets from stdin and from the file");
+    }
+}

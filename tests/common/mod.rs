@@ -1,0 +1,524 @@
+//! Shared helpers for the end-to-end tests: running the `overlap` binary,
+//! reading its outputs, and an independent brute-force reference.
+//!
+//! The reference follows the normalization and chunking rules of the command
+//! line contract literally, with `String`s and ordered sets only (no hashing):
+//! chunks are compared as text, exact copies are found by string equality,
+//! and F(i, j) is the size of the intersection of two documents' chunk sets,
+//! computed for every pair of surviving documents.
+
+#![allow(dead_code)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+// ------------------------------------------------------------ running the binary
+
+/// The crate root: tests run the binary from here, so that paths such as
+/// `testdata/sample.warc.gz` are given to it as written.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn testdata(name: &str) -> PathBuf {
+    root().join("testdata").join(name)
+}
+
+/// A command for the `overlap` binary, run from the crate root.
+pub fn overlap_cmd<I, S>(args: I) -> Command
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_overlap"));
+    cmd.args(args).current_dir(root()).stdin(Stdio::null());
+    cmd
+}
+
+/// Runs `overlap` with the given arguments and returns what it did.
+pub fn overlap<I, S>(args: I) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    overlap_cmd(args).output().expect("cannot start the overlap binary")
+}
+
+/// Runs `overlap` with `input` on its standard input.
+pub fn overlap_stdin<I, S>(args: I, input: &[u8]) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    let mut child = overlap_cmd(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("cannot start the overlap binary");
+    let mut stdin = child.stdin.take().unwrap();
+    let data = input.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&data);
+    });
+    let out = child.wait_with_output().expect("overlap did not finish");
+    writer.join().unwrap();
+    out
+}
+
+pub fn describe(args: &[String], out: &Output) -> String {
+    format!(
+        "overlap {}\nexit: {:?}\n--- stderr ---\n{}\n--- stdout (first 2000 bytes) ---\n{}",
+        args.join(" "),
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout[..out.stdout.len().min(2000)]),
+    )
+}
+
+/// Runs `overlap` and fails the test unless it exits 0.
+pub fn overlap_ok<I, S>(args: I) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    let args: Vec<String> = args.into_iter().map(|a| a.as_ref().to_string_lossy().into_owned()).collect();
+    let out = overlap(&args);
+    assert_eq!(out.status.code(), Some(0), "expected success\n{}", describe(&args, &out));
+    out
+}
+
+/// `path` as a string argument.
+pub fn arg(path: &Path) -> String {
+    path.to_str().expect("test paths are UTF-8").to_string()
+}
+
+pub fn tempdir() -> tempfile::TempDir {
+    tempfile::Builder::new().prefix("overlap-test-").tempdir().expect("cannot create a temporary directory")
+}
+
+// ------------------------------------------------------------ test data
+
+/// Decompresses a (possibly multi-member) gzip file.
+pub fn gunzip(path: &Path) -> Vec<u8> {
+    let file = fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut out = Vec::new();
+    flate2::read::MultiGzDecoder::new(file)
+        .read_to_end(&mut out)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    out
+}
+
+/// One JSONL record as the tests see it.
+#[derive(Clone, Debug)]
+pub struct JsonDoc {
+    pub url: String,
+    pub text: String,
+}
+
+/// Parses JSONL text: one `{"url": ..., "text": ...}` object per line.
+pub fn parse_jsonl(data: &str) -> Vec<JsonDoc> {
+    data.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).expect("test JSONL is valid");
+            JsonDoc {
+                url: v["url"].as_str().unwrap_or("").to_string(),
+                text: v["text"].as_str().expect("every test record has a text").to_string(),
+            }
+        })
+        .collect()
+}
+
+pub fn read_jsonl(path: &Path) -> Vec<JsonDoc> {
+    parse_jsonl(&fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
+}
+
+/// Writes documents as JSONL (url and text fields).
+pub fn write_jsonl(path: &Path, docs: &[JsonDoc]) {
+    let mut s = String::new();
+    for d in docs {
+        s.push_str(&serde_json::json!({"url": d.url, "text": d.text}).to_string());
+        s.push('\n');
+    }
+    fs::write(path, s).unwrap();
+}
+
+/// `testdata/real.jsonl.gz` (real text, 300+ documents) decompressed into
+/// `dir`; returns the path of the JSONL file and its documents.
+pub fn real_jsonl(dir: &Path) -> (PathBuf, Vec<JsonDoc>) {
+    let data = gunzip(&testdata("real.jsonl.gz"));
+    let path = dir.join("real.jsonl");
+    fs::write(&path, &data).unwrap();
+    let docs = parse_jsonl(std::str::from_utf8(&data).unwrap());
+    (path, docs)
+}
+
+pub fn texts(docs: &[JsonDoc]) -> Vec<String> {
+    docs.iter().map(|d| d.text.clone()).collect()
+}
+
+// ------------------------------------------------------------ reading outputs
+
+pub const DOCS_HEADER: [&str; 8] =
+    ["doc_id", "url", "host", "source", "bytes", "lines", "chunks", "exact_center"];
+pub const OVERLAP_HEADER: [&str; 3] = ["doc_i", "doc_j", "shared"];
+
+/// Reads a CSV file: header and records.
+pub fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut rdr = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .from_path(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let header = rdr.headers().unwrap().iter().map(String::from).collect();
+    let rows = rdr
+        .records()
+        .map(|r| r.unwrap_or_else(|e| panic!("{}: {e}", path.display())))
+        .map(|r| r.iter().map(String::from).collect())
+        .collect();
+    (header, rows)
+}
+
+/// One row of docs.csv.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DocRow {
+    pub doc_id: usize,
+    pub url: String,
+    pub host: String,
+    pub source: String,
+    pub bytes: u64,
+    pub lines: usize,
+    pub chunks: usize,
+    pub exact_center: Option<usize>,
+}
+
+/// Reads `DIR/docs.csv`, checking the header and that doc_ids are 0, 1, 2, ...
+pub fn read_docs(dir: &Path) -> Vec<DocRow> {
+    let path = dir.join("docs.csv");
+    let (header, rows) = read_csv(&path);
+    assert_eq!(header, DOCS_HEADER, "docs.csv header");
+    let num = |s: &str, what: &str| -> u64 {
+        s.parse().unwrap_or_else(|_| panic!("docs.csv: {what} {s:?} is not a number"))
+    };
+    let docs: Vec<DocRow> = rows
+        .iter()
+        .map(|r| {
+            assert_eq!(r.len(), 8, "docs.csv row {r:?}");
+            DocRow {
+                doc_id: num(&r[0], "doc_id") as usize,
+                url: r[1].clone(),
+                host: r[2].clone(),
+                source: r[3].clone(),
+                bytes: num(&r[4], "bytes"),
+                lines: num(&r[5], "lines") as usize,
+                chunks: num(&r[6], "chunks") as usize,
+                exact_center: if r[7].is_empty() { None } else { Some(num(&r[7], "exact_center") as usize) },
+            }
+        })
+        .collect();
+    for (i, d) in docs.iter().enumerate() {
+        assert_eq!(d.doc_id, i, "docs.csv doc_ids must be dense and in order");
+    }
+    docs
+}
+
+/// Reads `DIR/overlap.csv` as (doc_i, doc_j, shared) triples, in file order.
+pub fn read_overlap(dir: &Path) -> Vec<(usize, usize, usize)> {
+    let path = dir.join("overlap.csv");
+    let (header, rows) = read_csv(&path);
+    assert_eq!(header, OVERLAP_HEADER, "overlap.csv header");
+    rows.iter()
+        .map(|r| {
+            assert_eq!(r.len(), 3, "overlap.csv row {r:?}");
+            let n = |s: &str| s.parse::<usize>().unwrap_or_else(|_| panic!("overlap.csv: {s:?}"));
+            (n(&r[0]), n(&r[1]), n(&r[2]))
+        })
+        .collect()
+}
+
+pub fn read_stats(dir: &Path) -> serde_json::Value {
+    let path = dir.join("stats.json");
+    let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("stats.json is not JSON: {e}"))
+}
+
+/// stats.json without the fields that vary from run to run.
+pub fn stable_stats(dir: &Path) -> serde_json::Value {
+    fn strip(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(m) => {
+                m.remove("seconds");
+                m.remove("peak_rss_bytes");
+                for (_, x) in m.iter_mut() {
+                    strip(x);
+                }
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    let mut v = read_stats(dir);
+    strip(&mut v);
+    v
+}
+
+/// Every file under `dir` (recursively) except stats.json, by relative path.
+pub fn out_files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+        for entry in fs::read_dir(dir).unwrap() {
+            let entry = entry.unwrap();
+            let path = entry.path();
+            if entry.file_type().unwrap().is_dir() {
+                walk(base, &path, out);
+            } else {
+                let rel = path.strip_prefix(base).unwrap().to_string_lossy().replace('\\', "/");
+                if rel != "stats.json" {
+                    out.insert(rel, fs::read(&path).unwrap());
+                }
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+/// Asserts that two output directories hold the same files with the same
+/// bytes (stats.json compared without its timing fields).
+pub fn assert_same_outputs(a: &Path, b: &Path, what: &str) {
+    let fa = out_files(a);
+    let fb = out_files(b);
+    let names_a: Vec<_> = fa.keys().collect();
+    let names_b: Vec<_> = fb.keys().collect();
+    assert_eq!(names_a, names_b, "{what}: the output directories hold different files");
+    for (name, bytes) in &fa {
+        assert!(bytes == &fb[name], "{what}: {name} differs ({} vs {} bytes)", bytes.len(), fb[name].len());
+    }
+    assert_eq!(stable_stats(a), stable_stats(b), "{what}: stats.json differs beyond seconds/peak_rss_bytes");
+}
+
+// ------------------------------------------------------------ the reference
+
+/// A chunk spec: `lines:K[:S]`, `words:K[:S]` or `doc`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Spec {
+    Lines { k: usize, s: usize },
+    Words { k: usize, s: usize },
+    Doc,
+}
+
+impl Spec {
+    /// Parses a valid spec (the tests' own specs; no error handling needed).
+    pub fn parse(spec: &str) -> Spec {
+        if spec == "doc" {
+            return Spec::Doc;
+        }
+        let parts: Vec<&str> = spec.split(':').collect();
+        let k: usize = parts[1].parse().unwrap();
+        match (parts[0], parts.get(2)) {
+            ("lines", None) => Spec::Lines { k, s: k },
+            ("lines", Some(s)) => Spec::Lines { k, s: s.parse().unwrap() },
+            ("words", None) => Spec::Words { k, s: 1 },
+            ("words", Some(s)) => Spec::Words { k, s: s.parse().unwrap() },
+            _ => panic!("not a chunk spec: {spec}"),
+        }
+    }
+}
+
+/// Rules 1-2: split at `\n`, drop one trailing `\r`, collapse every run of
+/// White_Space to one space, trim, drop empty lines.
+pub fn normalize(text: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    for raw in text.split('\n') {
+        let line = raw.strip_suffix('\r').unwrap_or(raw);
+        let words: Vec<&str> = line.split(char::is_whitespace).filter(|w| !w.is_empty()).collect();
+        if !words.is_empty() {
+            lines.push(words.join(" "));
+        }
+    }
+    lines
+}
+
+/// Rule 4: the windows over `n` units as (start, end) ranges, in order.
+pub fn windows(n: usize, k: usize, s: usize) -> Vec<(usize, usize)> {
+    assert!(k >= 1 && s >= 1 && s <= k);
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut last_full_end = 0;
+    while start + k <= n {
+        out.push((start, start + k));
+        last_full_end = start + k;
+        start += s;
+    }
+    if out.is_empty() {
+        if n > 0 {
+            out.push((0, n));
+        }
+    } else if last_full_end < n {
+        out.push((start, n));
+    }
+    out
+}
+
+/// The text of every window of a document's normalized lines, in order.
+pub fn chunk_texts(lines: &[String], spec: Spec) -> Vec<String> {
+    match spec {
+        Spec::Doc => {
+            if lines.is_empty() {
+                vec![]
+            } else {
+                vec![lines.join("\n")]
+            }
+        }
+        Spec::Lines { k, s } => {
+            windows(lines.len(), k, s).into_iter().map(|(a, b)| lines[a..b].join("\n")).collect()
+        }
+        Spec::Words { k, s } => {
+            let words: Vec<&str> = lines.iter().flat_map(|l| l.split(' ')).collect();
+            windows(words.len(), k, s).into_iter().map(|(a, b)| words[a..b].join(" ")).collect()
+        }
+    }
+}
+
+/// What the reference says about a list of documents.
+#[derive(Clone, Debug)]
+pub struct Reference {
+    /// Normalized lines per document.
+    pub lines: Vec<usize>,
+    /// Number of windows per document.
+    pub chunks: Vec<usize>,
+    /// The center of each document's exact-copy group; `None` for empty ones.
+    pub exact_center: Vec<Option<usize>>,
+    /// Every pair (i, j), i < j, of surviving documents with F >= 1.
+    pub shared: Vec<(usize, usize, usize)>,
+}
+
+impl Reference {
+    pub fn new(texts: &[String], spec: Spec) -> Reference {
+        let normalized: Vec<Vec<String>> = texts.iter().map(|t| normalize(t)).collect();
+
+        // Exact copies: identical normalized text; the center is the first.
+        let mut first_with_text: BTreeMap<String, usize> = BTreeMap::new();
+        let mut exact_center = Vec::with_capacity(texts.len());
+        for (i, lines) in normalized.iter().enumerate() {
+            if lines.is_empty() {
+                exact_center.push(None);
+            } else {
+                let key = lines.join("\n");
+                exact_center.push(Some(*first_with_text.entry(key).or_insert(i)));
+            }
+        }
+
+        let chunk_lists: Vec<Vec<String>> = normalized.iter().map(|l| chunk_texts(l, spec)).collect();
+        let sets: Vec<BTreeSet<String>> = chunk_lists.iter().map(|c| c.iter().cloned().collect()).collect();
+
+        // Survivors: documents that are their own center (empty ones have no chunks).
+        let survivors: Vec<usize> = (0..texts.len()).filter(|&i| exact_center[i] == Some(i)).collect();
+
+        // Number the distinct chunk texts (in text order) so that the pairwise
+        // intersections below are merges of sorted integer lists.
+        let mut numbering: BTreeMap<&str, u32> = BTreeMap::new();
+        for set in &sets {
+            for c in set {
+                numbering.insert(c.as_str(), 0);
+            }
+        }
+        for (n, v) in numbering.values_mut().enumerate() {
+            *v = n as u32;
+        }
+        let ids: Vec<Vec<u32>> =
+            sets.iter().map(|set| set.iter().map(|c| numbering[c.as_str()]).collect()).collect();
+
+        let mut shared = Vec::new();
+        for (x, &i) in survivors.iter().enumerate() {
+            for &j in &survivors[x + 1..] {
+                let f = sorted_intersection_len(&ids[i], &ids[j]);
+                if f > 0 {
+                    shared.push((i, j, f));
+                }
+            }
+        }
+
+        Reference {
+            lines: normalized.iter().map(Vec::len).collect(),
+            chunks: chunk_lists.iter().map(Vec::len).collect(),
+            exact_center,
+            shared,
+        }
+    }
+
+    /// The Overlap table for threshold `t`: pairs with F >= t, sorted by (i, j).
+    pub fn table(&self, t: usize) -> Vec<(usize, usize, usize)> {
+        self.shared.iter().copied().filter(|&(_, _, f)| f >= t).collect()
+    }
+
+    /// Number of exact-copy groups with at least two members.
+    pub fn copy_groups(&self) -> usize {
+        let mut sizes: BTreeMap<usize, usize> = BTreeMap::new();
+        for c in self.exact_center.iter().flatten() {
+            *sizes.entry(*c).or_default() += 1;
+        }
+        sizes.values().filter(|&&n| n > 1).count()
+    }
+
+    /// Number of documents removed as copies (non-centers).
+    pub fn copies_removed(&self) -> usize {
+        self.exact_center.iter().enumerate().filter(|(i, c)| matches!(c, Some(c) if c != i)).count()
+    }
+}
+
+fn sorted_intersection_len(a: &[u32], b: &[u32]) -> usize {
+    let (mut x, mut y, mut n) = (0, 0, 0);
+    while x < a.len() && y < b.len() {
+        match a[x].cmp(&b[y]) {
+            std::cmp::Ordering::Less => x += 1,
+            std::cmp::Ordering::Greater => y += 1,
+            std::cmp::Ordering::Equal => {
+                n += 1;
+                x += 1;
+                y += 1;
+            }
+        }
+    }
+    n
+}
+
+/// Shows where two overlap tables first differ (they are long).
+pub fn table_diff(got: &[(usize, usize, usize)], want: &[(usize, usize, usize)]) -> String {
+    let got_set: BTreeSet<_> = got.iter().collect();
+    let want_set: BTreeSet<_> = want.iter().collect();
+    let extra: Vec<_> = got_set.difference(&want_set).take(10).collect();
+    let missing: Vec<_> = want_set.difference(&got_set).take(10).collect();
+    format!(
+        "got {} rows, want {} rows; rows only in the output (first 10): {:?}; rows only in the reference (first 10): {:?}",
+        got.len(),
+        want.len(),
+        extra,
+        missing
+    )
+}
+
+/// Checks an output directory against the reference for the same documents:
+/// overlap.csv for threshold `t`, and lines, chunks and exact_center per document.
+pub fn assert_matches_reference(dir: &Path, reference: &Reference, t: usize, what: &str) {
+    let docs = read_docs(dir);
+    assert_eq!(docs.len(), reference.lines.len(), "{what}: number of documents in docs.csv");
+    let centers: Vec<Option<usize>> = docs.iter().map(|d| d.exact_center).collect();
+    if centers != reference.exact_center {
+        let i = (0..centers.len()).find(|&i| centers[i] != reference.exact_center[i]).unwrap();
+        panic!(
+            "{what}: exact_center differs first at doc {i}: got {:?}, want {:?}",
+            centers[i], reference.exact_center[i]
+        );
+    }
+    for (i, d) in docs.iter().enumerate() {
+        assert_eq!(d.lines, reference.lines[i], "{what}: lines of doc {i}");
+        assert_eq!(d.chunks, reference.chunks[i], "{what}: chunks of doc {i}");
+    }
+    let got = read_overlap(dir);
+    let want = reference.table(t);
+    assert!(got == want, "{what}: overlap.csv differs from the reference: {}", table_diff(&got, &want));
+}

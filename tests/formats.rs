@@ -1,0 +1,347 @@
+//! Input formats: the same documents as WARC (per-record gzip, whole-file
+//! gzip, plain), JSONL and WebBase page feed give the same results, and the
+//! sample crawl is read record by record as its manifest says.
+
+mod common;
+
+use common::*;
+use flate2::{Compression, write::GzEncoder};
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::{Read, Write};
+use std::path::Path;
+
+/// One WARC record of a file: where it starts (in the file and in the
+/// decompressed stream), its type, target URI and HTTP status if any.
+#[derive(Debug, Clone)]
+struct Record {
+    file_offset: u64,
+    stream_offset: u64,
+    wtype: String,
+    url: String,
+    http_status: Option<u16>,
+}
+
+impl Record {
+    /// Whether the contract makes a document of this record.
+    fn is_document(&self) -> bool {
+        match self.wtype.as_str() {
+            "resource" | "conversion" => true,
+            "response" => self.http_status == Some(200),
+            _ => false,
+        }
+    }
+}
+
+fn parse_record(raw: &[u8], file_offset: u64, stream_offset: u64) -> (Record, usize) {
+    let head_end = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("WARC header ends") + 4;
+    let head = std::str::from_utf8(&raw[..head_end]).unwrap();
+    let field = |name: &str| {
+        head.lines().find_map(|l| {
+            l.split_once(':').filter(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.trim().to_string())
+        })
+    };
+    let len: usize = field("Content-Length").unwrap().parse().unwrap();
+    let block = &raw[head_end..head_end + len];
+    let wtype = field("WARC-Type").unwrap();
+    let http_status = if wtype == "response" {
+        let line = block.split(|&b| b == b'\n').next().unwrap();
+        std::str::from_utf8(line).unwrap().split(' ').nth(1).and_then(|s| s.parse().ok())
+    } else {
+        None
+    };
+    let rec = Record {
+        file_offset,
+        stream_offset,
+        wtype,
+        url: field("WARC-Target-URI").unwrap_or_default(),
+        http_status,
+    };
+    (rec, head_end + len + 4)
+}
+
+/// The records of a per-record gzip WARC, each member decompressed alone.
+fn per_record_gzip_records(path: &Path) -> Vec<Record> {
+    let data = fs::read(path).unwrap();
+    let mut rest: &[u8] = &data;
+    let mut stream_offset = 0u64;
+    let mut out = Vec::new();
+    while !rest.is_empty() {
+        let file_offset = (data.len() - rest.len()) as u64;
+        let mut raw = Vec::new();
+        flate2::bufread::GzDecoder::new(&mut rest).read_to_end(&mut raw).unwrap();
+        let (rec, used) = parse_record(&raw, file_offset, stream_offset);
+        assert_eq!(used, raw.len(), "one record per gzip member");
+        stream_offset += raw.len() as u64;
+        out.push(rec);
+    }
+    out
+}
+
+fn sources(dir: &Path) -> Vec<String> {
+    read_docs(dir).into_iter().map(|d| d.source).collect()
+}
+
+fn run_out(input: &str, out: &Path, extra: &[&str]) {
+    let mut args =
+        vec!["run".to_string(), input.to_string(), "--out".to_string(), arg(out), "-q".to_string()];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    overlap_ok(&args);
+}
+
+fn centers(dir: &Path) -> Vec<Option<usize>> {
+    read_docs(dir).into_iter().map(|d| d.exact_center).collect()
+}
+
+// ------------------------------------------------------------ equivalence
+
+const EQUIV_SETTINGS: [&[&str]; 3] =
+    [&[], &["--chunk", "lines:2", "-T", "3"], &["--chunk", "words:8", "-T", "20"]];
+
+#[test]
+fn equiv_warc_jsonl_and_pagefeed_give_identical_results() {
+    let tmp = tempdir();
+    let jsonl = read_jsonl(&testdata("equiv/docs.jsonl"));
+    for (n, extra) in EQUIV_SETTINGS.iter().enumerate() {
+        let mut outs = Vec::new();
+        for input in
+            ["testdata/equiv/docs.jsonl", "testdata/equiv/docs.warc.gz", "testdata/equiv/docs.pagefeed"]
+        {
+            let out = tmp.path().join(format!("{n}-{}", input.rsplit('/').next().unwrap()));
+            run_out(input, &out, extra);
+            outs.push((input, out));
+        }
+        let (_, first) = &outs[0];
+        let overlap = fs::read(first.join("overlap.csv")).unwrap();
+        assert!(
+            !read_overlap(first).is_empty(),
+            "test data: the equiv set must give overlap rows with {extra:?}"
+        );
+        let urls: Vec<String> = jsonl.iter().map(|d| d.url.clone()).collect();
+        for (input, out) in &outs {
+            let docs = read_docs(out);
+            assert_eq!(
+                docs.iter().map(|d| d.url.clone()).collect::<Vec<_>>(),
+                urls,
+                "{input}: urls in input order"
+            );
+            assert!(
+                fs::read(out.join("overlap.csv")).unwrap() == overlap,
+                "{input} {extra:?}: overlap.csv differs from the JSONL run: {}",
+                table_diff(&read_overlap(out), &read_overlap(first))
+            );
+            assert_eq!(
+                centers(out),
+                centers(first),
+                "{input} {extra:?}: exact_center differs from the JSONL run"
+            );
+            let lines: Vec<usize> = docs.iter().map(|d| d.lines).collect();
+            let first_lines: Vec<usize> = read_docs(first).iter().map(|d| d.lines).collect();
+            assert_eq!(lines, first_lines, "{input}: lines per document differ from the JSONL run");
+        }
+    }
+}
+
+#[test]
+fn equiv_jsonl_run_matches_reference() {
+    let tmp = tempdir();
+    let docs = read_jsonl(&testdata("equiv/docs.jsonl"));
+    let reference = Reference::new(&texts(&docs), Spec::parse("lines:2"));
+    assert!(reference.copy_groups() >= 2, "test data: the equiv set must contain exact copies");
+    assert!(
+        reference.exact_center.contains(&None),
+        "test data: the equiv set must contain an empty document"
+    );
+    let out = tmp.path().join("out");
+    run_out("testdata/equiv/docs.pagefeed", &out, &["--chunk", "lines:2", "-T", "3"]);
+    assert_matches_reference(&out, &reference, 3, "equiv page feed, lines:2 -T 3");
+}
+
+#[test]
+fn equiv_warc_whole_file_gzip_and_plain_match_per_record_gzip() {
+    let tmp = tempdir();
+    let plain = gunzip(&testdata("equiv/docs.warc.gz"));
+    let plain_path = tmp.path().join("docs.warc");
+    fs::write(&plain_path, &plain).unwrap();
+    let whole_path = tmp.path().join("whole.warc.gz");
+    let mut enc = GzEncoder::new(Vec::new(), Compression::default());
+    enc.write_all(&plain).unwrap();
+    fs::write(&whole_path, enc.finish().unwrap()).unwrap();
+
+    for extra in EQUIV_SETTINGS {
+        let base = tmp.path().join("per-record");
+        run_out("testdata/equiv/docs.warc.gz", &base, extra);
+        for (name, path) in [("plain", &plain_path), ("whole-file gzip", &whole_path)] {
+            let out = tmp.path().join(name);
+            run_out(&arg(path), &out, extra);
+            assert!(
+                fs::read(out.join("overlap.csv")).unwrap() == fs::read(base.join("overlap.csv")).unwrap(),
+                "{name} WARC {extra:?}: overlap.csv differs from the per-record gzip run"
+            );
+            assert_eq!(centers(&out), centers(&base), "{name} WARC {extra:?}: exact_center differs");
+        }
+    }
+}
+
+#[test]
+fn warc_sources_give_record_offsets_for_each_compression() {
+    let records = per_record_gzip_records(&testdata("equiv/docs.warc.gz"));
+    let doc_records: Vec<&Record> = records.iter().filter(|r| r.is_document()).collect();
+    assert!(doc_records.len() > 10);
+    let tmp = tempdir();
+
+    let out = tmp.path().join("per-record");
+    run_out("testdata/equiv/docs.warc.gz", &out, &[]);
+    let want: Vec<String> =
+        doc_records.iter().map(|r| format!("testdata/equiv/docs.warc.gz:{}", r.file_offset)).collect();
+    assert_eq!(sources(&out), want, "per-record gzip: source is PATH:offset of the record's gzip member");
+    let urls: Vec<String> = read_docs(&out).into_iter().map(|d| d.url).collect();
+    let want_urls: Vec<String> = doc_records.iter().map(|r| r.url.clone()).collect();
+    assert_eq!(urls, want_urls, "url is the WARC-Target-URI of each document record");
+
+    let plain_path = tmp.path().join("docs.warc");
+    fs::write(&plain_path, gunzip(&testdata("equiv/docs.warc.gz"))).unwrap();
+    let out = tmp.path().join("plain");
+    run_out(&arg(&plain_path), &out, &[]);
+    let want: Vec<String> =
+        doc_records.iter().map(|r| format!("{}:{}", arg(&plain_path), r.stream_offset)).collect();
+    assert_eq!(sources(&out), want, "plain WARC: source is PATH:offset of the record");
+}
+
+// ------------------------------------------------------------ the sample crawl
+
+struct ManifestDoc {
+    url: String,
+    offset: u64,
+    content_type: String,
+    src: Option<String>,
+}
+
+fn sample_manifest() -> (Vec<ManifestDoc>, serde_json::Value) {
+    let m: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(testdata("sample.manifest.json")).unwrap()).unwrap();
+    let docs = m["documents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| ManifestDoc {
+            url: d["url"].as_str().unwrap().to_string(),
+            offset: d["offset"].as_u64().unwrap(),
+            content_type: d["content_type"].as_str().unwrap().to_string(),
+            src: d["src"].as_str().map(String::from),
+        })
+        .collect();
+    (docs, m)
+}
+
+fn host_of(url: &str) -> &str {
+    url.split_once("://").unwrap().1.split('/').next().unwrap()
+}
+
+#[test]
+fn sample_warc_documents_are_the_200_responses_in_order() {
+    let (manifest, m) = sample_manifest();
+    let tmp = tempdir();
+    let out = tmp.path().join("out");
+    run_out("testdata/sample.warc.gz", &out, &[]);
+    let docs = read_docs(&out);
+    assert_eq!(docs.len(), manifest.len(), "documents in sample.warc.gz");
+    for (d, want) in docs.iter().zip(&manifest) {
+        assert_eq!(d.url, want.url, "doc {}: url", d.doc_id);
+        assert_eq!(d.host, host_of(&want.url), "doc {}: host", d.doc_id);
+        assert_eq!(d.source, format!("testdata/sample.warc.gz:{}", want.offset), "doc {}: source", d.doc_id);
+    }
+    let stats = read_stats(&out);
+    let counts = &m["records_not_documents"];
+    assert_eq!(stats["fingerprint"]["documents"], serde_json::json!(manifest.len()));
+    assert_eq!(stats["fingerprint"]["empty_documents"], m["empty_documents"]);
+    assert_eq!(stats["fingerprint"]["skipped"]["warc_request"], counts["request"], "skipped.warc_request");
+    assert_eq!(
+        stats["fingerprint"]["skipped"]["http_status_not_200"], counts["not_200"],
+        "skipped.http_status_not_200"
+    );
+    let corrupt = stats["fingerprint"]["corrupt"].as_array().expect("fingerprint.corrupt is a list");
+    assert!(corrupt.is_empty(), "the sample has no corrupt records: {corrupt:?}");
+}
+
+#[test]
+fn sample_warc_plain_text_pages_match_reference_and_mirrors_are_copies() {
+    let (manifest, _) = sample_manifest();
+    let tmp = tempdir();
+    let out = tmp.path().join("out");
+    run_out("testdata/sample.warc.gz", &out, &[]);
+    let docs = read_docs(&out);
+    assert_eq!(docs.len(), manifest.len());
+
+    // The text/plain pages, whose text is their body as is.
+    let plain: Vec<usize> =
+        (0..manifest.len()).filter(|&i| manifest[i].content_type == "text/plain").collect();
+    let plain_texts: Vec<String> = plain
+        .iter()
+        .map(|&i| match &manifest[i].src {
+            Some(src) => fs::read_to_string(testdata("src").join(src)).unwrap(),
+            None => String::new(),
+        })
+        .collect();
+    let reference = Reference::new(&plain_texts, Spec::Lines { k: 4, s: 4 });
+    for (x, &i) in plain.iter().enumerate() {
+        assert_eq!(docs[i].lines, reference.lines[x], "doc {i} ({}): lines", manifest[i].url);
+        assert_eq!(docs[i].chunks, reference.chunks[x], "doc {i} ({}): chunks", manifest[i].url);
+        assert_eq!(
+            docs[i].exact_center,
+            reference.exact_center[x].map(|c| plain[c]),
+            "doc {i} ({}): exact_center",
+            manifest[i].url
+        );
+    }
+    // Pairs of two text/plain pages do not depend on the HTML pages.
+    let is_plain: Vec<bool> = (0..manifest.len()).map(|i| manifest[i].content_type == "text/plain").collect();
+    let got: Vec<(usize, usize, usize)> =
+        read_overlap(&out).into_iter().filter(|&(i, j, _)| is_plain[i] && is_plain[j]).collect();
+    let want: Vec<(usize, usize, usize)> =
+        reference.table(15).into_iter().map(|(i, j, f)| (plain[i], plain[j], f)).collect();
+    assert!(!want.is_empty(), "test data: text/plain pages of the sample must overlap at T=15");
+    assert!(got == want, "overlap among text/plain pages: {}", table_diff(&got, &want));
+
+    // Pages with the same bytes (mirrors, aliases) are exact copies, HTML included.
+    let mut by_src: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, d) in manifest.iter().enumerate() {
+        if let Some(src) = &d.src {
+            by_src.entry(src).or_default().push(i);
+        }
+    }
+    let mut html_groups = 0;
+    for (src, ids) in by_src.iter().filter(|(_, ids)| ids.len() > 1) {
+        let center = docs[ids[0]].exact_center;
+        assert!(center.is_some() && center <= Some(ids[0]), "{src}: center {center:?} of doc {}", ids[0]);
+        for &i in ids {
+            assert_eq!(docs[i].exact_center, center, "{src}: doc {i} is a copy of doc {}", ids[0]);
+        }
+        html_groups += src.ends_with(".html") as usize;
+    }
+    assert!(html_groups > 0, "test data: some HTML pages are served twice");
+
+    // HTML near-replicas (std vs core, stable vs nightly) overlap too.
+    let is_html: Vec<bool> = manifest.iter().map(|d| d.content_type == "text/html").collect();
+    let html_pairs = read_overlap(&out).into_iter().filter(|&(i, j, _)| is_html[i] && is_html[j]).count();
+    assert!(html_pairs > 0, "no pair of HTML pages reaches T=15");
+}
+
+#[test]
+fn jsonl_url_and_text_fields_can_be_renamed() {
+    let tmp = tempdir();
+    let docs = read_jsonl(&testdata("equiv/docs.jsonl"));
+    let mut s = String::new();
+    for d in &docs {
+        s.push_str(&serde_json::json!({"address": d.url, "body": d.text, "text": "decoy"}).to_string());
+        s.push('\n');
+    }
+    let input = tmp.path().join("renamed.jsonl");
+    fs::write(&input, s).unwrap();
+    let out = tmp.path().join("out");
+    run_out(&arg(&input), &out, &["--url-field", "address", "--text-field", "body", "-T", "3"]);
+    let reference = Reference::new(&texts(&docs), Spec::Lines { k: 4, s: 4 });
+    assert_matches_reference(&out, &reference, 3, "renamed JSONL fields");
+    let urls: Vec<String> = read_docs(&out).into_iter().map(|d| d.url).collect();
+    assert_eq!(urls, docs.iter().map(|d| d.url.clone()).collect::<Vec<_>>());
+}
