@@ -7,6 +7,7 @@
 //! [`for_each_group`]. Methods differ only in how they count; they must give
 //! the same table.
 
+pub mod aggregate;
 pub mod sort;
 
 use std::fmt;

@@ -2,163 +2,19 @@
 //! two documents that share a fingerprint (the DocID-DocID file), sort the
 //! pairs so equal ones are adjacent, count each run, keep F >= T.
 //!
-//! The DocID-DocID file is never held whole. Each partition's pairs fill a
-//! buffer of the memory budget's share; a full buffer is sorted and
-//! collapsed into `(pair, count)` runs on disk, and the runs are merged with
-//! their counts summed. Collapsing before spilling is what keeps the spill
-//! small when a few pairs share many fingerprints (near-replicas); the
-//! pairs that share one or two fingerprints are what this method cannot
-//! avoid materializing, which is why coarse counting exists.
+//! The DocID-DocID file is never held whole: it goes through
+//! [`aggregate`]'s spilled, collapsed runs. The pairs that share one or two
+//! fingerprints are what this method cannot avoid materializing, which is
+//! why coarse counting exists.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 
-use rayon::prelude::*;
-
-use super::{CountInput, CountingMethod, GroupStats, Overlap, for_each_group};
+use super::aggregate;
+use super::{CountInput, CountingMethod, Overlap};
 use crate::stats::PairsStats;
-use crate::store::{Header, Record, RecordReader, RecordWriter};
 
 /// The paper's sort-based method.
 pub struct SortCounting;
-
-/// A document pair packed as `i << 32 | j` (i < j), so that sorting the
-/// packed values sorts pairs by (i, j).
-#[inline]
-fn pack(i: u32, j: u32) -> u64 {
-    (u64::from(i) << 32) | u64::from(j)
-}
-
-/// One run entry: a pair and how many shared fingerprints it has so far.
-/// Scratch record kind 4, 12 bytes: `pair: u64`, `count: u32`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct PairCount {
-    pair: u64,
-    count: u32,
-}
-
-impl Record for PairCount {
-    const KIND: u32 = 4;
-    const SIZE: usize = 12;
-    fn encode(&self, out: &mut [u8]) {
-        out[..8].copy_from_slice(&self.pair.to_le_bytes());
-        out[8..12].copy_from_slice(&self.count.to_le_bytes());
-    }
-    fn decode(b: &[u8]) -> Self {
-        let mut p = [0u8; 8];
-        p.copy_from_slice(&b[..8]);
-        let mut c = [0u8; 4];
-        c.copy_from_slice(&b[8..12]);
-        PairCount { pair: u64::from_le_bytes(p), count: u32::from_le_bytes(c) }
-    }
-}
-
-/// Buffers of the DocID-DocID file, spilled as collapsed sorted runs.
-struct RunBuilder<'a> {
-    buf: Vec<u64>,
-    cap: usize,
-    scratch: &'a Path,
-    next_run: &'a AtomicU64,
-    runs: Vec<PathBuf>,
-}
-
-impl<'a> RunBuilder<'a> {
-    fn new(cap: usize, scratch: &'a Path, next_run: &'a AtomicU64) -> Self {
-        RunBuilder { buf: Vec::new(), cap, scratch, next_run, runs: Vec::new() }
-    }
-
-    #[inline]
-    fn push(&mut self, pair: u64) -> anyhow::Result<()> {
-        if self.buf.len() >= self.cap {
-            self.spill()?;
-        }
-        if self.buf.capacity() == 0 {
-            // Reserve the whole share once: growing by doubling would hold
-            // the old and the new buffer at once, 1.5 times the share.
-            self.buf.reserve_exact(self.cap);
-        }
-        self.buf.push(pair);
-        Ok(())
-    }
-
-    fn spill(&mut self) -> anyhow::Result<()> {
-        if self.buf.is_empty() {
-            return Ok(());
-        }
-        self.buf.sort_unstable();
-        let n = self.next_run.fetch_add(1, Ordering::Relaxed);
-        let path = self.scratch.join(format!("run-{n:07}.fpd"));
-        let mut w = RecordWriter::create(&path, Header::new::<PairCount>("", true, 0, 1))?;
-        let mut iter = self.buf.iter().copied();
-        if let Some(first) = iter.next() {
-            let mut cur = PairCount { pair: first, count: 1 };
-            for pair in iter {
-                if pair == cur.pair {
-                    cur.count = cur.count.saturating_add(1);
-                } else {
-                    w.push(&cur)?;
-                    cur = PairCount { pair, count: 1 };
-                }
-            }
-            w.push(&cur)?;
-        }
-        w.finish()?;
-        self.runs.push(path);
-        self.buf.clear();
-        Ok(())
-    }
-
-    fn finish(mut self) -> anyhow::Result<Vec<PathBuf>> {
-        self.spill()?;
-        Ok(self.runs)
-    }
-}
-
-/// Merges sorted runs, summing the counts of equal pairs, and calls `f`
-/// with every distinct pair and its total, in pair order.
-fn merge(runs: &[PathBuf], mut f: impl FnMut(PairCount) -> anyhow::Result<()>) -> anyhow::Result<()> {
-    let mut readers =
-        runs.iter().map(|p| RecordReader::<PairCount>::open(p)).collect::<anyhow::Result<Vec<_>>>()?;
-    let mut heap = BinaryHeap::with_capacity(readers.len());
-    let mut heads = vec![PairCount { pair: 0, count: 0 }; readers.len()];
-    for (i, r) in readers.iter_mut().enumerate() {
-        if let Some(pc) = r.next_record()? {
-            heads[i] = pc;
-            heap.push(Reverse((pc.pair, i)));
-        }
-    }
-    let mut cur: Option<PairCount> = None;
-    while let Some(Reverse((pair, i))) = heap.pop() {
-        let count = heads[i].count;
-        match &mut cur {
-            Some(c) if c.pair == pair => c.count = c.count.saturating_add(count),
-            _ => {
-                if let Some(c) = cur.take() {
-                    f(c)?;
-                }
-                cur = Some(PairCount { pair, count });
-            }
-        }
-        if let Some(next) = readers[i].next_record()? {
-            heads[i] = next;
-            heap.push(Reverse((next.pair, i)));
-        }
-    }
-    if let Some(c) = cur {
-        f(c)?;
-    }
-    Ok(())
-}
-
-/// Most runs merged at once; more are first merged in groups, so open
-/// files and read buffers stay bounded.
-fn fan_in(memory: u64) -> usize {
-    // Each open run holds a 64 KiB read buffer; give the merge a quarter of
-    // the budget.
-    ((memory / 4) / (64 << 10)).clamp(2, 512) as usize
-}
 
 impl CountingMethod for SortCounting {
     fn count(
@@ -167,123 +23,11 @@ impl CountingMethod for SortCounting {
         stats: &mut PairsStats,
         emit: &mut dyn FnMut(Overlap) -> anyhow::Result<()>,
     ) -> anyhow::Result<()> {
-        let threads = rayon::current_num_threads().max(1) as u64;
-        // Half the budget for the pair buffers of the concurrent tasks.
-        let cap = ((input.memory / 2 / threads) / 8).max(1 << 12) as usize;
         let next_run = AtomicU64::new(0);
-        let bar = input.progress.items("pairs", input.parts.len() as u64, "partitions");
-        let results: Vec<anyhow::Result<(GroupStats, Vec<PathBuf>)>> = input
-            .parts
-            .par_iter()
-            .map(|part| {
-                let mut runs = RunBuilder::new(cap, input.scratch, &next_run);
-                let gs = for_each_group(part, input.counted, |docs| {
-                    for (a, &i) in docs.iter().enumerate() {
-                        for &j in &docs[a + 1..] {
-                            runs.push(pack(i, j))?;
-                        }
-                    }
-                    Ok(())
-                })?;
-                bar.inc(1);
-                Ok((gs, runs.finish()?))
-            })
-            .collect();
-        bar.finish_and_clear();
-        let mut groups = GroupStats::default();
-        let mut runs = Vec::new();
-        for r in results {
-            let (gs, part_runs) = r?;
-            groups.add(&gs);
-            runs.extend(part_runs);
-        }
-        groups.fill(stats);
-
-        // Merge in rounds until one pass can take every run.
-        let width = fan_in(input.memory);
-        while runs.len() > width {
-            let merged: Vec<anyhow::Result<PathBuf>> = runs
-                .par_chunks(width)
-                .map(|group| {
-                    let n = next_run.fetch_add(1, Ordering::Relaxed);
-                    let path = input.scratch.join(format!("run-{n:07}.fpd"));
-                    let mut w = RecordWriter::create(&path, Header::new::<PairCount>("", true, 0, 1))?;
-                    merge(group, |pc| w.push(&pc))?;
-                    w.finish()?;
-                    for p in group {
-                        let _ = std::fs::remove_file(p);
-                    }
-                    Ok(path)
-                })
-                .collect();
-            runs = merged.into_iter().collect::<anyhow::Result<Vec<_>>>()?;
-        }
-        let threshold = input.threshold;
-        let mut distinct = 0u64;
-        merge(&runs, |pc| {
-            distinct += 1;
-            if pc.count >= threshold {
-                emit(Overlap { doc_i: (pc.pair >> 32) as u32, doc_j: pc.pair as u32, shared: pc.count })?;
-            }
-            Ok(())
-        })?;
-        stats.distinct_pairs = distinct;
+        let spilled = aggregate::spill_pairs(input, &next_run, "pairs", |_| true)?;
+        spilled.groups.fill(stats);
+        stats.distinct_pairs =
+            aggregate::reduce(spilled.runs, input.memory, input.threshold, input.scratch, &next_run, emit)?;
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn write_run(dir: &Path, name: &str, items: &[(u64, u32)]) -> PathBuf {
-        let path = dir.join(name);
-        let mut w = RecordWriter::create(&path, Header::new::<PairCount>("", true, 0, 1)).unwrap();
-        for &(pair, count) in items {
-            w.push(&PairCount { pair, count }).unwrap();
-        }
-        w.finish().unwrap();
-        path
-    }
-
-    #[test]
-    fn merge_sums_equal_pairs_in_order() {
-        let dir = tempfile::tempdir().unwrap();
-        let a = write_run(dir.path(), "a", &[(1, 2), (5, 1), (9, 3)]);
-        let b = write_run(dir.path(), "b", &[(1, 1), (6, 4), (9, 1)]);
-        let c = write_run(dir.path(), "c", &[]);
-        let mut out = Vec::new();
-        merge(&[a, b, c], |pc| {
-            out.push((pc.pair, pc.count));
-            Ok(())
-        })
-        .unwrap();
-        assert_eq!(out, [(1, 3), (5, 1), (6, 4), (9, 4)]);
-    }
-
-    #[test]
-    fn run_builder_collapses_and_spills() {
-        let dir = tempfile::tempdir().unwrap();
-        let next = AtomicU64::new(0);
-        let mut rb = RunBuilder::new(4, dir.path(), &next);
-        for p in [3, 1, 3, 2, 3, 1, 7] {
-            rb.push(p).unwrap();
-        }
-        let runs = rb.finish().unwrap();
-        assert_eq!(runs.len(), 2);
-        let mut out = Vec::new();
-        merge(&runs, |pc| {
-            out.push((pc.pair, pc.count));
-            Ok(())
-        })
-        .unwrap();
-        assert_eq!(out, [(1, 2), (2, 1), (3, 3), (7, 1)]);
-    }
-
-    #[test]
-    fn packed_pairs_sort_by_i_then_j() {
-        assert!(pack(1, 9) < pack(2, 3));
-        assert!(pack(2, 3) < pack(2, 4));
-        assert_eq!(pack(u32::MAX - 1, u32::MAX) >> 32, u64::from(u32::MAX - 1));
     }
 }
