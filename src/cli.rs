@@ -13,7 +13,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::chunk::Chunking;
 use crate::fingerprint::{self, FingerprintConfig};
 use crate::memory::ByteSize;
-use crate::pairs::{self, Method, PairsConfig};
+use crate::pairs::{self, CoarseVariant, Method, PairsConfig};
 use crate::progress::Progress;
 use crate::read::{InputFormat, ReadOptions};
 use crate::stage::Outcome;
@@ -121,9 +121,18 @@ struct CountArgs {
     /// T: keep document pairs sharing at least this many chunk fingerprints.
     #[arg(short = 'T', long, value_name = "N", default_value_t = 15, value_parser = parse_positive)]
     threshold: u32,
-    /// Counting method: `sort` (the paper's sort-based method).
+    /// Counting method: `sort` (the paper's sort-based method) or `coarse` (coarse counting
+    /// with counter arrays and bitmaps of heavy buckets). Both give the same table.
     #[arg(long, value_name = "METHOD", default_value = "sort", value_parser = parse_method)]
     method: Method,
+    /// Coarse-counting variant for `--method coarse`: `coarse-count` (one counter array) or
+    /// `multi-hash:K` (K arrays, a pair must be heavy in all).
+    #[arg(long, value_name = "VARIANT", default_value = "multi-hash:2", value_parser = parse_coarse)]
+    coarse: CoarseVariant,
+    /// Counters per coarse-counting array (default: one per generated pair, within half of
+    /// --memory). Changes speed and false positives, never the table.
+    #[arg(long, value_name = "N", value_parser = parse_positive)]
+    counters: Option<u32>,
 }
 
 #[derive(Args, Debug)]
@@ -153,6 +162,10 @@ fn parse_positive(s: &str) -> Result<u32, String> {
         Ok(n) if n >= 1 => Ok(n),
         _ => Err(format!("'{s}' is not a whole number of at least 1")),
     }
+}
+
+fn parse_coarse(s: &str) -> Result<CoarseVariant, String> {
+    s.parse()
 }
 
 fn parse_method(s: &str) -> Result<Method, String> {
@@ -194,7 +207,16 @@ impl InputArgs {
 
 impl CountArgs {
     fn config(&self, memory: ByteSize) -> PairsConfig {
-        PairsConfig { threshold: self.threshold, method: self.method, memory: memory.0 }
+        let method = match self.method {
+            Method::Coarse(_) => Method::Coarse(self.coarse),
+            Method::Sort => Method::Sort,
+        };
+        PairsConfig {
+            threshold: self.threshold,
+            method,
+            counters: self.counters.map(u64::from),
+            memory: memory.0,
+        }
     }
 }
 

@@ -302,4 +302,24 @@ mod tests {
         assert!(pack(2, 3) < pack(2, 4));
         assert_eq!(pack(u32::MAX - 1, u32::MAX) >> 32, u64::from(u32::MAX - 1));
     }
+
+    #[test]
+    fn reduce_merges_in_rounds_when_runs_outnumber_the_fan_in() {
+        let dir = tempfile::tempdir().unwrap();
+        let runs: Vec<PathBuf> = (0..7u64)
+            .map(|r| write_run(dir.path(), &format!("in-{r}"), &[(1, 1), (10 + r, 2), (100, 3)]))
+            .collect();
+        let next = AtomicU64::new(100);
+        let mut out = Vec::new();
+        // A budget this small allows two runs per merge: three rounds.
+        assert_eq!(fan_in(0), 2);
+        let distinct = reduce(runs, 0, 3, dir.path(), &next, &mut |o| {
+            out.push((o.doc_i, o.doc_j, o.shared));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(distinct, 9);
+        // Pair 1 totals 7, pairs 10..16 total 2 each (below T = 3), pair 100 totals 21.
+        assert_eq!(out, [(0, 1, 7), (0, 100, 21)]);
+    }
 }

@@ -8,6 +8,7 @@
 //! the same table.
 
 pub mod aggregate;
+pub mod coarse;
 pub mod sort;
 
 use std::fmt;
@@ -17,6 +18,8 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use anyhow::Context;
+
+pub use coarse::CoarseVariant;
 
 use crate::exact;
 use crate::progress::Progress;
@@ -31,6 +34,8 @@ pub const STAGE: &str = "pairs";
 pub enum Method {
     /// The paper's sort-based method (section 2.1).
     Sort,
+    /// Coarse (probabilistic) counting, section 2.2 step 3.
+    Coarse(CoarseVariant),
 }
 
 impl FromStr for Method {
@@ -38,16 +43,18 @@ impl FromStr for Method {
     fn from_str(s: &str) -> Result<Method, String> {
         match s {
             "sort" => Ok(Method::Sort),
-            _ => Err(format!("unknown counting method '{s}' (available: sort)")),
+            "coarse" => Ok(Method::Coarse(CoarseVariant::default())),
+            _ => Err(format!("unknown counting method '{s}' (available: sort, coarse)")),
         }
     }
 }
 
 impl fmt::Display for Method {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Method::Sort => "sort",
-        })
+        match self {
+            Method::Sort => f.write_str("sort"),
+            Method::Coarse(_) => f.write_str("coarse"),
+        }
     }
 }
 
@@ -56,6 +63,8 @@ pub struct PairsConfig {
     /// T: the least number of shared fingerprints a pair needs.
     pub threshold: u32,
     pub method: Method,
+    /// Counters per coarse-counting array, instead of the default sizing.
+    pub counters: Option<u64>,
     /// Memory budget in bytes.
     pub memory: u64,
 }
@@ -174,8 +183,8 @@ pub fn for_each_group(
 
 /// Counts the Overlap table of `out` and writes `overlap.csv`.
 pub fn run(out: &OutDir, cfg: &PairsConfig, progress: &Progress) -> anyhow::Result<Outcome<PairsStats>> {
-    let flags = [cfg.threshold.to_string(), cfg.method.to_string()];
-    let key = Stage::chained_key(out, STAGE, exact::STAGE, &[&flags[0], &flags[1]])?;
+    let flags = [cfg.threshold.to_string(), format!("{:?}", cfg.method), format!("{:?}", cfg.counters)];
+    let key = Stage::chained_key(out, STAGE, exact::STAGE, &[&flags[0], &flags[1], &flags[2]])?;
     let Some(stage) = Stage::begin(out, STAGE, key, progress)? else {
         return Ok(Outcome::UpToDate);
     };
@@ -203,6 +212,7 @@ pub fn run(out: &OutDir, cfg: &PairsConfig, progress: &Progress) -> anyhow::Resu
     let mut line = String::with_capacity(32);
     let method: Box<dyn CountingMethod> = match cfg.method {
         Method::Sort => Box::new(sort::SortCounting),
+        Method::Coarse(variant) => Box::new(coarse::CoarseCounting { variant, counters: cfg.counters }),
     };
     method.count(&input, &mut stats, &mut |o| {
         use std::fmt::Write as _;

@@ -1,0 +1,348 @@
+//! Coarse counting, the paper's section 2.2 step 3, after the iceberg-query
+//! work (Fang, Shivakumar, Garcia-Molina, Motwani, Ullman, VLDB 1998).
+//!
+//! The target of the iceberg query is the document pair; its count is the
+//! number of shared fingerprints; the threshold is T. Instead of
+//! materializing every pair like the sort-based method:
+//!
+//! 1. a hashing scan adds every pair into k arrays of saturating counters,
+//!    one hash function per array (k = 1 is COARSE-COUNT, k > 1 MULTI-HASH);
+//! 2. each array becomes a bitmap of its heavy buckets (count >= T), and
+//!    the counters are freed;
+//! 3. a candidate-selection scan keeps the pairs that are heavy in every
+//!    bitmap, and counts them exactly through the same spilled aggregation
+//!    the sort method uses (candidate selection and verification in one
+//!    scan); pairs with F >= T are the answer.
+//!
+//! A pair with F >= T adds at least T to each of its buckets, so it is
+//! always a candidate: the answer is exactly the sort method's. Only the
+//! number of false positives (candidates with F < T) depends on the number
+//! of counters, which is why counters are as narrow as T allows: at T <= 255
+//! a byte each, for four times the buckets of 32-bit counters.
+//!
+//! Counters are shared by the scanning threads through atomic saturating
+//! increments; a saturated count is order-independent, so the bitmaps, and
+//! the output, do not depend on the thread count.
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU32, AtomicU64, Ordering};
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::aggregate::{self, pack};
+use super::{CountInput, CountingMethod, GroupStats, Overlap, for_each_group};
+use crate::stats::PairsStats;
+
+/// Which coarse-counting algorithm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CoarseVariant {
+    /// k counter arrays with independent hashes filled in one scan; a pair
+    /// is a candidate only if heavy in every array. k = 1 is COARSE-COUNT.
+    MultiHash { k: u32 },
+}
+
+impl Default for CoarseVariant {
+    fn default() -> Self {
+        CoarseVariant::MultiHash { k: 2 }
+    }
+}
+
+impl FromStr for CoarseVariant {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s == "coarse-count" {
+            return Ok(CoarseVariant::MultiHash { k: 1 });
+        }
+        if let Some(k) = s.strip_prefix("multi-hash:") {
+            return match k.parse::<u32>() {
+                Ok(k) if (1..=8).contains(&k) => Ok(CoarseVariant::MultiHash { k }),
+                _ => Err(format!("'{s}': multi-hash takes 1 to 8 hash functions")),
+            };
+        }
+        Err(format!("unknown coarse-counting variant '{s}' (available: coarse-count, multi-hash:K)"))
+    }
+}
+
+impl fmt::Display for CoarseVariant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CoarseVariant::MultiHash { k: 1 } => f.write_str("coarse-count"),
+            CoarseVariant::MultiHash { k } => write!(f, "multi-hash:{k}"),
+        }
+    }
+}
+
+/// What a coarse run reports in stats.json (`pairs.coarse`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct CoarseStats {
+    pub variant: String,
+    pub hash_functions: u32,
+    /// Counters in each array.
+    pub counters_per_array: u64,
+    pub counter_bits: u32,
+    /// Heavy buckets (count >= T) in each array.
+    pub heavy_buckets: Vec<u64>,
+    /// Pair instances that passed every bitmap and were counted exactly.
+    pub candidate_instances: u64,
+    /// Distinct candidate pairs.
+    pub candidates: u64,
+    /// Candidates with F < T.
+    pub false_positives: u64,
+    /// Candidates with F >= T: the Overlap table.
+    pub true_pairs: u64,
+}
+
+/// Coarse counting with a given variant.
+pub struct CoarseCounting {
+    pub variant: CoarseVariant,
+    /// Counters per array; by default sized from the memory budget and the
+    /// number of pairs (see [`counters_per_array`]).
+    pub counters: Option<u64>,
+}
+
+/// Counters per array: one per pair instance the scan will generate (more
+/// buys nothing once the light load per bucket is far below T), at most
+/// half the memory budget over all arrays, at least [`MIN_COUNTERS`].
+fn counters_per_array(pair_instances: u64, memory: u64, bits: u32, k: u32) -> u64 {
+    let most = memory / 2 / u64::from(bits / 8) / u64::from(k);
+    pair_instances.min(most).max(MIN_COUNTERS)
+}
+
+/// Pair instances the fingerprint groups generate: a cheap scan of the
+/// FPrint-DocID partitions that sizes the counter arrays.
+fn pair_instances(input: &CountInput<'_>) -> anyhow::Result<u64> {
+    let counts: Vec<anyhow::Result<u64>> = input
+        .parts
+        .par_iter()
+        .map(|part| Ok(for_each_group(part, input.counted, |_| Ok(()))?.pairs))
+        .collect();
+    counts.into_iter().sum()
+}
+
+/// One array of saturating counters of the width T needs.
+enum Counters {
+    U8(Vec<AtomicU8>),
+    U16(Vec<AtomicU16>),
+    U32(Vec<AtomicU32>),
+}
+
+impl Counters {
+    /// Bits per counter: the narrowest that can hold T.
+    fn bits_for(threshold: u32) -> u32 {
+        match threshold {
+            0..=255 => 8,
+            256..=65535 => 16,
+            _ => 32,
+        }
+    }
+
+    fn new(bits: u32, m: usize) -> Counters {
+        match bits {
+            8 => Counters::U8((0..m).map(|_| AtomicU8::new(0)).collect()),
+            16 => Counters::U16((0..m).map(|_| AtomicU16::new(0)).collect()),
+            _ => Counters::U32((0..m).map(|_| AtomicU32::new(0)).collect()),
+        }
+    }
+
+    /// Adds one to bucket `b`, stopping at `t`: nothing beyond T matters,
+    /// and a saturated counter is no longer written.
+    #[inline]
+    fn add(&self, b: usize, t: u32) {
+        macro_rules! add {
+            ($v:expr, $ty:ty) => {{
+                let t = t.min(<$ty>::MAX as u32) as $ty;
+                let _ = $v[b].fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| (c < t).then(|| c + 1));
+            }};
+        }
+        match self {
+            Counters::U8(v) => add!(v, u8),
+            Counters::U16(v) => add!(v, u16),
+            Counters::U32(v) => add!(v, u32),
+        }
+    }
+
+    /// The bitmap of buckets that reached `t`, and how many did.
+    fn heavy(&self, t: u32) -> (Bitmap, u64) {
+        let get = |b: usize| -> u32 {
+            match self {
+                Counters::U8(v) => u32::from(v[b].load(Ordering::Relaxed)),
+                Counters::U16(v) => u32::from(v[b].load(Ordering::Relaxed)),
+                Counters::U32(v) => v[b].load(Ordering::Relaxed),
+            }
+        };
+        let m = match self {
+            Counters::U8(v) => v.len(),
+            Counters::U16(v) => v.len(),
+            Counters::U32(v) => v.len(),
+        };
+        let mut bits = Bitmap { words: vec![0u64; m.div_ceil(64)] };
+        let mut heavy = 0;
+        for b in 0..m {
+            if get(b) >= t {
+                bits.words[b / 64] |= 1 << (b % 64);
+                heavy += 1;
+            }
+        }
+        (bits, heavy)
+    }
+}
+
+struct Bitmap {
+    words: Vec<u64>,
+}
+
+impl Bitmap {
+    #[inline]
+    fn get(&self, b: usize) -> bool {
+        self.words[b / 64] & (1 << (b % 64)) != 0
+    }
+}
+
+/// Bucket of `pair` in an array of `m` counters under hash function `a`:
+/// the splitmix64 finalizer of the pair mixed with a per-function seed,
+/// mapped to `0..m` by multiply-shift (no division).
+#[inline]
+fn bucket(pair: u64, a: u32, m: u64) -> usize {
+    let mut z =
+        (pair ^ u64::from(a + 1).wrapping_mul(0xD6E8_FEB8_6659_FD93)).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    ((u128::from(z) * u128::from(m)) >> 64) as usize
+}
+
+/// The smallest counter array chosen by default; below it nearly every
+/// bucket is heavy and coarse counting degenerates into the sort method.
+const MIN_COUNTERS: u64 = 1024;
+
+impl CountingMethod for CoarseCounting {
+    fn count(
+        &self,
+        input: &CountInput<'_>,
+        stats: &mut PairsStats,
+        emit: &mut dyn FnMut(Overlap) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        let CoarseVariant::MultiHash { k } = self.variant;
+        let t = input.threshold;
+        let bits = Counters::bits_for(t);
+        // The counters get at most half the budget; the rest is for reading
+        // partitions and, after the counters are freed, the candidates.
+        let m = match self.counters {
+            Some(m) => m.max(1),
+            None => counters_per_array(pair_instances(input)?, input.memory, bits, k),
+        };
+
+        // Hashing scan.
+        let arrays: Vec<Counters> = (0..k).map(|_| Counters::new(bits, m as usize)).collect();
+        let bar = input.progress.items("coarse", input.parts.len() as u64, "partitions");
+        let scanned: Vec<anyhow::Result<GroupStats>> = input
+            .parts
+            .par_iter()
+            .map(|part| {
+                let groups = for_each_group(part, input.counted, |docs| {
+                    for (x, &i) in docs.iter().enumerate() {
+                        for &j in &docs[x + 1..] {
+                            let pair = pack(i, j);
+                            for (a, counters) in arrays.iter().enumerate() {
+                                counters.add(bucket(pair, a as u32, m), t);
+                            }
+                        }
+                    }
+                    Ok(())
+                })?;
+                bar.inc(1);
+                Ok(groups)
+            })
+            .collect();
+        bar.finish_and_clear();
+        let mut groups = GroupStats::default();
+        for g in scanned {
+            groups.add(&g?);
+        }
+        groups.fill(stats);
+
+        // Bitmaps of heavy buckets; the counters are freed.
+        let (bitmaps, heavy): (Vec<Bitmap>, Vec<u64>) = arrays.iter().map(|c| c.heavy(t)).unzip();
+        drop(arrays);
+
+        // Candidate selection and verification in one scan.
+        let next_run = AtomicU64::new(0);
+        let spilled = aggregate::spill_pairs(input, &next_run, "verify", |pair| {
+            bitmaps.iter().enumerate().all(|(a, bits)| bits.get(bucket(pair, a as u32, m)))
+        })?;
+        let mut true_pairs = 0u64;
+        let candidates =
+            aggregate::reduce(spilled.runs, input.memory, t, input.scratch, &next_run, &mut |o| {
+                true_pairs += 1;
+                emit(o)
+            })?;
+        stats.distinct_pairs = candidates;
+        stats.coarse = Some(CoarseStats {
+            variant: self.variant.to_string(),
+            hash_functions: k,
+            counters_per_array: m,
+            counter_bits: bits,
+            heavy_buckets: heavy,
+            candidate_instances: spilled.kept,
+            candidates,
+            false_positives: candidates - true_pairs,
+            true_pairs,
+        });
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn variants_parse_and_print() {
+        assert_eq!("coarse-count".parse(), Ok(CoarseVariant::MultiHash { k: 1 }));
+        assert_eq!("multi-hash:3".parse(), Ok(CoarseVariant::MultiHash { k: 3 }));
+        assert_eq!(CoarseVariant::MultiHash { k: 1 }.to_string(), "coarse-count");
+        assert_eq!(CoarseVariant::MultiHash { k: 2 }.to_string(), "multi-hash:2");
+        for bad in ["multi-hash:0", "multi-hash:9", "multi-hash:x", "defer"] {
+            assert!(bad.parse::<CoarseVariant>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn counters_saturate_at_the_threshold() {
+        for bits in [8, 16, 32] {
+            let c = Counters::new(bits, 4);
+            for _ in 0..300 {
+                c.add(1, 200);
+            }
+            c.add(2, 200);
+            let (bitmap, heavy) = c.heavy(200);
+            assert_eq!(heavy, 1);
+            assert!(bitmap.get(1) && !bitmap.get(2) && !bitmap.get(0));
+        }
+        assert_eq!(Counters::bits_for(15), 8);
+        assert_eq!(Counters::bits_for(255), 8);
+        assert_eq!(Counters::bits_for(256), 16);
+        assert_eq!(Counters::bits_for(70000), 32);
+    }
+
+    #[test]
+    fn buckets_spread_and_stay_in_range() {
+        let m = 1000;
+        let mut seen = vec![0u32; m as usize];
+        for i in 0..100u32 {
+            for j in i + 1..100 {
+                let b = bucket(pack(i, j), 0, m);
+                seen[b] += 1;
+                assert_ne!(bucket(pack(i, j), 0, m), usize::MAX);
+            }
+        }
+        // 4950 pairs over 1000 buckets: no bucket should hold a crowd.
+        assert!(seen.iter().all(|&n| n < 20), "{:?}", seen.iter().max());
+        // Different functions place the same pair independently.
+        let same =
+            (0..1000u32).filter(|&i| bucket(pack(i, i + 1), 0, m) == bucket(pack(i, i + 1), 1, m)).count();
+        assert!(same < 10, "{same}");
+    }
+}
