@@ -127,7 +127,7 @@ struct CountArgs {
     method: Method,
     /// Coarse-counting variant for `--method coarse`: `coarse-count` (one counter array) or
     /// `multi-hash:K` (K arrays, a pair must be heavy in all).
-    #[arg(long, value_name = "VARIANT", default_value = "multi-hash:2", value_parser = parse_coarse)]
+    #[arg(long, value_name = "VARIANT", default_value = "coarse-count", value_parser = parse_coarse)]
     coarse: CoarseVariant,
     /// Counters per coarse-counting array (default: one per generated pair, within half of
     /// --memory). Changes speed and false positives, never the table.

@@ -95,6 +95,9 @@ pub struct PairsStats {
     pub distinct_pairs: u64,
     /// Rows of the Overlap table (F >= T).
     pub pairs_emitted: u64,
+    /// Bytes of pair runs written to temporary disk, every merge round
+    /// included.
+    pub spill_bytes: u64,
     /// What coarse counting did, for `--method coarse`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coarse: Option<crate::pairs::coarse::CoarseStats>,

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rayon::prelude::*;
 
 use super::{CountInput, GroupStats, Overlap, for_each_group};
-use crate::store::{Header, Record, RecordReader, RecordWriter};
+use crate::store::{HEADER_SIZE, Header, Record, RecordReader, RecordWriter};
 
 /// A document pair packed as `i << 32 | j` (i < j), so that sorting the
 /// packed values sorts pairs by (i, j).
@@ -45,18 +45,51 @@ impl Record for PairCount {
     }
 }
 
+/// The scratch directory the runs of one counting go to, naming them and
+/// adding up the bytes they take.
+pub struct RunDir {
+    dir: PathBuf,
+    next: AtomicU64,
+    bytes: AtomicU64,
+}
+
+impl RunDir {
+    pub fn new(dir: &Path) -> RunDir {
+        RunDir { dir: dir.to_path_buf(), next: AtomicU64::new(0), bytes: AtomicU64::new(0) }
+    }
+
+    /// Bytes written to runs so far (the temporary disk a method needs,
+    /// counting every merge round).
+    pub fn bytes(&self) -> u64 {
+        self.bytes.load(Ordering::Relaxed)
+    }
+
+    /// Writes one run from pairs in ascending order.
+    fn write(
+        &self,
+        mut fill: impl FnMut(&mut RecordWriter<PairCount>) -> anyhow::Result<()>,
+    ) -> anyhow::Result<PathBuf> {
+        let n = self.next.fetch_add(1, Ordering::Relaxed);
+        let path = self.dir.join(format!("run-{n:07}.fpd"));
+        let mut w = RecordWriter::create(&path, Header::new::<PairCount>("", true, 0, 1))?;
+        fill(&mut w)?;
+        let count = w.finish()?;
+        self.bytes.fetch_add(HEADER_SIZE as u64 + count * PairCount::SIZE as u64, Ordering::Relaxed);
+        Ok(path)
+    }
+}
+
 /// Buffers of the DocID-DocID file, spilled as collapsed sorted runs.
 pub struct RunBuilder<'a> {
     buf: Vec<u64>,
     cap: usize,
-    scratch: &'a Path,
-    next_run: &'a AtomicU64,
+    dir: &'a RunDir,
     runs: Vec<PathBuf>,
 }
 
 impl<'a> RunBuilder<'a> {
-    pub fn new(cap: usize, scratch: &'a Path, next_run: &'a AtomicU64) -> Self {
-        RunBuilder { buf: Vec::new(), cap, scratch, next_run, runs: Vec::new() }
+    pub fn new(cap: usize, dir: &'a RunDir) -> Self {
+        RunBuilder { buf: Vec::new(), cap, dir, runs: Vec::new() }
     }
 
     #[inline]
@@ -78,23 +111,23 @@ impl<'a> RunBuilder<'a> {
             return Ok(());
         }
         self.buf.sort_unstable();
-        let n = self.next_run.fetch_add(1, Ordering::Relaxed);
-        let path = self.scratch.join(format!("run-{n:07}.fpd"));
-        let mut w = RecordWriter::create(&path, Header::new::<PairCount>("", true, 0, 1))?;
-        let mut iter = self.buf.iter().copied();
-        if let Some(first) = iter.next() {
-            let mut cur = PairCount { pair: first, count: 1 };
-            for pair in iter {
-                if pair == cur.pair {
-                    cur.count = cur.count.saturating_add(1);
-                } else {
-                    w.push(&cur)?;
-                    cur = PairCount { pair, count: 1 };
+        let buf = &self.buf;
+        let path = self.dir.write(|w| {
+            let mut iter = buf.iter().copied();
+            if let Some(first) = iter.next() {
+                let mut cur = PairCount { pair: first, count: 1 };
+                for pair in iter {
+                    if pair == cur.pair {
+                        cur.count = cur.count.saturating_add(1);
+                    } else {
+                        w.push(&cur)?;
+                        cur = PairCount { pair, count: 1 };
+                    }
                 }
+                w.push(&cur)?;
             }
-            w.push(&cur)?;
-        }
-        w.finish()?;
+            Ok(())
+        })?;
         self.runs.push(path);
         self.buf.clear();
         Ok(())
@@ -162,7 +195,7 @@ pub struct Spilled {
 /// partitions, and spills those for which `keep` holds into collapsed runs.
 pub fn spill_pairs(
     input: &CountInput<'_>,
-    next_run: &AtomicU64,
+    dir: &RunDir,
     label: &str,
     keep: impl Fn(u64) -> bool + Sync,
 ) -> anyhow::Result<Spilled> {
@@ -172,7 +205,7 @@ pub fn spill_pairs(
         .parts
         .par_iter()
         .map(|part| {
-            let mut runs = RunBuilder::new(cap, input.scratch, next_run);
+            let mut runs = RunBuilder::new(cap, dir);
             let mut kept = 0u64;
             let groups = for_each_group(part, input.counted, |docs| {
                 for (a, &i) in docs.iter().enumerate() {
@@ -215,8 +248,7 @@ pub fn reduce(
     mut runs: Vec<PathBuf>,
     memory: u64,
     threshold: u32,
-    scratch: &Path,
-    next_run: &AtomicU64,
+    dir: &RunDir,
     emit: &mut dyn FnMut(Overlap) -> anyhow::Result<()>,
 ) -> anyhow::Result<u64> {
     let width = fan_in(memory);
@@ -224,11 +256,7 @@ pub fn reduce(
         let merged: Vec<anyhow::Result<PathBuf>> = runs
             .par_chunks(width)
             .map(|group| {
-                let n = next_run.fetch_add(1, Ordering::Relaxed);
-                let path = scratch.join(format!("run-{n:07}.fpd"));
-                let mut w = RecordWriter::create(&path, Header::new::<PairCount>("", true, 0, 1))?;
-                merge(group, |pc| w.push(&pc))?;
-                w.finish()?;
+                let path = dir.write(|w| merge(group, |pc| w.push(&pc)))?;
                 for p in group {
                     let _ = std::fs::remove_file(p);
                 }
@@ -280,8 +308,8 @@ mod tests {
     #[test]
     fn run_builder_collapses_and_spills() {
         let dir = tempfile::tempdir().unwrap();
-        let next = AtomicU64::new(0);
-        let mut rb = RunBuilder::new(4, dir.path(), &next);
+        let runs_dir = RunDir::new(dir.path());
+        let mut rb = RunBuilder::new(4, &runs_dir);
         for p in [3, 1, 3, 2, 3, 1, 7] {
             rb.push(p).unwrap();
         }
@@ -309,16 +337,19 @@ mod tests {
         let runs: Vec<PathBuf> = (0..7u64)
             .map(|r| write_run(dir.path(), &format!("in-{r}"), &[(1, 1), (10 + r, 2), (100, 3)]))
             .collect();
-        let next = AtomicU64::new(100);
+        let runs_dir = RunDir::new(&dir.path().join("merged"));
+        std::fs::create_dir(dir.path().join("merged")).unwrap();
         let mut out = Vec::new();
         // A budget this small allows two runs per merge: three rounds.
         assert_eq!(fan_in(0), 2);
-        let distinct = reduce(runs, 0, 3, dir.path(), &next, &mut |o| {
+        let distinct = reduce(runs, 0, 3, &runs_dir, &mut |o| {
             out.push((o.doc_i, o.doc_j, o.shared));
             Ok(())
         })
         .unwrap();
         assert_eq!(distinct, 9);
+        // Rounds of 7 -> 4 -> 2 runs were written before the final merge.
+        assert!(runs_dir.bytes() > 0);
         // Pair 1 totals 7, pairs 10..16 total 2 each (below T = 3), pair 100 totals 21.
         assert_eq!(out, [(0, 1, 7), (0, 100, 21)]);
     }

@@ -7,8 +7,6 @@
 //! fingerprints are what this method cannot avoid materializing, which is
 //! why coarse counting exists.
 
-use std::sync::atomic::AtomicU64;
-
 use super::aggregate;
 use super::{CountInput, CountingMethod, Overlap};
 use crate::stats::PairsStats;
@@ -23,11 +21,11 @@ impl CountingMethod for SortCounting {
         stats: &mut PairsStats,
         emit: &mut dyn FnMut(Overlap) -> anyhow::Result<()>,
     ) -> anyhow::Result<()> {
-        let next_run = AtomicU64::new(0);
-        let spilled = aggregate::spill_pairs(input, &next_run, "pairs", |_| true)?;
+        let runs = aggregate::RunDir::new(input.scratch);
+        let spilled = aggregate::spill_pairs(input, &runs, "pairs", |_| true)?;
         spilled.groups.fill(stats);
-        stats.distinct_pairs =
-            aggregate::reduce(spilled.runs, input.memory, input.threshold, input.scratch, &next_run, emit)?;
+        stats.distinct_pairs = aggregate::reduce(spilled.runs, input.memory, input.threshold, &runs, emit)?;
+        stats.spill_bytes = runs.bytes();
         Ok(())
     }
 }
