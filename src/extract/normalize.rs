@@ -31,51 +31,69 @@ pub fn normalize(text: &str, out: &mut String) -> u64 {
 
 /// Appends `line` with whitespace runs collapsed to one space and trimmed;
 /// returns whether anything was appended.
+///
+/// Most lines are already clean (single spaces between words), so the line
+/// is copied in verbatim segments that break only where the whitespace is
+/// not a single ASCII space: one copy per line in the common case, instead
+/// of one per word.
 fn push_collapsed(line: &str, out: &mut String) -> bool {
-    let start = out.len();
-    let mut pending_space = false;
     let bytes = line.as_bytes();
+    let n = bytes.len();
     let mut i = 0;
-    // Copy maximal runs of non-whitespace in one push, which keeps the
-    // common ASCII case close to memcpy speed.
-    while i < bytes.len() {
-        let b = bytes[i];
-        let (is_space, width) = if b < 0x80 {
-            (matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r'), 1)
-        } else {
-            // `line` is valid UTF-8 and `i` is at a char boundary here.
-            let c = line[i..].chars().next().unwrap_or('\u{FFFD}');
-            (c.is_whitespace(), c.len_utf8())
-        };
-        if is_space {
-            pending_space = true;
-            i += width;
-            continue;
-        }
-        if pending_space && out.len() > start {
-            out.push(' ');
-        }
-        pending_space = false;
-        let run_start = i;
-        i += width;
-        while i < bytes.len() {
-            let b = bytes[i];
-            if b < 0x80 {
-                if matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r') {
-                    break;
-                }
-                i += 1;
-            } else {
-                let c = line[i..].chars().next().unwrap_or('\u{FFFD}');
-                if c.is_whitespace() {
-                    break;
-                }
-                i += c.len_utf8();
+    // Start of the segment not yet copied, and end of the last word.
+    let mut segment: Option<usize> = None;
+    let mut end = 0;
+    while i < n {
+        let gap = i;
+        while i < n {
+            let (space, width) = char_at(line, i);
+            if !space {
+                break;
             }
+            i += width;
         }
-        out.push_str(&line[run_start..i]);
+        if i == n {
+            break;
+        }
+        match segment {
+            None => segment = Some(i),
+            Some(start) if !(i - gap == 1 && bytes[gap] == b' ') => {
+                out.push_str(&line[start..end]);
+                out.push(' ');
+                segment = Some(i);
+            }
+            Some(_) => {}
+        }
+        while i < n {
+            let (space, width) = char_at(line, i);
+            if space {
+                break;
+            }
+            i += width;
+        }
+        end = i;
     }
-    out.len() > start
+    match segment {
+        Some(start) => {
+            out.push_str(&line[start..end]);
+            true
+        }
+        None => false,
+    }
+}
+
+/// Whether the character at byte `i` (a char boundary) is White_Space, and
+/// its width in bytes.
+#[inline]
+fn char_at(line: &str, i: usize) -> (bool, usize) {
+    let b = line.as_bytes()[i];
+    if b < 0x80 {
+        return (matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r'), 1);
+    }
+    match line[i..].chars().next() {
+        Some(c) => (c.is_whitespace(), c.len_utf8()),
+        None => (false, 1),
+    }
 }
 
 #[cfg(test)]
@@ -121,6 +139,28 @@ mod tests {
         for text in ["a  b\n\nc\u{a0}\u{a0}d \n", "\u{feff}x", "é  ü\t\tß", "\r\r\n\r", "a\u{0b}b\u{0c}c"]
         {
             assert_eq!(norm(text).0, reference(text), "{text:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_text_matches_the_plain_reference(
+            parts in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "a", "bc", "é", "字", " ", "  ", "\t", "\n", "\r\n", "\u{a0}", "\u{3000}", "\u{85}", "\u{2028}", "\u{1f}",
+                ]),
+                0..40,
+            )
+        ) {
+            let text: String = parts.concat();
+            let reference = text
+                .split('\n')
+                .map(|l| l.split(char::is_whitespace).filter(|w| !w.is_empty()).collect::<Vec<_>>().join(" "))
+                .filter(|l| !l.is_empty())
+                .collect::<Vec<_>>();
+            let (got, lines) = norm(&text);
+            proptest::prop_assert_eq!(lines as usize, reference.len());
+            proptest::prop_assert_eq!(got, reference.join("\n"));
         }
     }
 }
