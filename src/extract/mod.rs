@@ -5,8 +5,10 @@
 //! are not documents. A record that does not say its type is sniffed: a
 //! payload that starts (after whitespace and a BOM) with `<` followed by a
 //! letter, `!` or `?` is HTML, anything else plain text. Bytes are decoded
-//! as UTF-8 with invalid sequences replaced (U+FFFD).
+//! by [`charset`]: byte-order mark, declared charset, `<meta>` prescan,
+//! valid UTF-8, then a detector; invalid sequences become U+FFFD.
 
+pub mod charset;
 pub mod html;
 pub mod normalize;
 
@@ -56,7 +58,7 @@ pub struct Extracted {
 /// document.
 pub fn extract(doc: &RawDoc) -> Result<Extracted, SkipReason> {
     let kind = classify(doc.content_type.as_deref(), &doc.body).ok_or(SkipReason::UnsupportedContentType)?;
-    let decoded = String::from_utf8_lossy(&doc.body);
+    let decoded = charset::decode(&doc.body, doc.charset.as_deref(), kind == Kind::Html).text;
     let mut out = Extracted::default();
     match kind {
         Kind::Plain => {
@@ -104,9 +106,15 @@ mod tests {
     }
 
     #[test]
-    fn invalid_utf8_is_replaced() {
-        let doc =
-            RawDoc { content_type: Some("text/plain".into()), body: b"a\xffb".to_vec(), ..RawDoc::default() };
-        assert_eq!(extract(&doc).unwrap().text, "a\u{fffd}b");
+    fn declared_utf8_replaces_invalid_bytes_and_undeclared_bytes_are_detected() {
+        let doc = |charset: Option<&str>, body: &[u8]| RawDoc {
+            content_type: Some("text/plain".into()),
+            charset: charset.map(str::to_string),
+            body: body.to_vec(),
+            ..RawDoc::default()
+        };
+        assert_eq!(extract(&doc(Some("utf-8"), b"a\xffb")).unwrap().text, "a\u{fffd}b");
+        assert_eq!(extract(&doc(Some("windows-1252"), b"caf\xe9")).unwrap().text, "caf\u{e9}");
+        assert_eq!(extract(&doc(None, b"a\xffb")).unwrap().text, "a\u{ff}b");
     }
 }
