@@ -129,15 +129,26 @@ impl Chunker {
     /// `extract::normalize` makes them) to `out` and returns the number of
     /// chunks (windows). Duplicates are kept; the caller makes a set.
     pub fn fingerprints(&mut self, normalized: &str, chunking: Chunking, out: &mut Vec<u64>) -> u64 {
+        self.for_each_chunk(normalized, chunking, |fp, _| out.push(fp))
+    }
+
+    /// Calls `f` with the fingerprint and the text of every chunk of
+    /// `normalized`, in order, and returns the number of chunks.
+    pub fn for_each_chunk(
+        &mut self,
+        normalized: &str,
+        chunking: Chunking,
+        mut f: impl FnMut(u64, &str),
+    ) -> u64 {
         if normalized.is_empty() {
             return 0;
         }
-        let (k, stride, sep, text): (u32, u32, u8, &str) = match chunking {
+        let (k, stride, sep) = match chunking {
             Chunking::Doc => {
-                out.push(fingerprint(normalized.as_bytes()));
+                f(fingerprint(normalized.as_bytes()), normalized);
                 return 1;
             }
-            Chunking::Lines { k, stride } => (k, stride, b'\n', normalized),
+            Chunking::Lines { k, stride } => (k, stride, b'\n'),
             Chunking::Words { k, stride } => {
                 // Words are separated by one space inside a line and by the
                 // line break between lines; with line breaks turned into
@@ -149,9 +160,10 @@ impl Chunker {
                     }
                     self.words.push_str(line);
                 }
-                (k, stride, b' ', self.words.as_str())
+                (k, stride, b' ')
             }
         };
+        let text = if sep == b' ' { self.words.as_str() } else { normalized };
         let bytes = text.as_bytes();
         self.starts.clear();
         self.starts.push(0);
@@ -166,8 +178,10 @@ impl Chunker {
         self.starts.push(bytes.len() + 1);
         let mut chunks = 0;
         for (a, b) in windows(n, k as usize, stride as usize) {
-            let chunk = &bytes[self.starts[a]..self.starts[b] - 1];
-            out.push(fingerprint(chunk));
+            // Units end at ASCII separators, so the slice is on char
+            // boundaries.
+            let chunk = &text[self.starts[a]..self.starts[b] - 1];
+            f(fingerprint(chunk.as_bytes()), chunk);
             chunks += 1;
         }
         chunks

@@ -94,8 +94,8 @@ struct DumpArgs {
 
 #[derive(Args, Debug)]
 struct InputArgs {
-    /// Crawl dumps to read, in order (WARC, WET, JSONL, page feed; plain or gzip). `-` reads
-    /// standard input.
+    /// Crawl dumps to read, in order (WARC, WET, ARC, JSONL, page feed; plain or gzip). `-`
+    /// reads standard input.
     #[arg(required = true, value_name = "INPUT")]
     inputs: Vec<PathBuf>,
     /// Output directory (created if needed).
@@ -133,6 +133,11 @@ struct CountArgs {
     /// --memory). Changes speed and false positives, never the table.
     #[arg(long, value_name = "N", value_parser = parse_positive)]
     counters: Option<u32>,
+    /// Leave out stop chunks: fingerprints shared by more than N documents (after exact-copy
+    /// removal). They are listed in stop-chunks.csv with the pairs they would have generated.
+    /// Off by default, so the answer is the paper's exact answer.
+    #[arg(long, value_name = "N", value_parser = parse_positive)]
+    max_df: Option<u32>,
 }
 
 #[derive(Args, Debug)]
@@ -151,6 +156,7 @@ enum FormatArg {
     Warc,
     Jsonl,
     Pagefeed,
+    Arc,
 }
 
 fn parse_chunking(s: &str) -> Result<Chunking, String> {
@@ -190,6 +196,7 @@ impl InputArgs {
             FormatArg::Warc => InputFormat::Warc,
             FormatArg::Jsonl => InputFormat::Jsonl,
             FormatArg::Pagefeed => InputFormat::PageFeed,
+            FormatArg::Arc => InputFormat::Arc,
         };
         FingerprintConfig {
             inputs: self.inputs.clone(),
@@ -215,6 +222,7 @@ impl CountArgs {
             threshold: self.threshold,
             method,
             counters: self.counters.map(u64::from),
+            max_df: self.max_df,
             memory: memory.0,
         }
     }

@@ -84,7 +84,7 @@ pub fn run(
 fn stage_key(cfg: &FingerprintConfig) -> String {
     let mut key = StageKey::new(STAGE);
     key.add(&cfg.chunking.to_string())
-        .add(&format!("{:?}", cfg.read.format))
+        .add(cfg.read.format.name())
         .add(&cfg.read.url_field)
         .add(&cfg.read.text_field)
         .add(&cfg.read.max_record_bytes.to_string());
@@ -330,6 +330,9 @@ impl<'a> Sink<'a> {
         let inputs: Vec<String> = cfg.inputs.iter().map(|p| p.to_string_lossy().into_owned()).collect();
         let stats = FingerprintStats {
             chunk: spec,
+            input_format: cfg.read.format.name().to_string(),
+            url_field: cfg.read.url_field.clone(),
+            text_field: cfg.read.text_field.clone(),
             inputs: cfg
                 .inputs
                 .iter()

@@ -36,6 +36,11 @@ pub struct InputStats {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct FingerprintStats {
     pub chunk: String,
+    /// How the inputs were read (`--input-format`, `--url-field`,
+    /// `--text-field`), so later stages can read a record again.
+    pub input_format: String,
+    pub url_field: String,
+    pub text_field: String,
     pub inputs: Vec<InputStats>,
     /// Records read, documents or not.
     pub records: u64,
@@ -95,6 +100,12 @@ pub struct PairsStats {
     pub distinct_pairs: u64,
     /// Rows of the Overlap table (F >= T).
     pub pairs_emitted: u64,
+    /// `--max-df`, when given.
+    pub max_df: Option<u32>,
+    /// Fingerprints left out as stop chunks, and the pairs they would have
+    /// generated.
+    pub stop_chunks: u64,
+    pub stop_chunk_pairs: u64,
     /// Bytes of pair runs written to temporary disk, every merge round
     /// included.
     pub spill_bytes: u64,

@@ -345,3 +345,76 @@ fn jsonl_url_and_text_fields_can_be_renamed() {
     let urls: Vec<String> = read_docs(&out).into_iter().map(|d| d.url).collect();
     assert_eq!(urls, docs.iter().map(|d| d.url.clone()).collect::<Vec<_>>());
 }
+
+// ------------------------------------------------------------ ARC
+
+/// The gzip members of a per-record gzip file: each member's offset and
+/// its decompressed bytes.
+fn gzip_members(path: &Path) -> Vec<(u64, Vec<u8>)> {
+    let data = fs::read(path).unwrap();
+    let mut rest: &[u8] = &data;
+    let mut out = Vec::new();
+    while !rest.is_empty() {
+        let offset = (data.len() - rest.len()) as u64;
+        let mut raw = Vec::new();
+        flate2::bufread::GzDecoder::new(&mut rest).read_to_end(&mut raw).unwrap();
+        out.push((offset, raw));
+    }
+    out
+}
+
+#[test]
+fn sample_arc_documents_are_the_page_records_in_order() {
+    // scripts/make_arc_testdata.py writes one record per member: the version
+    // block, a DNS lookup, pages, and a 404 (record 3). Records 2 and 5 are
+    // the same text on two hosts.
+    let members = gzip_members(&testdata("sample.arc.gz"));
+    assert_eq!(members.len(), 9, "records in sample.arc.gz");
+    let header = |i: usize| -> Vec<String> {
+        let raw = &members[i].1;
+        let line = &raw[..raw.iter().position(|&b| b == b'\n').unwrap()];
+        std::str::from_utf8(line).unwrap().split(' ').map(String::from).collect()
+    };
+    assert!(header(0)[0].starts_with("filedesc://") && header(1)[0].starts_with("dns:"));
+    let pages = [2, 4, 5, 6, 7, 8];
+
+    let tmp = tempdir();
+    let out = tmp.path().join("out");
+    run_out("testdata/sample.arc.gz", &out, &[]);
+    let docs = read_docs(&out);
+    let urls: Vec<String> = docs.iter().map(|d| d.url.clone()).collect();
+    let want_urls: Vec<String> = pages.iter().map(|&i| header(i)[0].clone()).collect();
+    assert_eq!(urls, want_urls, "url is the first field of each page record's header line");
+    let want_sources: Vec<String> =
+        pages.iter().map(|&i| format!("testdata/sample.arc.gz:{}", members[i].0)).collect();
+    assert_eq!(sources(&out), want_sources, "source is PATH:offset of the record's gzip member");
+    for d in &docs {
+        assert_eq!(d.host, host_of(&d.url), "doc {}: host", d.doc_id);
+    }
+
+    // The text/plain pages (HTTP, ftp://, chunked) are their source texts.
+    let plain = [
+        (0, "common-licenses/BSD"),
+        (2, "common-licenses/BSD"),
+        (3, "doc/bzip2/copyright"),
+        (5, "doc/fakeroot/copyright"),
+    ];
+    let texts: Vec<String> =
+        plain.iter().map(|(_, src)| fs::read_to_string(testdata("src").join(src)).unwrap()).collect();
+    let reference = Reference::new(&texts, Spec::Lines { k: 4, s: 4 });
+    for (x, &(i, src)) in plain.iter().enumerate() {
+        assert_eq!(docs[i].lines, reference.lines[x], "doc {i} ({src}): lines");
+        assert_eq!(docs[i].chunks, reference.chunks[x], "doc {i} ({src}): chunks");
+    }
+    assert_eq!(docs[2].exact_center, Some(0), "the mirrored license is a copy of the first");
+    assert!(docs[1].lines > 10 && docs[4].lines > 10, "the HTML pages (one gzip-encoded) have text");
+
+    let stats = read_stats(&out);
+    let fp = &stats["fingerprint"];
+    assert_eq!(fp["documents"], serde_json::json!(pages.len()));
+    assert_eq!(fp["skipped"]["arc_filedesc"], serde_json::json!(1), "skipped.arc_filedesc");
+    assert_eq!(fp["skipped"]["arc_other"], serde_json::json!(1), "skipped.arc_other");
+    assert_eq!(fp["skipped"]["http_status_not_200"], serde_json::json!(1), "skipped.http_status_not_200");
+    let corrupt = fp["corrupt"].as_array().expect("fingerprint.corrupt is a list");
+    assert!(corrupt.is_empty(), "the sample has no corrupt records: {corrupt:?}");
+}

@@ -20,8 +20,21 @@ const METHODS: &[&[&str]] = &[
 ];
 
 /// Fingerprints `input` once, then runs `pairs` with every method and
-/// checks each table against the reference.
+/// checks each table against the reference. `extra` goes to every command,
+/// `pairs_extra` to `pairs` only.
 fn check_methods(dir: &Path, input: &Path, spec: &str, t: usize, reference: &Reference, extra: &[&str]) {
+    check_methods_with(dir, input, spec, t, reference, extra, &[]);
+}
+
+fn check_methods_with(
+    dir: &Path,
+    input: &Path,
+    spec: &str,
+    t: usize,
+    reference: &Reference,
+    extra: &[&str],
+    pairs_extra: &[&str],
+) {
     let out = dir.join("out");
     let mut args = vec!["fingerprint", "-q", "--input-format", "jsonl", "--chunk", spec, "--out"];
     let out_arg = arg(&out);
@@ -36,6 +49,7 @@ fn check_methods(dir: &Path, input: &Path, spec: &str, t: usize, reference: &Ref
         let mut args = vec!["pairs", "-q", &out_arg, "-T", &t_arg];
         args.extend_from_slice(method);
         args.extend_from_slice(extra);
+        args.extend_from_slice(pairs_extra);
         overlap_ok(&args);
         assert_matches_reference(&out, reference, t, &format!("{spec} -T {t} {method:?}"));
         let stats = read_stats(&out);
@@ -130,4 +144,43 @@ proptest! {
         let reference = Reference::new(&texts, Spec::parse(spec));
         check_methods(tmp.path(), &input, spec, t, &reference, &[]);
     }
+}
+
+#[test]
+fn max_df_leaves_out_stop_chunks_for_every_method() {
+    let tmp = tempdir();
+    let texts = skewed_corpus(7, 150);
+    let docs: Vec<JsonDoc> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| JsonDoc { url: format!("http://h{}.example/{i}", i % 5), text: t.clone() })
+        .collect();
+    let input = tmp.path().join("docs.jsonl");
+    write_jsonl(&input, &docs);
+    let spec = "lines:2";
+    let max_df = 20;
+    let reference = Reference::with_max_df(&texts, Spec::parse(spec), Some(max_df));
+    assert!(!reference.stops.is_empty(), "test data: the boilerplate must make stop chunks");
+    let without = Reference::new(&texts, Spec::parse(spec));
+    assert_ne!(reference.table(2), without.table(2), "test data: stop chunks must change the table");
+    let max_df_arg = max_df.to_string();
+    check_methods_with(tmp.path(), &input, spec, 2, &reference, &[], &["--max-df", &max_df_arg]);
+
+    // stop-chunks.csv lists exactly the stop chunks, most frequent first,
+    // with their text read back from the input.
+    let (header, rows) = read_csv(&tmp.path().join("out").join("stop-chunks.csv"));
+    assert_eq!(header, ["fprint", "df", "pairs", "example_doc", "text"]);
+    let mut listed: Vec<(String, usize)> =
+        rows.iter().map(|r| (r[4].clone(), r[1].parse::<usize>().unwrap())).collect();
+    let dfs: Vec<usize> = listed.iter().map(|(_, df)| *df).collect();
+    assert!(dfs.windows(2).all(|w| w[0] >= w[1]), "most frequent first: {dfs:?}");
+    for r in &rows {
+        let df: u64 = r[1].parse().unwrap();
+        assert_eq!(r[2].parse::<u64>().unwrap(), df * (df - 1) / 2, "pairs column");
+    }
+    listed.sort();
+    let want: Vec<(String, usize)> = reference.stops.iter().map(|(t, n)| (t.clone(), *n)).collect();
+    assert_eq!(listed, want);
+    let stats = read_stats(&tmp.path().join("out"));
+    assert_eq!(stats["pairs"]["stop_chunks"], serde_json::json!(want.len()));
 }

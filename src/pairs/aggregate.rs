@@ -207,7 +207,7 @@ pub fn spill_pairs(
         .map(|part| {
             let mut runs = RunBuilder::new(cap, dir);
             let mut kept = 0u64;
-            let groups = for_each_group(part, input.counted, |docs| {
+            let groups = for_each_group(input, part, |docs| {
                 for (a, &i) in docs.iter().enumerate() {
                     for &j in &docs[a + 1..] {
                         let pair = pack(i, j);

@@ -117,11 +117,8 @@ fn counters_per_array(pair_instances: u64, memory: u64, bits: u32, k: u32) -> u6
 /// Pair instances the fingerprint groups generate: a cheap scan of the
 /// FPrint-DocID partitions that sizes the counter arrays.
 fn pair_instances(input: &CountInput<'_>) -> anyhow::Result<u64> {
-    let counts: Vec<anyhow::Result<u64>> = input
-        .parts
-        .par_iter()
-        .map(|part| Ok(for_each_group(part, input.counted, |_| Ok(()))?.pairs))
-        .collect();
+    let counts: Vec<anyhow::Result<u64>> =
+        input.parts.par_iter().map(|part| Ok(for_each_group(input, part, |_| Ok(()))?.pairs)).collect();
     counts.into_iter().sum()
 }
 
@@ -245,7 +242,7 @@ impl CountingMethod for CoarseCounting {
             .parts
             .par_iter()
             .map(|part| {
-                let groups = for_each_group(part, input.counted, |docs| {
+                let groups = for_each_group(input, part, |docs| {
                     for (x, &i) in docs.iter().enumerate() {
                         for &j in &docs[x + 1..] {
                             let pair = pack(i, j);

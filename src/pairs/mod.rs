@@ -10,6 +10,7 @@
 pub mod aggregate;
 pub mod coarse;
 pub mod sort;
+pub mod stop;
 
 use std::fmt;
 use std::fs::File;
@@ -21,10 +22,13 @@ use anyhow::Context;
 
 pub use coarse::CoarseVariant;
 
+use crate::chunk::Chunking;
 use crate::exact;
+use crate::fingerprint;
 use crate::progress::Progress;
+use crate::read::{InputFormat, ReadOptions};
 use crate::stage::{Outcome, Stage};
-use crate::stats::PairsStats;
+use crate::stats::{self, FingerprintStats, PairsStats};
 use crate::store::{self, Center, ChunkRecord, Mapped, OutDir};
 
 pub const STAGE: &str = "pairs";
@@ -65,6 +69,8 @@ pub struct PairsConfig {
     pub method: Method,
     /// Counters per coarse-counting array, instead of the default sizing.
     pub counters: Option<u64>,
+    /// Leave out fingerprints shared by more documents than this.
+    pub max_df: Option<u32>,
     /// Memory budget in bytes.
     pub memory: u64,
 }
@@ -76,6 +82,9 @@ pub struct CountInput<'a> {
     /// Which documents are counted.
     pub counted: &'a Counted,
     pub threshold: u32,
+    /// Fingerprints shared by more counted documents than this are stop
+    /// chunks: left out of counting.
+    pub max_df: Option<u32>,
     pub memory: u64,
     /// A directory for spill files, emptied afterwards.
     pub scratch: &'a Path,
@@ -145,30 +154,56 @@ impl GroupStats {
 }
 
 /// Calls `f` with the counted documents (ascending) of every fingerprint of
-/// one partition that two or more of them share.
+/// one partition that two or more of them share, leaving out stop chunks
+/// (groups larger than `max_df`).
 pub fn for_each_group(
+    input: &CountInput<'_>,
+    part: &Path,
+    mut f: impl FnMut(&[u32]) -> anyhow::Result<()>,
+) -> anyhow::Result<GroupStats> {
+    let max_df = input.max_df.map_or(usize::MAX, |m| m as usize);
+    let mut kept = GroupStats::default();
+    let all = scan_groups(part, input.counted, |docs, _| {
+        if docs.len() > max_df {
+            return Ok(());
+        }
+        let n = docs.len() as u64;
+        kept.shared_fingerprints += 1;
+        kept.largest_group = kept.largest_group.max(n);
+        kept.pairs += n * (n - 1) / 2;
+        f(docs)
+    })?;
+    kept.fingerprints_removed = all.fingerprints_removed;
+    Ok(kept)
+}
+
+/// Calls `f` with the counted documents (ascending) and the fingerprint of
+/// every group of two or more documents in one partition, stop chunks
+/// included, and counts them all.
+pub fn scan_groups(
     part: &Path,
     counted: &Counted,
-    mut f: impl FnMut(&[u32]) -> anyhow::Result<()>,
+    mut f: impl FnMut(&[u32], u64) -> anyhow::Result<()>,
 ) -> anyhow::Result<GroupStats> {
     let records = Mapped::<ChunkRecord>::open(part)?;
     let mut stats = GroupStats::default();
     let mut docs: Vec<u32> = Vec::new();
     let mut current: Option<u64> = None;
-    let mut flush = |docs: &mut Vec<u32>, stats: &mut GroupStats| -> anyhow::Result<()> {
-        if docs.len() >= 2 {
-            let n = docs.len() as u64;
-            stats.shared_fingerprints += 1;
-            stats.largest_group = stats.largest_group.max(n);
-            stats.pairs += n * (n - 1) / 2;
-            f(docs)?;
-        }
-        docs.clear();
-        Ok(())
-    };
+    let mut flush =
+        |docs: &mut Vec<u32>, fprint: Option<u64>, stats: &mut GroupStats| -> anyhow::Result<()> {
+            if let (true, Some(fprint)) = (docs.len() >= 2, fprint) {
+                let n = docs.len() as u64;
+                stats.shared_fingerprints += 1;
+                stats.largest_group = stats.largest_group.max(n);
+                stats.pairs += n * (n - 1) / 2;
+                f(docs, fprint)?;
+            }
+            docs.clear();
+            Ok(())
+        };
     for r in records.iter() {
         if current != Some(r.fprint) {
-            flush(&mut docs, &mut stats)?;
+            flush(&mut docs, current, &mut stats)?;
             current = Some(r.fprint);
         }
         if counted.contains(r.doc) {
@@ -177,14 +212,38 @@ pub fn for_each_group(
             stats.fingerprints_removed += 1;
         }
     }
-    flush(&mut docs, &mut stats)?;
+    flush(&mut docs, current, &mut stats)?;
     Ok(stats)
+}
+
+/// The chunking the partitions were cut with, from their header.
+fn chunking(parts: &[PathBuf]) -> anyhow::Result<Chunking> {
+    let Some(first) = parts.first() else { return Ok(Chunking::default()) };
+    let spec = Mapped::<ChunkRecord>::open(first)?.header().chunk_spec.clone();
+    spec.parse().map_err(|e: String| anyhow::anyhow!("{}: {e}", first.display()))
+}
+
+/// How the fingerprint stage read its inputs, from stats.json.
+fn read_options(out: &OutDir) -> anyhow::Result<ReadOptions> {
+    let fp: FingerprintStats = stats::read_section(out, fingerprint::STAGE)
+        .with_context(|| format!("{} has no fingerprint section", out.stats().display()))?;
+    Ok(ReadOptions {
+        format: InputFormat::from_name(&fp.input_format).unwrap_or(InputFormat::Auto),
+        url_field: fp.url_field,
+        text_field: fp.text_field,
+        ..ReadOptions::default()
+    })
 }
 
 /// Counts the Overlap table of `out` and writes `overlap.csv`.
 pub fn run(out: &OutDir, cfg: &PairsConfig, progress: &Progress) -> anyhow::Result<Outcome<PairsStats>> {
-    let flags = [cfg.threshold.to_string(), format!("{:?}", cfg.method), format!("{:?}", cfg.counters)];
-    let key = Stage::chained_key(out, STAGE, exact::STAGE, &[&flags[0], &flags[1], &flags[2]])?;
+    let flags = [
+        cfg.threshold.to_string(),
+        format!("{:?}", cfg.method),
+        format!("{:?}", cfg.counters),
+        format!("{:?}", cfg.max_df),
+    ];
+    let key = Stage::chained_key(out, STAGE, exact::STAGE, &flags.each_ref().map(String::as_str))?;
     let Some(stage) = Stage::begin(out, STAGE, key, progress)? else {
         return Ok(Outcome::UpToDate);
     };
@@ -196,12 +255,28 @@ pub fn run(out: &OutDir, cfg: &PairsConfig, progress: &Progress) -> anyhow::Resu
         parts: &parts,
         counted: &counted,
         threshold: cfg.threshold,
+        max_df: cfg.max_df,
         memory: cfg.memory,
         scratch: &scratch,
         progress,
     };
-    let mut stats =
-        PairsStats { method: cfg.method.to_string(), threshold: cfg.threshold, ..PairsStats::default() };
+    let mut stats = PairsStats {
+        method: cfg.method.to_string(),
+        threshold: cfg.threshold,
+        max_df: cfg.max_df,
+        ..PairsStats::default()
+    };
+    let mut outputs = vec![out.overlap()];
+    match cfg.max_df {
+        Some(max_df) => {
+            let stops = stop::find(&parts, &counted, max_df)?;
+            stats.stop_chunks = stops.len() as u64;
+            stats.stop_chunk_pairs = stops.iter().map(|s| s.pairs).sum();
+            stop::write_csv(out, &stops, chunking(&parts)?, &read_options(out)?)?;
+            outputs.push(out.stop_chunks());
+        }
+        None => store::remove_file_if_exists(&out.stop_chunks())?,
+    }
     let path = out.overlap();
     let tmp = store::temp_path(&path);
     let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
@@ -224,6 +299,6 @@ pub fn run(out: &OutDir, cfg: &PairsConfig, progress: &Progress) -> anyhow::Resu
     w.into_inner().map_err(|e| e.into_error()).with_context(write_err)?;
     store::commit(&path)?;
     stats.pairs_emitted = emitted;
-    stage.finish(&mut stats, &[path])?;
+    stage.finish(&mut stats, &outputs)?;
     Ok(Outcome::Ran(stats))
 }

@@ -1,7 +1,7 @@
 //! Stage 1, `read`: crawl dumps in, raw records out.
 //!
-//! Every input format is one file beside this one (`warc.rs`, `jsonl.rs`,
-//! `pagefeed.rs`), and each turns a byte stream into a sequence of [`Item`]s:
+//! Every input format is one file beside this one (`warc.rs`, `arc.rs`,
+//! `jsonl.rs`, `pagefeed.rs`), and each turns a byte stream into a sequence of [`Item`]s:
 //! either a [`RawDoc`] (a record that carries a page and may become a
 //! document) or a [`Skip`] (a record that is not a document, or is corrupt),
 //! so that nothing read is ever silently dropped. Readers do not decide
@@ -13,6 +13,7 @@
 //! a [`Skip`] with [`SkipReason::is_corrupt`] true, and reading goes on with
 //! the next record the reader can find.
 
+pub mod arc;
 pub mod gz;
 pub mod http;
 pub mod jsonl;
@@ -20,7 +21,7 @@ pub mod pagefeed;
 pub mod warc;
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use anyhow::{Context, bail};
@@ -71,6 +72,11 @@ pub enum SkipReason {
     WarcRevisit,
     /// Any other WARC record type (`continuation`, unknown types).
     WarcOtherType,
+    /// ARC `filedesc:` record: the version block at the start of an ARC
+    /// file.
+    ArcFileHeader,
+    /// Any other ARC record that is not a page fetch: `dns:` lookups.
+    ArcOther,
     /// HTTP response whose status is not 200.
     HttpStatus,
     /// Payload whose content type is not text/plain, text/html or
@@ -100,12 +106,14 @@ pub enum SkipReason {
 
 impl SkipReason {
     /// Every reason, in the order stats.json lists them.
-    pub const ALL: [SkipReason; 14] = [
+    pub const ALL: [SkipReason; 16] = [
         SkipReason::WarcRequest,
         SkipReason::WarcMetadata,
         SkipReason::WarcInfo,
         SkipReason::WarcRevisit,
         SkipReason::WarcOtherType,
+        SkipReason::ArcFileHeader,
+        SkipReason::ArcOther,
         SkipReason::HttpStatus,
         SkipReason::UnsupportedContentType,
         SkipReason::RecordTooLarge,
@@ -125,6 +133,8 @@ impl SkipReason {
             SkipReason::WarcInfo => "warc_warcinfo",
             SkipReason::WarcRevisit => "warc_revisit",
             SkipReason::WarcOtherType => "warc_other_type",
+            SkipReason::ArcFileHeader => "arc_filedesc",
+            SkipReason::ArcOther => "arc_other",
             SkipReason::HttpStatus => "http_status_not_200",
             SkipReason::UnsupportedContentType => "unsupported_content_type",
             SkipReason::RecordTooLarge => "record_too_large",
@@ -179,6 +189,27 @@ pub enum InputFormat {
     Warc,
     Jsonl,
     PageFeed,
+    Arc,
+}
+
+impl InputFormat {
+    /// The name `--input-format` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            InputFormat::Auto => "auto",
+            InputFormat::Warc => "warc",
+            InputFormat::Jsonl => "jsonl",
+            InputFormat::PageFeed => "pagefeed",
+            InputFormat::Arc => "arc",
+        }
+    }
+
+    /// The format of a name `--input-format` takes.
+    pub fn from_name(name: &str) -> Option<InputFormat> {
+        [InputFormat::Auto, InputFormat::Warc, InputFormat::Jsonl, InputFormat::PageFeed, InputFormat::Arc]
+            .into_iter()
+            .find(|f| f.name() == name)
+    }
 }
 
 /// How inputs are read.
@@ -212,9 +243,10 @@ const SNIFF_BYTES: usize = 4096;
 /// Opens one input: a file path, or "-" for standard input. Detects the
 /// format when `Auto` by sniffing the first decompressed bytes (after
 /// leading whitespace and a UTF-8 byte order mark: `WARC/` is WARC, `{` is
-/// JSONL, the page-feed separator is a page feed), falling back to the file
-/// extension (`.warc`, `.warc.gz`, `.wet`, `.wet.gz`, `.jsonl`, `.jsonl.gz`,
-/// `.ndjson`, `.ndjson.gz`); if neither decides, an error saying to pass
+/// JSONL, the page-feed separator is a page feed, `filedesc://` is ARC),
+/// falling back to the file extension (`.warc`, `.warc.gz`, `.wet`,
+/// `.wet.gz`, `.jsonl`, `.jsonl.gz`, `.ndjson`, `.ndjson.gz`, `.arc`,
+/// `.arc.gz`); if neither decides, an error saying to pass
 /// --input-format. Errors name the path: "cannot open data/x.warc.gz: No
 /// such file or directory (os error 2)" (printed with `{:#}`).
 pub fn open(path: &Path, opts: &ReadOptions) -> anyhow::Result<Box<dyn Reader>> {
@@ -230,6 +262,42 @@ pub fn open(path: &Path, opts: &ReadOptions) -> anyhow::Result<Box<dyn Reader>> 
         Box::new(BufReader::with_capacity(gz::BUF_SIZE, file))
     };
     let name = if stdin { "standard input".to_string() } else { path.display().to_string() };
+    reader_for(raw, path, &name, opts)
+}
+
+/// Opens `path` again at `offset`, where a record starts (an offset as
+/// docs.csv gives it), to read that record once more. `None` when the input
+/// cannot be read there again: standard input, or a gzip file whose offset
+/// is not the start of a member (a record inside a whole-file gzip member,
+/// whose offset counts decompressed bytes).
+pub fn open_at(path: &Path, offset: u64, opts: &ReadOptions) -> anyhow::Result<Option<Box<dyn Reader>>> {
+    if path == Path::new("-") {
+        return Ok(None);
+    }
+    let mut file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut magic = [0u8; 2];
+    let gzip = file.read_exact(&mut magic).is_ok() && magic == [0x1f, 0x8b];
+    file.seek(SeekFrom::Start(offset)).with_context(|| format!("cannot read {}", path.display()))?;
+    if gzip {
+        let at_member = file.read_exact(&mut magic).is_ok() && magic == [0x1f, 0x8b];
+        if !at_member {
+            return Ok(None);
+        }
+        file.seek(SeekFrom::Start(offset)).with_context(|| format!("cannot read {}", path.display()))?;
+    }
+    let raw = Box::new(BufReader::with_capacity(gz::BUF_SIZE, file));
+    // A record start sniffs like the start of its file.
+    reader_for(raw, path, &path.display().to_string(), opts).map(Some)
+}
+
+/// A reader of the raw bytes `raw` of `path` in the format `opts` asks for,
+/// sniffed from the first bytes when it says `Auto`.
+fn reader_for(
+    raw: Box<dyn BufRead + Send>,
+    path: &Path,
+    name: &str,
+    opts: &ReadOptions,
+) -> anyhow::Result<Box<dyn Reader>> {
     let mut src = gz::Source::new(raw).with_context(|| format!("cannot read {name}"))?;
     let format = match opts.format {
         InputFormat::Auto => {
@@ -238,7 +306,7 @@ pub fn open(path: &Path, opts: &ReadOptions) -> anyhow::Result<Box<dyn Reader>> 
                 Some(format) => format,
                 None => bail!(
                     "cannot tell the format of {name} from its first bytes or its name: \
-                     pass --input-format warc, jsonl or pagefeed"
+                     pass --input-format warc, arc, jsonl or pagefeed"
                 ),
             }
         }
@@ -248,12 +316,12 @@ pub fn open(path: &Path, opts: &ReadOptions) -> anyhow::Result<Box<dyn Reader>> 
     Ok(match format {
         InputFormat::Jsonl => Box::new(jsonl::JsonlReader::new(src, &opts.url_field, &opts.text_field, max)),
         InputFormat::PageFeed => Box::new(pagefeed::PageFeedReader::new(src, max)),
+        InputFormat::Arc => Box::new(arc::ArcReader::new(src, max)),
         // `Auto` was resolved above.
         InputFormat::Warc | InputFormat::Auto => Box::new(warc::WarcReader::new(src, max)),
     })
 }
 
-/// The format that the first bytes of an input show, if they do.
 fn sniff(head: &[u8]) -> Option<InputFormat> {
     let head = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
     let start = head.iter().position(|b| !b.is_ascii_whitespace())?;
@@ -264,6 +332,8 @@ fn sniff(head: &[u8]) -> Option<InputFormat> {
         Some(InputFormat::Jsonl)
     } else if head.starts_with(pagefeed::SEPARATOR) {
         Some(InputFormat::PageFeed)
+    } else if head.starts_with(b"filedesc://") {
+        Some(InputFormat::Arc)
     } else {
         None
     }
@@ -277,6 +347,8 @@ fn by_extension(path: &Path) -> Option<InputFormat> {
         Some(InputFormat::Warc)
     } else if name.ends_with(".jsonl") || name.ends_with(".ndjson") {
         Some(InputFormat::Jsonl)
+    } else if name.ends_with(".arc") {
+        Some(InputFormat::Arc)
     } else {
         None
     }
@@ -350,6 +422,9 @@ mod tests {
         Content-Length: 2\r\n\r\nhi\r\n\r\n";
     const JSONL: &[u8] = b"{\"url\": \"http://j/\", \"text\": \"hi\"}\n";
     const FEED: &[u8] = b"==P=>>>>=i===<<<<=T===>=A=<=!Junghoo!==>\nURL: http://p/\n\nhi\n";
+    const ARC: &[u8] = b"filedesc://x.arc 0.0.0.0 20240301080000 text/plain 76\n1 0 InternetArchive\n\
+        URL IP-address Archive-date Content-type Archive-length\n\n\
+        http://r/ 192.0.2.1 20240301080000 text/plain 2\nhi\n";
 
     #[test]
     fn formats_are_sniffed_whatever_the_name() {
@@ -360,6 +435,8 @@ mod tests {
         assert_eq!(urls(&open_bytes("x", &gz(JSONL), &opts).unwrap()), ["http://j/"]);
         let feed = [b"\xef\xbb\xbf \n".as_slice(), FEED].concat();
         assert_eq!(urls(&open_bytes("x.warc", &feed, &opts).unwrap()), ["http://p/"]);
+        assert_eq!(urls(&open_bytes("x.warc", ARC, &opts).unwrap()), ["http://r/"]);
+        assert_eq!(urls(&open_bytes("x", &gz(ARC), &opts).unwrap()), ["http://r/"]);
     }
 
     #[test]
@@ -370,6 +447,10 @@ mod tests {
         let items = open_bytes("x.ndjson", b"junk\n", &opts).unwrap();
         assert!(matches!(&items[..], [Item::Skip(Skip { reason: SkipReason::BadJson, .. })]), "{items:?}");
         assert!(open_bytes("x.wet", b"", &opts).unwrap().is_empty());
+        // An ARC file without its version block.
+        let items = open_bytes("old.ARC.gz", &gz(&ARC[131..]), &opts).unwrap();
+        assert_eq!(urls(&items), ["http://r/"]);
+        assert_eq!(urls(&open_bytes("old.arc", &ARC[131..], &opts).unwrap()), ["http://r/"]);
     }
 
     #[test]
@@ -402,6 +483,7 @@ mod tests {
         let mut reader: Box<dyn Reader> = match format {
             InputFormat::Jsonl => Box::new(jsonl::JsonlReader::new(src, "url", "text", max)),
             InputFormat::PageFeed => Box::new(pagefeed::PageFeedReader::new(src, max)),
+            InputFormat::Arc => Box::new(arc::ArcReader::new(src, max)),
             InputFormat::Warc | InputFormat::Auto => Box::new(warc::WarcReader::new(src, max)),
         };
         testing::drain(reader.as_mut(), 2 * data.len() + 4)
@@ -409,7 +491,7 @@ mod tests {
 
     /// Pieces that make the readers go deep: record starts, fields, line
     /// ends, JSON, gzip magic.
-    const PIECES: [&[u8]; 24] = [
+    const PIECES: [&[u8]; 28] = [
         b"WARC/1.0\r\n",
         b"WARC/1.1\n",
         b"WARC-Type: response\r\n",
@@ -430,6 +512,10 @@ mod tests {
         b" cont\n",
         b"==P=>>>>=i===<<<<=T===>=A=<=!Junghoo!==>\n",
         b"URL: http://p/\n",
+        b"filedesc://a.arc 0.0.0.0 20240301080000 text/plain 76\n",
+        b"1 0 InternetArchive\nURL IP-address Archive-date Content-type Archive-length\n",
+        b"http://a/ 192.0.2.1 20240301080000 text/html 30\n",
+        b"dns:a 192.0.2.1 20240301080000 text/dns 5 - - - - 12\n",
         b"{\"url\": \"u\", \"text\": \"t\"}",
         b"{\"text\": [",
         b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff",
@@ -437,7 +523,7 @@ mod tests {
     ];
 
     fn check_all_readers(data: &[u8]) {
-        for format in [InputFormat::Warc, InputFormat::Jsonl, InputFormat::PageFeed] {
+        for format in [InputFormat::Warc, InputFormat::Jsonl, InputFormat::PageFeed, InputFormat::Arc] {
             for max in [8, 1 << 20] {
                 let items = read_bytes(format, data, max);
                 if data.first() != Some(&0x1f) {
@@ -482,7 +568,7 @@ mod tests {
             flips in proptest::collection::vec((proptest::prelude::any::<usize>(), 1..=255u8), 0..6),
             cut in proptest::prelude::any::<usize>(),
         ) {
-            let records = [WARC, JSONL, FEED, WARC, WARC];
+            let records = [WARC, JSONL, FEED, ARC, WARC, WARC];
             let mut data: Vec<u8> = records.iter().map(|r| gz(r)).collect::<Vec<_>>().concat();
             for (at, x) in flips {
                 let i = at % data.len();

@@ -10,6 +10,7 @@
 //! | `centers.fpd` | exact | one `center` record per document, in docID order |
 //! | `docs.csv` | exact | `doc_id,url,host,source,bytes,lines,chunks,exact_center` |
 //! | `overlap.csv` | pairs | `doc_i,doc_j,shared`, sorted by `(doc_i, doc_j)` |
+//! | `stop-chunks.csv` | pairs, with `--max-df` | `fprint,df,pairs,example_doc,text`, most frequent first |
 //! | `stats.json` | every stage | one section per stage |
 //! | `.overlap/` | every stage | stage stamps and temporary files |
 //!
@@ -117,6 +118,10 @@ impl OutDir {
         self.root.join("overlap.csv")
     }
 
+    pub fn stop_chunks(&self) -> PathBuf {
+        self.root.join("stop-chunks.csv")
+    }
+
     pub fn stats(&self) -> PathBuf {
         self.root.join("stats.json")
     }
@@ -169,6 +174,15 @@ pub fn remove_dir_if_exists(dir: &Path) -> anyhow::Result<()> {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(e).with_context(|| format!("cannot remove {}", dir.display())),
+    }
+}
+
+/// Removes a file, treating "not there" as done.
+pub fn remove_file_if_exists(path: &Path) -> anyhow::Result<()> {
+    match fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e).with_context(|| format!("cannot remove {}", path.display())),
     }
 }
 

@@ -394,10 +394,19 @@ pub struct Reference {
     pub exact_center: Vec<Option<usize>>,
     /// Every pair (i, j), i < j, of surviving documents with F >= 1.
     pub shared: Vec<(usize, usize, usize)>,
+    /// Stop chunks (shared by more surviving documents than max-df): text
+    /// and document frequency.
+    pub stops: BTreeMap<String, usize>,
 }
 
 impl Reference {
     pub fn new(texts: &[String], spec: Spec) -> Reference {
+        Reference::with_max_df(texts, spec, None)
+    }
+
+    /// The reference with chunks shared by more than `max_df` surviving
+    /// documents left out.
+    pub fn with_max_df(texts: &[String], spec: Spec, max_df: Option<usize>) -> Reference {
         let normalized: Vec<Vec<String>> = texts.iter().map(|t| normalize(t)).collect();
 
         // Exact copies: identical normalized text; the center is the first.
@@ -413,10 +422,24 @@ impl Reference {
         }
 
         let chunk_lists: Vec<Vec<String>> = normalized.iter().map(|l| chunk_texts(l, spec)).collect();
-        let sets: Vec<BTreeSet<String>> = chunk_lists.iter().map(|c| c.iter().cloned().collect()).collect();
+        let mut sets: Vec<BTreeSet<String>> =
+            chunk_lists.iter().map(|c| c.iter().cloned().collect()).collect();
 
         // Survivors: documents that are their own center (empty ones have no chunks).
         let survivors: Vec<usize> = (0..texts.len()).filter(|&i| exact_center[i] == Some(i)).collect();
+
+        // Stop chunks: document frequency over survivors above max_df.
+        let mut df: BTreeMap<String, usize> = BTreeMap::new();
+        for &i in &survivors {
+            for c in &sets[i] {
+                *df.entry(c.clone()).or_insert(0) += 1;
+            }
+        }
+        let stops: BTreeMap<String, usize> =
+            df.into_iter().filter(|(_, n)| max_df.is_some_and(|m| *n > m)).collect();
+        for &i in &survivors {
+            sets[i].retain(|c| !stops.contains_key(c));
+        }
 
         // Number the distinct chunk texts (in text order) so that the pairwise
         // intersections below are merges of sorted integer lists.
@@ -447,6 +470,7 @@ impl Reference {
             chunks: chunk_lists.iter().map(Vec::len).collect(),
             exact_center,
             shared,
+            stops,
         }
     }
 

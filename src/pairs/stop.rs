@@ -1,0 +1,144 @@
+//! Stop chunks: fingerprints shared by more than `--max-df` counted
+//! documents (navigation lines, licence footers, "Back to top"). They
+//! generate most pairs and carry no evidence of copying, so `--max-df`
+//! leaves them out of every counting method; this module finds them, says
+//! how many pairs each would have generated, and writes `stop-chunks.csv`
+//! with one example text each, read back from the input.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use rayon::prelude::*;
+
+use super::{Counted, scan_groups};
+use crate::chunk::{Chunker, Chunking};
+use crate::extract;
+use crate::read::{self, Item, ReadOptions};
+use crate::store::{self, OutDir};
+
+/// One stop chunk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StopChunk {
+    pub fprint: u64,
+    /// Counted documents that contain it.
+    pub df: u64,
+    /// Pairs it would have generated: df (df - 1) / 2.
+    pub pairs: u64,
+    /// The smallest docID that contains it.
+    pub example_doc: u32,
+}
+
+/// Finds the stop chunks of the partitions, most frequent first (ties by
+/// fingerprint, so the order is deterministic).
+pub fn find(parts: &[PathBuf], counted: &Counted, max_df: u32) -> anyhow::Result<Vec<StopChunk>> {
+    let found: Vec<anyhow::Result<Vec<StopChunk>>> = parts
+        .par_iter()
+        .map(|part| {
+            let mut stops = Vec::new();
+            scan_groups(part, counted, |docs, fprint| {
+                if docs.len() > max_df as usize {
+                    let df = docs.len() as u64;
+                    stops.push(StopChunk { fprint, df, pairs: df * (df - 1) / 2, example_doc: docs[0] });
+                }
+                Ok(())
+            })?;
+            Ok(stops)
+        })
+        .collect();
+    let mut stops = Vec::new();
+    for f in found {
+        stops.extend(f?);
+    }
+    stops.sort_by(|a, b| b.df.cmp(&a.df).then(a.fprint.cmp(&b.fprint)));
+    Ok(stops)
+}
+
+/// How many stop chunks get their text looked up: the most frequent ones,
+/// which are the ones a reader looks at.
+const TEXTS: usize = 1000;
+
+/// Writes `stop-chunks.csv`: `fprint,df,pairs,example_doc,text`, with the
+/// text of the most frequent chunks read back from their example document
+/// (empty where the input cannot be read again, such as standard input or
+/// a record inside a whole-file gzip member).
+pub fn write_csv(
+    out: &OutDir,
+    stops: &[StopChunk],
+    chunking: Chunking,
+    read: &ReadOptions,
+) -> anyhow::Result<()> {
+    let texts = texts(out, &stops[..stops.len().min(TEXTS)], chunking, read)?;
+    let path = out.stop_chunks();
+    let tmp = store::temp_path(&path);
+    let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+    let mut w = csv::Writer::from_writer(BufWriter::new(file));
+    let err = || format!("cannot write {}", tmp.display());
+    w.write_record(["fprint", "df", "pairs", "example_doc", "text"]).with_context(err)?;
+    for s in stops {
+        let text = texts.get(&s.fprint).map_or("", String::as_str);
+        w.write_record([
+            format!("{:016x}", s.fprint).as_str(),
+            &s.df.to_string(),
+            &s.pairs.to_string(),
+            &s.example_doc.to_string(),
+            text,
+        ])
+        .with_context(err)?;
+    }
+    w.into_inner().map_err(|e| e.into_error()).with_context(err)?;
+    store::commit(&path)
+}
+
+/// The text of each stop chunk, found by reading its example document
+/// again from the input and cutting it into chunks.
+fn texts(
+    out: &OutDir,
+    stops: &[StopChunk],
+    chunking: Chunking,
+    read_opts: &ReadOptions,
+) -> anyhow::Result<HashMap<u64, String>> {
+    let mut wanted: HashMap<u32, Vec<u64>> = HashMap::new();
+    for s in stops {
+        wanted.entry(s.example_doc).or_default().push(s.fprint);
+    }
+    let sources = sources(&out.docs(), &wanted)?;
+    let mut texts = HashMap::new();
+    let mut chunker = Chunker::new();
+    for (doc, fprints) in &wanted {
+        let Some((path, offset)) = sources.get(doc) else { continue };
+        // Any failure only costs the example text.
+        let Ok(Some(mut reader)) = read::open_at(path, *offset, read_opts) else { continue };
+        let Ok(Some(Item::Doc(raw))) = reader.next_item() else { continue };
+        let Ok(text) = extract::extract(&raw) else { continue };
+        chunker.for_each_chunk(&text.text, chunking, |fp, chunk| {
+            if fprints.contains(&fp) {
+                texts.entry(fp).or_insert_with(|| chunk.to_string());
+            }
+        });
+    }
+    Ok(texts)
+}
+
+/// The `source` (input path and offset) of the wanted documents, from
+/// docs.csv.
+fn sources<T>(docs_csv: &Path, wanted: &HashMap<u32, T>) -> anyhow::Result<HashMap<u32, (PathBuf, u64)>> {
+    let mut reader =
+        csv::Reader::from_path(docs_csv).with_context(|| format!("cannot open {}", docs_csv.display()))?;
+    let mut found = HashMap::new();
+    for row in reader.records() {
+        let row = row.with_context(|| format!("cannot read {}", docs_csv.display()))?;
+        let (Some(id), Some(source)) = (row.get(0).and_then(|d| d.parse::<u32>().ok()), row.get(3)) else {
+            continue;
+        };
+        if !wanted.contains_key(&id) {
+            continue;
+        }
+        if let Some((path, Ok(offset))) = source.rsplit_once(':').map(|(p, o)| (p, o.parse::<u64>())) {
+            found.insert(id, (PathBuf::from(path), offset));
+        }
+    }
+    Ok(found)
+}
