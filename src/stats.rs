@@ -26,6 +26,7 @@ pub struct CorruptSample {
 
 /// Per-input counts.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct InputStats {
     pub file: String,
     pub bytes: Option<u64>,
@@ -34,6 +35,7 @@ pub struct InputStats {
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct FingerprintStats {
     pub chunk: String,
     /// How the inputs were read (`--input-format`, `--url-field`,
@@ -69,6 +71,7 @@ pub struct FingerprintStats {
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ExactStats {
     pub documents: u64,
     pub empty_documents: u64,
@@ -84,6 +87,7 @@ pub struct ExactStats {
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct PairsStats {
     pub method: String,
     pub threshold: u32,
