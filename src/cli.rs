@@ -121,9 +121,10 @@ struct CountArgs {
     /// T: keep document pairs sharing at least this many chunk fingerprints.
     #[arg(short = 'T', long, value_name = "N", default_value_t = 15, value_parser = parse_positive)]
     threshold: u32,
-    /// Counting method: `sort` (the paper's sort-based method) or `coarse` (coarse counting
-    /// with counter arrays and bitmaps of heavy buckets). Both give the same table.
-    #[arg(long, value_name = "METHOD", default_value = "sort", value_parser = parse_method)]
+    /// Counting method: `sort` (the paper's sort-based method), `coarse` (coarse counting
+    /// with counter arrays and bitmaps of heavy buckets), or `auto` (coarse from a million pair
+    /// instances on, sort below). All give the same table.
+    #[arg(long, value_name = "METHOD", default_value = "auto", value_parser = parse_method)]
     method: Method,
     /// Coarse-counting variant for `--method coarse`: `coarse-count` (one counter array) or
     /// `multi-hash:K` (K arrays, a pair must be heavy in all).
@@ -216,6 +217,7 @@ impl CountArgs {
     fn config(&self, memory: ByteSize) -> PairsConfig {
         let method = match self.method {
             Method::Coarse(_) => Method::Coarse(self.coarse),
+            Method::Auto(_) => Method::Auto(self.coarse),
             Method::Sort => Method::Sort,
         };
         PairsConfig {

@@ -89,7 +89,10 @@ pub struct ExactStats {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct PairsStats {
+    /// The method that counted (`sort` or `coarse`).
     pub method: String,
+    /// Whether `--method auto` chose it.
+    pub method_auto: bool,
     pub threshold: u32,
     /// FPrint-DocID records of non-center copies, dropped before counting.
     pub fingerprints_removed: u64,

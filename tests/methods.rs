@@ -12,6 +12,7 @@ use std::path::Path;
 /// `--counters 64` gives many false positives.
 const METHODS: &[&[&str]] = &[
     &["--method", "sort"],
+    &["--method", "auto"],
     &["--method", "coarse", "--coarse", "coarse-count"],
     &["--method", "coarse", "--coarse", "multi-hash:2"],
     &["--method", "coarse", "--coarse", "multi-hash:3"],

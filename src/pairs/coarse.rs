@@ -32,7 +32,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::aggregate::{self, pack};
-use super::{CountInput, CountingMethod, GroupStats, Overlap, for_each_group};
+use super::{CountInput, CountingMethod, GroupStats, Overlap, for_each_group, pair_instances};
 use crate::stats::PairsStats;
 
 /// Which coarse-counting algorithm.
@@ -104,6 +104,8 @@ pub struct CoarseCounting {
     /// Counters per array; by default sized from the memory budget and the
     /// number of pairs (see [`counters_per_array`]).
     pub counters: Option<u64>,
+    /// The pair instances the scan will generate, when already counted.
+    pub pair_instances: Option<u64>,
 }
 
 /// Counters per array: one per pair instance the scan will generate (more
@@ -112,14 +114,6 @@ pub struct CoarseCounting {
 fn counters_per_array(pair_instances: u64, memory: u64, bits: u32, k: u32) -> u64 {
     let most = memory / 2 / u64::from(bits / 8) / u64::from(k);
     pair_instances.min(most).max(MIN_COUNTERS)
-}
-
-/// Pair instances the fingerprint groups generate: a cheap scan of the
-/// FPrint-DocID partitions that sizes the counter arrays.
-fn pair_instances(input: &CountInput<'_>) -> anyhow::Result<u64> {
-    let counts: Vec<anyhow::Result<u64>> =
-        input.parts.par_iter().map(|part| Ok(for_each_group(input, part, |_| Ok(()))?.pairs)).collect();
-    counts.into_iter().sum()
 }
 
 /// One array of saturating counters of the width T needs.
@@ -232,7 +226,13 @@ impl CountingMethod for CoarseCounting {
         // partitions and, after the counters are freed, the candidates.
         let m = match self.counters {
             Some(m) => m.max(1),
-            None => counters_per_array(pair_instances(input)?, input.memory, bits, k),
+            None => {
+                let p = match self.pair_instances {
+                    Some(p) => p,
+                    None => pair_instances(input)?,
+                };
+                counters_per_array(p, input.memory, bits, k)
+            }
         };
 
         // Hashing scan.

@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use anyhow::Context;
+use rayon::prelude::*;
 
 pub use coarse::CoarseVariant;
 
@@ -40,7 +41,17 @@ pub enum Method {
     Sort,
     /// Coarse (probabilistic) counting, section 2.2 step 3.
     Coarse(CoarseVariant),
+    /// `coarse` when the fingerprint groups generate at least
+    /// [`AUTO_COARSE_PAIRS`] pair instances, `sort` below.
+    Auto(CoarseVariant),
 }
+
+/// Where `auto` switches from sort to coarse counting. Measured on a 1 GB
+/// crawl: at 261 million pair instances coarse took 10.0 s against 18.1 s
+/// for sort, and at 52 million (with `--max-df 1000`) 1.4 s against 3.1 s;
+/// on the bundled samples (under a thousand pairs) both take milliseconds,
+/// and sort skips the counter arrays.
+pub const AUTO_COARSE_PAIRS: u64 = 1_000_000;
 
 impl FromStr for Method {
     type Err = String;
@@ -48,7 +59,8 @@ impl FromStr for Method {
         match s {
             "sort" => Ok(Method::Sort),
             "coarse" => Ok(Method::Coarse(CoarseVariant::default())),
-            _ => Err(format!("unknown counting method '{s}' (available: sort, coarse)")),
+            "auto" => Ok(Method::Auto(CoarseVariant::default())),
+            _ => Err(format!("unknown counting method '{s}' (available: auto, sort, coarse)")),
         }
     }
 }
@@ -58,6 +70,7 @@ impl fmt::Display for Method {
         match self {
             Method::Sort => f.write_str("sort"),
             Method::Coarse(_) => f.write_str("coarse"),
+            Method::Auto(_) => f.write_str("auto"),
         }
     }
 }
@@ -177,6 +190,15 @@ pub fn for_each_group(
     Ok(kept)
 }
 
+/// Pair instances the fingerprint groups will generate (stop chunks left
+/// out): a cheap scan of the FPrint-DocID partitions that sizes counter
+/// arrays and lets `auto` choose a method.
+pub fn pair_instances(input: &CountInput<'_>) -> anyhow::Result<u64> {
+    let counts: Vec<anyhow::Result<u64>> =
+        input.parts.par_iter().map(|part| Ok(for_each_group(input, part, |_| Ok(()))?.pairs)).collect();
+    counts.into_iter().sum()
+}
+
 /// Calls `f` with the counted documents (ascending) and the fingerprint of
 /// every group of two or more documents in one partition, stop chunks
 /// included, and counts them all.
@@ -285,9 +307,21 @@ pub fn run(out: &OutDir, cfg: &PairsConfig, progress: &Progress) -> anyhow::Resu
     w.write_all(b"doc_i,doc_j,shared\n").with_context(write_err)?;
     let mut emitted = 0u64;
     let mut line = String::with_capacity(32);
-    let method: Box<dyn CountingMethod> = match cfg.method {
-        Method::Sort => Box::new(sort::SortCounting),
-        Method::Coarse(variant) => Box::new(coarse::CoarseCounting { variant, counters: cfg.counters }),
+    let (method, pairs_known) = match cfg.method {
+        Method::Auto(variant) => {
+            let p = pair_instances(&input)?;
+            let chosen = if p >= AUTO_COARSE_PAIRS { Method::Coarse(variant) } else { Method::Sort };
+            (chosen, Some(p))
+        }
+        method => (method, None),
+    };
+    stats.method = method.to_string();
+    stats.method_auto = matches!(cfg.method, Method::Auto(_));
+    let method: Box<dyn CountingMethod> = match method {
+        Method::Coarse(variant) => {
+            Box::new(coarse::CoarseCounting { variant, counters: cfg.counters, pair_instances: pairs_known })
+        }
+        _ => Box::new(sort::SortCounting),
     };
     method.count(&input, &mut stats, &mut |o| {
         use std::fmt::Write as _;
