@@ -69,8 +69,8 @@ pub fn run(
     let Some(stage) = Stage::begin(out, STAGE, stage_key(cfg), progress)? else {
         return Ok(Outcome::UpToDate);
     };
-    store::remove_dir_if_exists(&out.fprint_dir())?;
-    out.create()?;
+    // Partitions of an earlier run must not survive into this one.
+    out.empty_fprint_dir()?;
     let scratch = stage.scratch()?;
     let mut stats = ingest(out, cfg, &scratch, progress)?;
     let mut outputs = sort_partitions(out, cfg, &scratch, &mut stats, progress)?;

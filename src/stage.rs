@@ -70,12 +70,56 @@ impl<'a> Stage<'a> {
     }
 
     /// Records time and peak memory in `stats`, writes its stats.json
-    /// section, removes scratch space and stamps `outputs`.
+    /// section and stamps `outputs`.
     pub fn finish<S: Serialize + Measured>(self, stats: &mut S, outputs: &[PathBuf]) -> anyhow::Result<()> {
         stats.measured(self.started.elapsed().as_secs_f64(), memory::peak_rss());
         stats::write_section(self.out, self.name, stats)?;
-        store::remove_dir_if_exists(&self.out.scratch_path(self.name))?;
-        Stamp { stage: self.name.into(), key: self.key, outputs: store::relative(self.out.root(), outputs) }
-            .write(&self.out.stamp(self.name))
+        Stamp {
+            stage: self.name.into(),
+            key: self.key.clone(),
+            outputs: store::relative(self.out.root(), outputs),
+        }
+        .write(&self.out.stamp(self.name))
+    }
+}
+
+impl Drop for Stage<'_> {
+    /// Scratch space goes when the stage ends, whether it finished or
+    /// failed: a failed sort must not leave gigabytes of runs behind. (A
+    /// killed run's leftovers are removed when the stage starts again.)
+    fn drop(&mut self) {
+        let _ = store::remove_dir_if_exists(&self.out.scratch_path(self.name));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_stage_leaves_no_scratch_and_no_stamp() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = OutDir::new(dir.path());
+        out.create().unwrap();
+        let progress = Progress::silent();
+        {
+            let stage = Stage::begin(&out, "x", "k".into(), &progress).unwrap().unwrap();
+            let scratch = stage.scratch().unwrap();
+            std::fs::write(scratch.join("run"), b"spilled").unwrap();
+            // The stage fails here: dropped without finish.
+        }
+        assert!(!out.scratch_path("x").exists());
+        assert!(Stamp::read(&out.stamp("x")).is_none());
+        // A finished stage is up to date next time.
+        let mut stats = crate::stats::ExactStats::default();
+        Stage::begin(&out, "x", "k".into(), &progress).unwrap().unwrap().finish(&mut stats, &[]).unwrap();
+        assert!(Stage::begin(&out, "x", "k".into(), &progress).unwrap().is_none());
+        assert!(Stage::begin(&out, "x", "other".into(), &progress).unwrap().is_some());
+    }
+
+    #[test]
+    fn free_space_is_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(store::free_space(dir.path()).is_some_and(|n| n > 0));
     }
 }

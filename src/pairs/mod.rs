@@ -321,7 +321,7 @@ pub fn run(out: &OutDir, cfg: &PairsConfig, progress: &Progress) -> anyhow::Resu
         Method::Coarse(variant) => {
             Box::new(coarse::CoarseCounting { variant, counters: cfg.counters, pair_instances: pairs_known })
         }
-        _ => Box::new(sort::SortCounting),
+        _ => Box::new(sort::SortCounting { pair_instances: pairs_known }),
     };
     method.count(&input, &mut stats, &mut |o| {
         use std::fmt::Write as _;

@@ -8,11 +8,16 @@
 //! why coarse counting exists.
 
 use super::aggregate;
-use super::{CountInput, CountingMethod, Overlap};
+use super::{CountInput, CountingMethod, Overlap, pair_instances};
+use crate::memory::ByteSize;
 use crate::stats::PairsStats;
+use crate::store;
 
 /// The paper's sort-based method.
-pub struct SortCounting;
+pub struct SortCounting {
+    /// The pair instances the scan will generate, when already counted.
+    pub pair_instances: Option<u64>,
+}
 
 impl CountingMethod for SortCounting {
     fn count(
@@ -21,11 +26,34 @@ impl CountingMethod for SortCounting {
         stats: &mut PairsStats,
         emit: &mut dyn FnMut(Overlap) -> anyhow::Result<()>,
     ) -> anyhow::Result<()> {
+        let p = match self.pair_instances {
+            Some(p) => p,
+            None => pair_instances(input)?,
+        };
+        check_disk(p, input.scratch)?;
         let runs = aggregate::RunDir::new(input.scratch);
         let spilled = aggregate::spill_pairs(input, &runs, "pairs", |_| true)?;
         spilled.groups.fill(stats);
         stats.distinct_pairs = aggregate::reduce(spilled.runs, input.memory, input.threshold, &runs, emit)?;
         stats.spill_bytes = runs.bytes();
         Ok(())
+    }
+}
+
+/// Refuses to start when the runs may not fit on the disk: `p` pair
+/// instances collapse into at most `p` run records of 12 bytes. Filling the
+/// disk halfway through would fail anyway, later, and take the rest of the
+/// machine down with it.
+fn check_disk(p: u64, scratch: &std::path::Path) -> anyhow::Result<()> {
+    let worst = p.saturating_mul(12);
+    match store::free_space(scratch) {
+        Some(free) if worst > free => anyhow::bail!(
+            "the sort method may write up to {} of pair runs ({p} pair instances) under {}, \
+             but only {} is free: use --method coarse, or --max-df to leave out stop chunks",
+            ByteSize(worst),
+            scratch.display(),
+            ByteSize(free)
+        ),
+        _ => Ok(()),
     }
 }

@@ -86,6 +86,13 @@ impl OutDir {
         Ok(())
     }
 
+    /// Empties the FPrint-DocID directory.
+    pub fn empty_fprint_dir(&self) -> anyhow::Result<()> {
+        let dir = self.fprint_dir();
+        remove_dir_if_exists(&dir)?;
+        fs::create_dir_all(&dir).with_context(|| format!("cannot create directory {}", dir.display()))
+    }
+
     pub fn root(&self) -> &Path {
         &self.root
     }
@@ -175,6 +182,18 @@ pub fn remove_dir_if_exists(dir: &Path) -> anyhow::Result<()> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(e).with_context(|| format!("cannot remove {}", dir.display())),
     }
+}
+
+/// Bytes free for an unprivileged writer on the file system of `path`, if
+/// the system says.
+pub fn free_space(path: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c_path = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statvfs only writes into the struct we pass, and `c_path` is
+    // a valid NUL-terminated string for the duration of the call.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::statvfs(c_path.as_ptr(), &mut st) };
+    (rc == 0).then(|| (st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
 }
 
 /// Removes a file, treating "not there" as done.
