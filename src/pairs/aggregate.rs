@@ -191,13 +191,34 @@ pub struct Spilled {
     pub kept: u64,
 }
 
+/// Which generated pairs go into the runs.
+pub trait PairFilter: Sync {
+    /// A hint that `keep(pair)` comes soon, so that what it reads can be
+    /// fetched into cache ahead of it.
+    fn prefetch(&self, _pair: u64) {}
+    fn keep(&self, pair: u64) -> bool;
+}
+
+/// Every pair: the sort method's DocID-DocID file.
+pub struct AllPairs;
+
+impl PairFilter for AllPairs {
+    fn keep(&self, _pair: u64) -> bool {
+        true
+    }
+}
+
+/// Pairs tested in one batch: each is prefetched when generated and
+/// tested a batch later, so a filter's random reads overlap.
+const FILTER_BATCH: usize = 64;
+
 /// Generates every pair of every fingerprint group, in parallel over the
-/// partitions, and spills those for which `keep` holds into collapsed runs.
+/// partitions, and spills those the filter keeps into collapsed runs.
 pub fn spill_pairs(
     input: &CountInput<'_>,
     dir: &RunDir,
     label: &str,
-    keep: impl Fn(u64) -> bool + Sync,
+    filter: &impl PairFilter,
 ) -> anyhow::Result<Spilled> {
     let cap = buffer_pairs(input.memory);
     let bar = input.progress.items(label, input.parts.len() as u64, "partitions");
@@ -207,18 +228,30 @@ pub fn spill_pairs(
         .map(|part| {
             let mut runs = RunBuilder::new(cap, dir);
             let mut kept = 0u64;
+            let mut batch: Vec<u64> = Vec::with_capacity(FILTER_BATCH);
+            let mut test = |batch: &mut Vec<u64>, runs: &mut RunBuilder<'_>| -> anyhow::Result<()> {
+                for pair in batch.drain(..) {
+                    if filter.keep(pair) {
+                        kept += 1;
+                        runs.push(pair)?;
+                    }
+                }
+                Ok(())
+            };
             let groups = for_each_group(input, part, |docs| {
                 for (a, &i) in docs.iter().enumerate() {
                     for &j in &docs[a + 1..] {
                         let pair = pack(i, j);
-                        if keep(pair) {
-                            kept += 1;
-                            runs.push(pair)?;
+                        filter.prefetch(pair);
+                        batch.push(pair);
+                        if batch.len() == FILTER_BATCH {
+                            test(&mut batch, &mut runs)?;
                         }
                     }
                 }
                 Ok(())
             })?;
+            test(&mut batch, &mut runs)?;
             bar.inc(1);
             Ok((groups, runs.finish()?, kept))
         })

@@ -31,7 +31,7 @@ use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU32, Ordering};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::aggregate::{self, pack};
+use super::aggregate::{self, PairFilter, pack};
 use super::{CountInput, CountingMethod, GroupStats, Overlap, for_each_group, pair_instances};
 use crate::stats::PairsStats;
 
@@ -158,6 +158,16 @@ impl Counters {
         }
     }
 
+    /// Asks the CPU to fetch bucket `b`'s cache line ahead of its increment.
+    #[inline]
+    fn prefetch(&self, b: usize) {
+        match self {
+            Counters::U8(v) => prefetch(v[b..].as_ptr().cast()),
+            Counters::U16(v) => prefetch(v[b..].as_ptr().cast()),
+            Counters::U32(v) => prefetch(v[b..].as_ptr().cast()),
+        }
+    }
+
     /// The bitmap of buckets that reached `t`, and how many did.
     fn heavy(&self, t: u32) -> (Bitmap, u64) {
         let get = |b: usize| -> u32 {
@@ -181,6 +191,72 @@ impl Counters {
             }
         }
         (bits, heavy)
+    }
+}
+
+/// A prefetch hint for the cache line at `p`.
+#[inline]
+fn prefetch(p: *const i8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint: it never faults and has no effect
+    // a program can observe, whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(p, std::arch::x86_64::_MM_HINT_T0)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+/// Increments issued in one batch: each bucket's cache line is prefetched
+/// when its pair is hashed and incremented a batch later, so the random
+/// accesses into the counter arrays overlap instead of stalling one by
+/// one.
+const PREFETCH_BATCH: usize = 64;
+
+/// Increments of one scanning thread, batched behind prefetches.
+struct Increments<'a> {
+    arrays: &'a [Counters],
+    t: u32,
+    pending: Vec<(usize, usize)>,
+}
+
+impl<'a> Increments<'a> {
+    fn new(arrays: &'a [Counters], t: u32) -> Self {
+        Increments { arrays, t, pending: Vec::with_capacity(PREFETCH_BATCH * arrays.len()) }
+    }
+
+    #[inline]
+    fn add(&mut self, array: usize, b: usize) {
+        self.arrays[array].prefetch(b);
+        self.pending.push((array, b));
+        if self.pending.len() >= PREFETCH_BATCH * self.arrays.len() {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        for (array, b) in self.pending.drain(..) {
+            self.arrays[array].add(b, self.t);
+        }
+    }
+}
+
+/// Candidate selection: a pair whose bucket is heavy in every bitmap.
+struct HeavyInAll<'a> {
+    bitmaps: &'a [Bitmap],
+    m: u64,
+}
+
+impl PairFilter for HeavyInAll<'_> {
+    fn prefetch(&self, pair: u64) {
+        for (a, bits) in self.bitmaps.iter().enumerate() {
+            let b = bucket(pair, a as u32, self.m);
+            prefetch(bits.words[b / 64..].as_ptr().cast());
+        }
+    }
+
+    fn keep(&self, pair: u64) -> bool {
+        self.bitmaps.iter().enumerate().all(|(a, bits)| bits.get(bucket(pair, a as u32, self.m)))
     }
 }
 
@@ -242,17 +318,19 @@ impl CountingMethod for CoarseCounting {
             .parts
             .par_iter()
             .map(|part| {
+                let mut increments = Increments::new(&arrays, t);
                 let groups = for_each_group(input, part, |docs| {
                     for (x, &i) in docs.iter().enumerate() {
                         for &j in &docs[x + 1..] {
                             let pair = pack(i, j);
-                            for (a, counters) in arrays.iter().enumerate() {
-                                counters.add(bucket(pair, a as u32, m), t);
+                            for a in 0..arrays.len() {
+                                increments.add(a, bucket(pair, a as u32, m));
                             }
                         }
                     }
                     Ok(())
                 })?;
+                increments.flush();
                 bar.inc(1);
                 Ok(groups)
             })
@@ -270,9 +348,7 @@ impl CountingMethod for CoarseCounting {
 
         // Candidate selection and verification in one scan.
         let runs = aggregate::RunDir::new(input.scratch);
-        let spilled = aggregate::spill_pairs(input, &runs, "verify", |pair| {
-            bitmaps.iter().enumerate().all(|(a, bits)| bits.get(bucket(pair, a as u32, m)))
-        })?;
+        let spilled = aggregate::spill_pairs(input, &runs, "verify", &HeavyInAll { bitmaps: &bitmaps, m })?;
         let mut true_pairs = 0u64;
         let candidates = aggregate::reduce(spilled.runs, input.memory, t, &runs, &mut |o| {
             true_pairs += 1;

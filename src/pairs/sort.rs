@@ -32,7 +32,7 @@ impl CountingMethod for SortCounting {
         };
         check_disk(p, input.scratch)?;
         let runs = aggregate::RunDir::new(input.scratch);
-        let spilled = aggregate::spill_pairs(input, &runs, "pairs", |_| true)?;
+        let spilled = aggregate::spill_pairs(input, &runs, "pairs", &aggregate::AllPairs)?;
         spilled.groups.fill(stats);
         stats.distinct_pairs = aggregate::reduce(spilled.runs, input.memory, input.threshold, &runs, emit)?;
         stats.spill_bytes = runs.bytes();
