@@ -47,10 +47,10 @@ pub enum Method {
 }
 
 /// Where `auto` switches from sort to coarse counting. Measured on a 1 GB
-/// crawl: at 261 million pair instances coarse took 10.0 s against 18.1 s
-/// for sort, and at 52 million (with `--max-df 1000`) 1.4 s against 3.1 s;
-/// on the bundled samples (under a thousand pairs) both take milliseconds,
-/// and sort skips the counter arrays.
+/// crawl: at 261 million pair instances coarse took 5.0 s against 16.4 s
+/// for sort, at 52 million (with `--max-df 1000`) 1.0 s against 3.2 s; on
+/// the bundled samples (under a thousand pairs) both take milliseconds, and
+/// sort skips the counter arrays.
 pub const AUTO_COARSE_PAIRS: u64 = 1_000_000;
 
 impl FromStr for Method {
