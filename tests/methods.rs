@@ -16,6 +16,9 @@ const METHODS: &[&[&str]] = &[
     &["--method", "coarse", "--coarse", "coarse-count"],
     &["--method", "coarse", "--coarse", "multi-hash:2"],
     &["--method", "coarse", "--coarse", "multi-hash:3"],
+    &["--method", "coarse", "--coarse", "multi-scan-shared:2"],
+    &["--method", "coarse", "--coarse", "defer-count"],
+    &["--method", "coarse", "--coarse", "defer-count", "--counters", "64"],
     &["--method", "coarse", "--coarse", "coarse-count", "--counters", "1"],
     &["--method", "coarse", "--coarse", "multi-hash:2", "--counters", "64"],
 ];
@@ -61,6 +64,11 @@ fn check_methods_with(
             let false_positives = coarse["false_positives"].as_u64().unwrap();
             assert_eq!(true_pairs as usize, reference.table(t).len(), "{method:?}: true pairs");
             assert_eq!(candidates, true_pairs + false_positives, "{method:?}: candidates");
+            if method.contains(&"defer-count") {
+                let deferred = coarse["deferred_pairs"].as_u64().unwrap();
+                let deferred_true = coarse["deferred_true"].as_u64().unwrap();
+                assert!(deferred_true <= deferred && deferred_true <= true_pairs, "{method:?}: deferred");
+            }
             if method.contains(&"1") {
                 // One counter: every pair is a candidate.
                 assert_eq!(candidates, stats["pairs"]["distinct_pairs"].as_u64().unwrap());

@@ -24,6 +24,7 @@
 //! increments; a saturated count is order-independent, so the bitmaps, and
 //! the output, do not depend on the thread count.
 
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU32, Ordering};
@@ -32,7 +33,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::aggregate::{self, PairFilter, pack};
-use super::{CountInput, CountingMethod, GroupStats, Overlap, for_each_group, pair_instances};
+use super::{CountInput, CountingMethod, GroupStats, Overlap, for_each_group, pair_instances, scan_groups};
 use crate::stats::PairsStats;
 
 /// Which coarse-counting algorithm.
@@ -41,6 +42,14 @@ pub enum CoarseVariant {
     /// k counter arrays with independent hashes filled in one scan; a pair
     /// is a candidate only if heavy in every array. k = 1 is COARSE-COUNT.
     MultiHash { k: u32 },
+    /// k scans, each with all the counters and its own hash; scan i counts
+    /// only the pairs heavy in every earlier bitmap, so later scans see
+    /// little noise. A candidate is heavy in all k bitmaps.
+    MultiScanShared { k: u32 },
+    /// A pilot scan over a sample of the fingerprint groups finds pairs that
+    /// look heavy; they are kept out of the counters (so they cannot make
+    /// buckets heavy for others) and are candidates from the start.
+    DeferCount,
 }
 
 impl Default for CoarseVariant {
@@ -60,13 +69,23 @@ impl FromStr for CoarseVariant {
         if s == "coarse-count" {
             return Ok(CoarseVariant::MultiHash { k: 1 });
         }
-        if let Some(k) = s.strip_prefix("multi-hash:") {
-            return match k.parse::<u32>() {
-                Ok(k) if (1..=8).contains(&k) => Ok(CoarseVariant::MultiHash { k }),
-                _ => Err(format!("'{s}': multi-hash takes 1 to 8 hash functions")),
-            };
+        if s == "defer-count" {
+            return Ok(CoarseVariant::DeferCount);
         }
-        Err(format!("unknown coarse-counting variant '{s}' (available: coarse-count, multi-hash:K)"))
+        let hashes = |k: &str| match k.parse::<u32>() {
+            Ok(k) if (1..=8).contains(&k) => Ok(k),
+            _ => Err(format!("'{s}' takes 1 to 8 hash functions")),
+        };
+        if let Some(k) = s.strip_prefix("multi-hash:") {
+            return Ok(CoarseVariant::MultiHash { k: hashes(k)? });
+        }
+        if let Some(k) = s.strip_prefix("multi-scan-shared:") {
+            return Ok(CoarseVariant::MultiScanShared { k: hashes(k)? });
+        }
+        Err(format!(
+            "unknown coarse-counting variant '{s}' \
+             (available: coarse-count, multi-hash:K, multi-scan-shared:K, defer-count)"
+        ))
     }
 }
 
@@ -75,6 +94,8 @@ impl fmt::Display for CoarseVariant {
         match self {
             CoarseVariant::MultiHash { k: 1 } => f.write_str("coarse-count"),
             CoarseVariant::MultiHash { k } => write!(f, "multi-hash:{k}"),
+            CoarseVariant::MultiScanShared { k } => write!(f, "multi-scan-shared:{k}"),
+            CoarseVariant::DeferCount => f.write_str("defer-count"),
         }
     }
 }
@@ -97,6 +118,12 @@ pub struct CoarseStats {
     pub false_positives: u64,
     /// Candidates with F >= T: the Overlap table.
     pub true_pairs: u64,
+    /// DEFER-COUNT: pairs the pilot sample found heavy-looking, and how
+    /// many of them are in the table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deferred_pairs: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deferred_true: Option<u64>,
 }
 
 /// Coarse counting with a given variant.
@@ -242,13 +269,15 @@ impl<'a> Increments<'a> {
     }
 }
 
-/// Candidate selection: a pair whose bucket is heavy in every bitmap.
-struct HeavyInAll<'a> {
+/// Candidate selection: a pair whose bucket is heavy in every bitmap
+/// (bitmap i under hash function i), or that was deferred.
+struct Candidates<'a> {
     bitmaps: &'a [Bitmap],
     m: u64,
+    deferred: &'a HashSet<u64>,
 }
 
-impl PairFilter for HeavyInAll<'_> {
+impl PairFilter for Candidates<'_> {
     fn prefetch(&self, pair: u64) {
         for (a, bits) in self.bitmaps.iter().enumerate() {
             let b = bucket(pair, a as u32, self.m);
@@ -257,7 +286,23 @@ impl PairFilter for HeavyInAll<'_> {
     }
 
     fn keep(&self, pair: u64) -> bool {
-        self.bitmaps.iter().enumerate().all(|(a, bits)| bits.get(bucket(pair, a as u32, self.m)))
+        self.deferred.contains(&pair)
+            || self.bitmaps.iter().enumerate().all(|(a, bits)| bits.get(bucket(pair, a as u32, self.m)))
+    }
+}
+
+/// What a hashing scan counts: every pair except the deferred ones, and
+/// (for MULTI-SCAN-SHARED) only pairs heavy in every earlier bitmap.
+struct Counted<'a> {
+    earlier: &'a [Bitmap],
+    m: u64,
+    deferred: &'a HashSet<u64>,
+}
+
+impl PairFilter for Counted<'_> {
+    fn keep(&self, pair: u64) -> bool {
+        !self.deferred.contains(&pair)
+            && self.earlier.iter().enumerate().all(|(a, bits)| bits.get(bucket(pair, a as u32, self.m)))
     }
 }
 
@@ -289,6 +334,89 @@ fn bucket(pair: u64, a: u32, m: u64) -> usize {
 /// bucket is heavy and coarse counting degenerates into the sort method.
 const MIN_COUNTERS: u64 = 1024;
 
+/// One hashing scan: adds every pair `filter` keeps into `arrays`, array
+/// `a` under hash function `first_hash + a`.
+fn hashing_scan(
+    input: &CountInput<'_>,
+    arrays: &[Counters],
+    first_hash: u32,
+    m: u64,
+    filter: &impl PairFilter,
+) -> anyhow::Result<GroupStats> {
+    let t = input.threshold;
+    let bar = input.progress.items("coarse", input.parts.len() as u64, "partitions");
+    let scanned: Vec<anyhow::Result<GroupStats>> = input
+        .parts
+        .par_iter()
+        .map(|part| {
+            let mut increments = Increments::new(arrays, t);
+            let groups = for_each_group(input, part, |docs| {
+                for (x, &i) in docs.iter().enumerate() {
+                    for &j in &docs[x + 1..] {
+                        let pair = pack(i, j);
+                        if !filter.keep(pair) {
+                            continue;
+                        }
+                        for a in 0..arrays.len() {
+                            increments.add(a, bucket(pair, first_hash + a as u32, m));
+                        }
+                    }
+                }
+                Ok(())
+            })?;
+            increments.flush();
+            bar.inc(1);
+            Ok(groups)
+        })
+        .collect();
+    bar.finish_and_clear();
+    let mut groups = GroupStats::default();
+    for g in scanned {
+        groups.add(&g?);
+    }
+    Ok(groups)
+}
+
+/// One fingerprint group in this many goes into DEFER-COUNT's pilot
+/// sample; groups are chosen by fingerprint, so the sample is the same on
+/// every run.
+const PILOT_RATE: u64 = 16;
+
+/// DEFER-COUNT's pilot: counts the pairs of a sample of the fingerprint
+/// groups exactly, and returns those whose scaled count reaches T, at most
+/// `max` of them (the highest counts first). The sample's table is bounded
+/// too: once it holds `max` pairs, new pairs are no longer added.
+fn pilot(input: &CountInput<'_>, max: usize) -> anyhow::Result<HashSet<u64>> {
+    let max_df = input.max_df.map_or(usize::MAX, |d| d as usize);
+    let mut counts: HashMap<u64, u32> = HashMap::new();
+    for part in input.parts {
+        scan_groups(part, input.counted, |docs, fprint| {
+            if fprint % PILOT_RATE != 0 || docs.len() > max_df {
+                return Ok(());
+            }
+            for (x, &i) in docs.iter().enumerate() {
+                for &j in &docs[x + 1..] {
+                    let pair = pack(i, j);
+                    if let Some(c) = counts.get_mut(&pair) {
+                        *c += 1;
+                    } else if counts.len() < max {
+                        counts.insert(pair, 1);
+                    }
+                }
+            }
+            Ok(())
+        })?;
+    }
+    let mut heavy: Vec<(u32, u64)> = counts
+        .into_iter()
+        .filter(|&(_, c)| u64::from(c) * PILOT_RATE >= u64::from(input.threshold))
+        .map(|(pair, c)| (c, pair))
+        .collect();
+    heavy.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    heavy.truncate(max);
+    Ok(heavy.into_iter().map(|(_, pair)| pair).collect())
+}
+
 impl CountingMethod for CoarseCounting {
     fn count(
         &self,
@@ -296,11 +424,16 @@ impl CountingMethod for CoarseCounting {
         stats: &mut PairsStats,
         emit: &mut dyn FnMut(Overlap) -> anyhow::Result<()>,
     ) -> anyhow::Result<()> {
-        let CoarseVariant::MultiHash { k } = self.variant;
         let t = input.threshold;
         let bits = Counters::bits_for(t);
+        // Arrays alive at once during a scan.
+        let arrays_at_once = match self.variant {
+            CoarseVariant::MultiHash { k } => k,
+            CoarseVariant::MultiScanShared { .. } | CoarseVariant::DeferCount => 1,
+        };
         // The counters get at most half the budget; the rest is for reading
-        // partitions and, after the counters are freed, the candidates.
+        // partitions, bitmaps, the deferred pairs and, after the counters
+        // are freed, the candidates.
         let m = match self.counters {
             Some(m) => m.max(1),
             None => {
@@ -308,58 +441,61 @@ impl CountingMethod for CoarseCounting {
                     Some(p) => p,
                     None => pair_instances(input)?,
                 };
-                counters_per_array(p, input.memory, bits, k)
+                counters_per_array(p, input.memory, bits, arrays_at_once)
             }
         };
 
-        // Hashing scan.
-        let arrays: Vec<Counters> = (0..k).map(|_| Counters::new(bits, m as usize)).collect();
-        let bar = input.progress.items("coarse", input.parts.len() as u64, "partitions");
-        let scanned: Vec<anyhow::Result<GroupStats>> = input
-            .parts
-            .par_iter()
-            .map(|part| {
-                let mut increments = Increments::new(&arrays, t);
-                let groups = for_each_group(input, part, |docs| {
-                    for (x, &i) in docs.iter().enumerate() {
-                        for &j in &docs[x + 1..] {
-                            let pair = pack(i, j);
-                            for a in 0..arrays.len() {
-                                increments.add(a, bucket(pair, a as u32, m));
-                            }
-                        }
-                    }
-                    Ok(())
-                })?;
-                increments.flush();
-                bar.inc(1);
-                Ok(groups)
-            })
-            .collect();
-        bar.finish_and_clear();
+        // DEFER-COUNT's pilot, given a sixteenth of the budget (a HashMap
+        // entry is about 16 bytes with its overhead).
+        let deferred = match self.variant {
+            CoarseVariant::DeferCount => pilot(input, (input.memory / 16 / 16).max(1024) as usize)?,
+            _ => HashSet::new(),
+        };
+
+        // Hashing scans, each ending in bitmaps of heavy buckets with its
+        // counters freed.
+        let mut bitmaps: Vec<Bitmap> = Vec::new();
+        let mut heavy: Vec<u64> = Vec::new();
         let mut groups = GroupStats::default();
-        for g in scanned {
-            groups.add(&g?);
+        let scans = match self.variant {
+            CoarseVariant::MultiScanShared { k } => k,
+            _ => 1,
+        };
+        for scan in 0..scans {
+            let arrays: Vec<Counters> =
+                (0..arrays_at_once).map(|_| Counters::new(bits, m as usize)).collect();
+            let filter = Counted { earlier: &bitmaps, m, deferred: &deferred };
+            let scanned = hashing_scan(input, &arrays, scan, m, &filter)?;
+            if scan == 0 {
+                groups = scanned;
+            }
+            for c in &arrays {
+                let (bitmap, n) = c.heavy(t);
+                bitmaps.push(bitmap);
+                heavy.push(n);
+            }
         }
         groups.fill(stats);
 
-        // Bitmaps of heavy buckets; the counters are freed.
-        let (bitmaps, heavy): (Vec<Bitmap>, Vec<u64>) = arrays.iter().map(|c| c.heavy(t)).unzip();
-        drop(arrays);
-
         // Candidate selection and verification in one scan.
         let runs = aggregate::RunDir::new(input.scratch);
-        let spilled = aggregate::spill_pairs(input, &runs, "verify", &HeavyInAll { bitmaps: &bitmaps, m })?;
+        let filter = Candidates { bitmaps: &bitmaps, m, deferred: &deferred };
+        let spilled = aggregate::spill_pairs(input, &runs, "verify", &filter)?;
         let mut true_pairs = 0u64;
+        let mut deferred_true = 0u64;
         let candidates = aggregate::reduce(spilled.runs, input.memory, t, &runs, &mut |o| {
             true_pairs += 1;
+            if deferred.contains(&pack(o.doc_i, o.doc_j)) {
+                deferred_true += 1;
+            }
             emit(o)
         })?;
+        let is_defer = self.variant == CoarseVariant::DeferCount;
         stats.distinct_pairs = candidates;
         stats.spill_bytes = runs.bytes();
         stats.coarse = Some(CoarseStats {
             variant: self.variant.to_string(),
-            hash_functions: k,
+            hash_functions: bitmaps.len() as u32,
             counters_per_array: m,
             counter_bits: bits,
             heavy_buckets: heavy,
@@ -367,6 +503,8 @@ impl CountingMethod for CoarseCounting {
             candidates,
             false_positives: candidates - true_pairs,
             true_pairs,
+            deferred_pairs: is_defer.then_some(deferred.len() as u64),
+            deferred_true: is_defer.then_some(deferred_true),
         });
         Ok(())
     }
@@ -382,7 +520,12 @@ mod tests {
         assert_eq!("multi-hash:3".parse(), Ok(CoarseVariant::MultiHash { k: 3 }));
         assert_eq!(CoarseVariant::MultiHash { k: 1 }.to_string(), "coarse-count");
         assert_eq!(CoarseVariant::MultiHash { k: 2 }.to_string(), "multi-hash:2");
-        for bad in ["multi-hash:0", "multi-hash:9", "multi-hash:x", "defer"] {
+        assert_eq!("multi-scan-shared:2".parse(), Ok(CoarseVariant::MultiScanShared { k: 2 }));
+        assert_eq!("defer-count".parse(), Ok(CoarseVariant::DeferCount));
+        for v in ["multi-scan-shared:3", "defer-count", "multi-hash:4"] {
+            assert_eq!(v.parse::<CoarseVariant>().unwrap().to_string(), v);
+        }
+        for bad in ["multi-hash:0", "multi-hash:9", "multi-hash:x", "defer", "multi-scan-shared:0"] {
             assert!(bad.parse::<CoarseVariant>().is_err(), "{bad}");
         }
     }
