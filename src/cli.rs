@@ -126,8 +126,9 @@ struct CountArgs {
     /// instances on, sort below). All give the same table.
     #[arg(long, value_name = "METHOD", default_value = "auto", value_parser = parse_method)]
     method: Method,
-    /// Coarse-counting variant for `--method coarse`: `coarse-count` (one counter array) or
-    /// `multi-hash:K` (K arrays, a pair must be heavy in all).
+    /// Coarse-counting variant: `coarse-count` (one counter array), `multi-hash:K` (K arrays in
+    /// one scan), `multi-scan-shared:K` (K scans, each counting only pairs heavy in the earlier
+    /// ones) or `defer-count` (pairs that look heavy in a pilot sample are counted exactly).
     #[arg(long, value_name = "VARIANT", default_value = "coarse-count", value_parser = parse_coarse)]
     coarse: CoarseVariant,
     /// Counters per coarse-counting array (default: one per generated pair, within half of
