@@ -99,7 +99,17 @@ fn write_docs(out: &OutDir, spec: &str, centers: &[Center], stats: &mut ExactSta
     let mut writer = csv::Writer::from_writer(BufWriter::with_capacity(1 << 16, file));
     let mut center_file = RecordWriter::create(&out.centers(), Header::new::<Center>(spec, false, 0, 1))?;
     writer
-        .write_record(["doc_id", "url", "host", "source", "bytes", "lines", "chunks", "exact_center"])
+        .write_record([
+            "doc_id",
+            "url",
+            "host",
+            "source",
+            "bytes",
+            "lines",
+            "chunks",
+            "exact_center",
+            "title",
+        ])
         .with_context(|| format!("cannot write {}", tmp.display()))?;
     let mut record = csv::StringRecord::new();
     let mut doc: u64 = 0;
@@ -107,7 +117,7 @@ fn write_docs(out: &OutDir, spec: &str, centers: &[Center], stats: &mut ExactSta
         .read_record(&mut record)
         .with_context(|| format!("cannot read {} (row {})", src.display(), doc + 2))?
     {
-        if record.get(0) != Some(doc.to_string().as_str()) || record.len() < 7 {
+        if record.get(0) != Some(doc.to_string().as_str()) || record.len() < 8 {
             bail!("{} is damaged at row {}: expected doc_id {doc}", src.display(), doc + 2);
         }
         let center = centers.get(doc as usize).copied().unwrap_or(Center::EMPTY);
@@ -117,6 +127,7 @@ fn write_docs(out: &OutDir, spec: &str, centers: &[Center], stats: &mut ExactSta
         let center_text = if center == Center::EMPTY { String::new() } else { center.0.to_string() };
         let mut row: Vec<&str> = record.iter().take(7).collect();
         row.push(&center_text);
+        row.push(record.get(7).unwrap_or(""));
         writer.write_record(&row).with_context(|| format!("cannot write {}", tmp.display()))?;
         center_file.push(&center)?;
         doc += 1;

@@ -250,7 +250,21 @@ fn sample_warc_documents_are_the_200_responses_in_order() {
         assert_eq!(d.url, want.url, "doc {}: url", d.doc_id);
         assert_eq!(d.host, host_of(&want.url), "doc {}: host", d.doc_id);
         assert_eq!(d.source, format!("testdata/sample.warc.gz:{}", want.offset), "doc {}: source", d.doc_id);
+        // HTML pages carry their <title>; plain text has none.
+        if want.content_type == "text/html" && d.lines > 0 {
+            assert!(!d.title.is_empty(), "doc {}: an HTML page has a title", d.doc_id);
+            assert!(
+                !d.title.contains('<') && !d.title.contains('\n'),
+                "doc {}: title {:?}",
+                d.doc_id,
+                d.title
+            );
+        } else if want.content_type == "text/plain" {
+            assert_eq!(d.title, "", "doc {}: plain text has no title", d.doc_id);
+        }
     }
+    let rust_titles = docs.iter().filter(|d| d.title.ends_with(" - Rust")).count();
+    assert!(rust_titles > 10, "the Rust documentation pages keep titles like 'Vec in std::vec - Rust'");
     let stats = read_stats(&out);
     let counts = &m["records_not_documents"];
     assert_eq!(stats["fingerprint"]["documents"], serde_json::json!(manifest.len()));

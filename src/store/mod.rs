@@ -8,7 +8,7 @@
 //! | `fprint-exact.fpd` | fingerprint | FPrint-DocID-Exact: one `(hash, doc_id)` record per non-empty document, in docID order |
 //! | `fingerprint-docs.csv` | fingerprint | `doc_id,url,host,source,bytes,lines,chunks,title` |
 //! | `centers.fpd` | exact | one `center` record per document, in docID order |
-//! | `docs.csv` | exact | `doc_id,url,host,source,bytes,lines,chunks,exact_center` |
+//! | `docs.csv` | exact | `doc_id,url,host,source,bytes,lines,chunks,exact_center,title` |
 //! | `overlap.csv` | pairs | `doc_i,doc_j,shared`, sorted by `(doc_i, doc_j)` |
 //! | `stop-chunks.csv` | pairs, with `--max-df` | `fprint,df,pairs,example_doc,text`, most frequent first |
 //! | `stats.json` | every stage | one section per stage |

@@ -163,8 +163,8 @@ pub fn texts(docs: &[JsonDoc]) -> Vec<String> {
 
 // ------------------------------------------------------------ reading outputs
 
-pub const DOCS_HEADER: [&str; 8] =
-    ["doc_id", "url", "host", "source", "bytes", "lines", "chunks", "exact_center"];
+pub const DOCS_HEADER: [&str; 9] =
+    ["doc_id", "url", "host", "source", "bytes", "lines", "chunks", "exact_center", "title"];
 pub const OVERLAP_HEADER: [&str; 3] = ["doc_i", "doc_j", "shared"];
 
 /// Reads a CSV file: header and records.
@@ -193,6 +193,7 @@ pub struct DocRow {
     pub lines: usize,
     pub chunks: usize,
     pub exact_center: Option<usize>,
+    pub title: String,
 }
 
 /// Reads `DIR/docs.csv`, checking the header and that doc_ids are 0, 1, 2, ...
@@ -206,7 +207,7 @@ pub fn read_docs(dir: &Path) -> Vec<DocRow> {
     let docs: Vec<DocRow> = rows
         .iter()
         .map(|r| {
-            assert_eq!(r.len(), 8, "docs.csv row {r:?}");
+            assert_eq!(r.len(), 9, "docs.csv row {r:?}");
             DocRow {
                 doc_id: num(&r[0], "doc_id") as usize,
                 url: r[1].clone(),
@@ -216,6 +217,7 @@ pub fn read_docs(dir: &Path) -> Vec<DocRow> {
                 lines: num(&r[5], "lines") as usize,
                 chunks: num(&r[6], "chunks") as usize,
                 exact_center: if r[7].is_empty() { None } else { Some(num(&r[7], "exact_center") as usize) },
+                title: r[8].clone(),
             }
         })
         .collect();
