@@ -114,6 +114,10 @@ struct InputArgs {
     /// JSONL field holding the text.
     #[arg(long, value_name = "NAME", default_value = "text")]
     text_field: String,
+    /// The most normalized text one document keeps; longer texts are cut at a line end and
+    /// counted in stats.json (`capped_documents`).
+    #[arg(long, value_name = "SIZE", default_value = "8M", value_parser = parse_size)]
+    max_doc_bytes: ByteSize,
 }
 
 #[derive(Args, Debug)]
@@ -159,6 +163,10 @@ enum FormatArg {
     Jsonl,
     Pagefeed,
     Arc,
+}
+
+fn parse_size(s: &str) -> Result<ByteSize, String> {
+    s.parse()
 }
 
 fn parse_chunking(s: &str) -> Result<Chunking, String> {
@@ -209,6 +217,7 @@ impl InputArgs {
                 ..ReadOptions::default()
             },
             chunking: self.chunk,
+            max_doc_bytes: self.max_doc_bytes.0,
             memory: memory.0,
         }
     }

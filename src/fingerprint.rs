@@ -51,6 +51,8 @@ pub struct FingerprintConfig {
     pub inputs: Vec<PathBuf>,
     pub read: ReadOptions,
     pub chunking: Chunking,
+    /// The most normalized text one document keeps (`--max-doc-bytes`).
+    pub max_doc_bytes: u64,
     /// Memory budget in bytes.
     pub memory: u64,
 }
@@ -87,7 +89,8 @@ fn stage_key(cfg: &FingerprintConfig) -> String {
         .add(cfg.read.format.name())
         .add(&cfg.read.url_field)
         .add(&cfg.read.text_field)
-        .add(&cfg.read.max_record_bytes.to_string());
+        .add(&cfg.read.max_record_bytes.to_string())
+        .add(&cfg.max_doc_bytes.to_string());
     for input in &cfg.inputs {
         key.add_input(input);
     }
@@ -139,6 +142,8 @@ struct DocOut {
     fprints: Vec<u64>,
     /// `None` for an empty document.
     exact: Option<u128>,
+    /// Whether the text was cut at `--max-doc-bytes`.
+    capped: bool,
 }
 
 /// Reads every input and writes the unsorted partitions, the exact-hash
@@ -161,7 +166,8 @@ fn ingest(
         .context("cannot start the reader thread")?;
 
     let mut sink = Sink::create(out, cfg, scratch, progress)?;
-    let result = process_batches(&rx, window, cfg.chunking, &mut sink);
+    let max_doc_bytes = usize::try_from(cfg.max_doc_bytes).unwrap_or(usize::MAX);
+    let result = process_batches(&rx, window, cfg.chunking, max_doc_bytes, &mut sink);
     // Unblock the reader if processing failed, then collect it.
     drop(rx);
     let _ = reader.join();
@@ -224,6 +230,7 @@ fn process_batches(
     rx: &Receiver<anyhow::Result<Batch>>,
     window: usize,
     chunking: Chunking,
+    max_doc_bytes: usize,
     sink: &mut Sink,
 ) -> anyhow::Result<()> {
     let mut pending: Vec<Batch> = Vec::with_capacity(window);
@@ -236,7 +243,7 @@ fn process_batches(
         if pending.len() >= window || (done && !pending.is_empty()) {
             let processed: Vec<(usize, Vec<Processed>)> = pending
                 .par_drain(..)
-                .map(|batch| (batch.input, process_batch(batch.items, chunking)))
+                .map(|batch| (batch.input, process_batch(batch.items, chunking, max_doc_bytes)))
                 .collect();
             for (input, items) in processed {
                 sink.write(input, items)?;
@@ -246,7 +253,7 @@ fn process_batches(
     Ok(())
 }
 
-fn process_batch(items: Vec<Item>, chunking: Chunking) -> Vec<Processed> {
+fn process_batch(items: Vec<Item>, chunking: Chunking, max_doc_bytes: usize) -> Vec<Processed> {
     let mut chunker = Chunker::new();
     items
         .into_iter()
@@ -258,7 +265,8 @@ fn process_batch(items: Vec<Item>, chunking: Chunking) -> Vec<Processed> {
                     reason,
                     detail: raw.content_type.clone().unwrap_or_default(),
                 },
-                Ok(text) => {
+                Ok(mut text) => {
+                    let capped = extract::cap(&mut text, max_doc_bytes);
                     let mut fprints = Vec::new();
                     let chunks = chunker.fingerprints(&text.text, chunking, &mut fprints);
                     fprints.sort_unstable();
@@ -275,6 +283,7 @@ fn process_batch(items: Vec<Item>, chunking: Chunking) -> Vec<Processed> {
                         chunks,
                         fprints,
                         exact,
+                        capped,
                     })
                 }
             },
@@ -395,6 +404,9 @@ impl<'a> Sink<'a> {
         self.stats.lines += doc.lines;
         self.stats.chunks += doc.chunks;
         self.stats.fingerprints += doc.fprints.len() as u64;
+        if doc.capped {
+            self.stats.capped_documents += 1;
+        }
         match doc.exact {
             Some(hash) => self.exact.push(&ExactRecord { hash, doc: id32 })?,
             None => self.stats.empty_documents += 1,

@@ -54,6 +54,8 @@ pub struct FingerprintStats {
     pub corrupt_records: u64,
     /// The first corrupt records, with file and offset.
     pub corrupt: Vec<CorruptSample>,
+    /// Documents whose text was cut at `--max-doc-bytes`.
+    pub capped_documents: u64,
     /// Payload bytes of documents, before extraction.
     pub document_bytes: u64,
     /// Normalized text bytes.

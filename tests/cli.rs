@@ -422,3 +422,34 @@ fn stdin_input_gives_the_same_results_as_the_file() {
         assert_eq!(offset, x.source.rsplit_once(':').unwrap().1, "same offsets from stdin and from the file");
     }
 }
+
+#[test]
+fn max_doc_bytes_cuts_long_documents_at_a_line_end_and_counts_them() {
+    let tmp = tempdir();
+    let long: Vec<String> = (0..50).map(|i| format!("line number {i} of a long page")).collect();
+    let docs = vec![
+        JsonDoc { url: "http://a.example/long".into(), text: long.join("\n") },
+        JsonDoc { url: "http://b.example/short".into(), text: "one line".into() },
+    ];
+    let input = tmp.path().join("docs.jsonl");
+    write_jsonl(&input, &docs);
+    let out = tmp.path().join("out");
+    overlap_ok(["run", &arg(&input), "--out", &arg(&out), "--max-doc-bytes", "200", "-q"]);
+    let rows = read_docs(&out);
+    // The lines that fit in 200 bytes with their separators.
+    let mut kept = 0;
+    let mut bytes = 0;
+    for l in &long {
+        let next = bytes + l.len() + usize::from(kept > 0);
+        if next > 200 {
+            break;
+        }
+        bytes = next;
+        kept += 1;
+    }
+    assert_eq!(rows[0].lines, kept, "the long document keeps its first lines");
+    assert_eq!(rows[1].lines, 1);
+    let stats = read_stats(&out);
+    assert_eq!(stats["fingerprint"]["capped_documents"], serde_json::json!(1));
+    assert_usage_error(&["run", &arg(&input), "--out", &arg(&out), "--max-doc-bytes", "lots"], &["lots"]);
+}

@@ -54,6 +54,26 @@ pub struct Extracted {
     pub title: Option<String>,
 }
 
+/// Cuts normalized text to at most `max` bytes, at the last line end that
+/// fits (or, when the first line alone is longer, at the last character
+/// that fits, with trailing spaces removed), so that one huge page cannot
+/// dominate a run's memory and time. Returns whether it cut.
+pub fn cap(ex: &mut Extracted, max: usize) -> bool {
+    if ex.text.len() <= max {
+        return false;
+    }
+    let mut end = match ex.text.as_bytes()[..=max].iter().rposition(|&b| b == b'\n') {
+        Some(newline) => newline,
+        None => (0..=max).rev().find(|&i| ex.text.is_char_boundary(i)).unwrap_or(0),
+    };
+    while end > 0 && ex.text[..end].ends_with(' ') {
+        end -= 1;
+    }
+    ex.text.truncate(end);
+    ex.lines = if ex.text.is_empty() { 0 } else { ex.text.matches('\n').count() as u64 + 1 };
+    true
+}
+
 /// Turns a record's payload into normalized text, or says why it is not a
 /// document.
 pub fn extract(doc: &RawDoc) -> Result<Extracted, SkipReason> {
@@ -106,6 +126,31 @@ mod tests {
     }
 
     #[test]
+    fn cap_cuts_at_a_line_end_or_a_character() {
+        let ex =
+            |text: &str| Extracted { text: text.into(), lines: text.split('\n').count() as u64, title: None };
+        let mut e = ex("ab cd\nef\ngh");
+        assert!(!cap(&mut e, 100));
+        assert!(cap(&mut e, 9));
+        assert_eq!((e.text.as_str(), e.lines), ("ab cd\nef", 2));
+        let mut e = ex("ab cd\nef");
+        assert!(cap(&mut e, 3));
+        assert_eq!((e.text.as_str(), e.lines), ("ab", 1));
+        let mut e = ex("éé");
+        assert!(cap(&mut e, 3));
+        assert_eq!(e.text, "é");
+        let mut e = ex("aéé");
+        assert!(cap(&mut e, 1));
+        assert_eq!(e.text, "a");
+        let mut e = ex("aé\néb");
+        assert!(cap(&mut e, 4));
+        assert_eq!(e.text, "aé");
+        let mut e = ex("é");
+        assert!(cap(&mut e, 1));
+        assert_eq!((e.text.as_str(), e.lines), ("", 0));
+    }
+
+    #[test]
     fn declared_utf8_replaces_invalid_bytes_and_undeclared_bytes_are_detected() {
         let doc = |charset: Option<&str>, body: &[u8]| RawDoc {
             content_type: Some("text/plain".into()),
@@ -116,5 +161,23 @@ mod tests {
         assert_eq!(extract(&doc(Some("utf-8"), b"a\xffb")).unwrap().text, "a\u{fffd}b");
         assert_eq!(extract(&doc(Some("windows-1252"), b"caf\xe9")).unwrap().text, "caf\u{e9}");
         assert_eq!(extract(&doc(None, b"a\xffb")).unwrap().text, "a\u{ff}b");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn cap_keeps_a_normalized_prefix(text in "[a é\n字]{0,40}", max in 0usize..50) {
+            let mut normalized = String::new();
+            let lines = normalize(&text, &mut normalized);
+            let mut e = Extracted { text: normalized.clone(), lines, title: None };
+            let cut = cap(&mut e, max);
+            proptest::prop_assert_eq!(cut, normalized.len() > max);
+            proptest::prop_assert!(e.text.len() <= max || !cut);
+            proptest::prop_assert!(normalized.starts_with(&e.text));
+            // Still normalized: normalizing again changes nothing.
+            let mut again = String::new();
+            let again_lines = normalize(&e.text, &mut again);
+            proptest::prop_assert_eq!(&again, &e.text);
+            proptest::prop_assert_eq!(again_lines, e.lines);
+        }
     }
 }
