@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A size in bytes, parsed from `2G`, `512M`, `1.5GiB`, `100000`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -45,17 +46,42 @@ impl fmt::Display for ByteSize {
     }
 }
 
+/// The highest peak seen before the last [`pass_peak`] reset, so that the
+/// stage's figure still covers every pass.
+static EARLIER_PEAK: AtomicU64 = AtomicU64::new(0);
+
 /// Resets the kernel's peak-RSS counter so the next [`peak_rss`] measures
 /// one stage only. Linux only; elsewhere a no-op.
 pub fn reset_peak_rss() {
+    EARLIER_PEAK.store(0, Ordering::Relaxed);
+    clear_peak();
+}
+
+/// Peak resident set size since the last [`pass_peak`] (or stage start),
+/// and starts measuring the next pass. The stage's [`peak_rss`] still
+/// covers every pass.
+pub fn pass_peak() -> Option<u64> {
+    let peak = current_peak();
+    if let Some(p) = peak {
+        EARLIER_PEAK.fetch_max(p, Ordering::Relaxed);
+    }
+    clear_peak();
+    peak
+}
+
+/// Peak resident set size in bytes since the last [`reset_peak_rss`], if
+/// the system reports it.
+pub fn peak_rss() -> Option<u64> {
+    current_peak().map(|p| p.max(EARLIER_PEAK.load(Ordering::Relaxed)))
+}
+
+fn clear_peak() {
     // Writing "5" to clear_refs resets VmHWM (Linux 4.0+). Failure only
-    // means the next figure covers the whole process so far.
+    // means the next figure covers more of the process's life.
     let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
-/// Peak resident set size in bytes since the last reset, if the system
-/// reports it.
-pub fn peak_rss() -> Option<u64> {
+fn current_peak() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;

@@ -64,6 +64,10 @@ fn check_methods_with(
             let false_positives = coarse["false_positives"].as_u64().unwrap();
             assert_eq!(true_pairs as usize, reference.table(t).len(), "{method:?}: true pairs");
             assert_eq!(candidates, true_pairs + false_positives, "{method:?}: candidates");
+            let passes: Vec<&str> =
+                coarse["passes"].as_array().unwrap().iter().map(|p| p["pass"].as_str().unwrap()).collect();
+            assert_eq!(passes.last(), Some(&"verify"), "{method:?}: passes {passes:?}");
+            assert!(passes.contains(&"hash-1"), "{method:?}: passes {passes:?}");
             if method.contains(&"defer-count") {
                 let deferred = coarse["deferred_pairs"].as_u64().unwrap();
                 let deferred_true = coarse["deferred_true"].as_u64().unwrap();
@@ -192,4 +196,19 @@ fn max_df_leaves_out_stop_chunks_for_every_method() {
     assert_eq!(listed, want);
     let stats = read_stats(&tmp.path().join("out"));
     assert_eq!(stats["pairs"]["stop_chunks"], serde_json::json!(want.len()));
+}
+
+#[test]
+fn counters_that_cannot_fit_are_an_error_naming_the_memory_needed() {
+    let tmp = tempdir();
+    let (input, _) = real_jsonl(tmp.path());
+    let out = tmp.path().join("out");
+    overlap_ok(["run", &arg(&input), "--out", &arg(&out), "-q"]);
+    let args =
+        ["pairs", &arg(&out), "--method", "coarse", "--counters", "100000000", "--memory", "64M", "-q"];
+    let result = overlap(args);
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(result.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("--memory") && stderr.contains("MiB"), "{stderr}");
 }

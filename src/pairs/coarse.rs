@@ -28,12 +28,14 @@ use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU32, Ordering};
+use std::time::Instant;
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::aggregate::{self, PairFilter, pack};
 use super::{CountInput, CountingMethod, GroupStats, Overlap, for_each_group, pair_instances, scan_groups};
+use crate::memory::{self, ByteSize};
 use crate::stats::PairsStats;
 
 /// Which coarse-counting algorithm.
@@ -101,7 +103,7 @@ impl fmt::Display for CoarseVariant {
 }
 
 /// What a coarse run reports in stats.json (`pairs.coarse`).
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct CoarseStats {
     pub variant: String,
     pub hash_functions: u32,
@@ -118,12 +120,47 @@ pub struct CoarseStats {
     pub false_positives: u64,
     /// Candidates with F >= T: the Overlap table.
     pub true_pairs: u64,
+    /// Each pass (`pre-scan`, `pilot`, `hash-N`, `verify`) with its time
+    /// and peak memory.
+    pub passes: Vec<PassStats>,
     /// DEFER-COUNT: pairs the pilot sample found heavy-looking, and how
     /// many of them are in the table.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deferred_pairs: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deferred_true: Option<u64>,
+}
+
+/// Time and peak memory of one pass.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct PassStats {
+    pub pass: String,
+    pub seconds: f64,
+    pub peak_rss_bytes: Option<u64>,
+}
+
+/// Times passes one after the other.
+struct Passes {
+    started: Instant,
+    done: Vec<PassStats>,
+}
+
+impl Passes {
+    fn start() -> Passes {
+        memory::pass_peak();
+        Passes { started: Instant::now(), done: Vec::new() }
+    }
+
+    /// Ends the pass in progress under `name` and starts the next.
+    fn end(&mut self, name: &str) {
+        let now = Instant::now();
+        self.done.push(PassStats {
+            pass: name.to_string(),
+            seconds: (now - self.started).as_secs_f64(),
+            peak_rss_bytes: memory::pass_peak(),
+        });
+        self.started = now;
+    }
 }
 
 /// Coarse counting with a given variant.
@@ -434,12 +471,30 @@ impl CountingMethod for CoarseCounting {
         // The counters get at most half the budget; the rest is for reading
         // partitions, bitmaps, the deferred pairs and, after the counters
         // are freed, the candidates.
+        let mut passes = Passes::start();
         let m = match self.counters {
-            Some(m) => m.max(1),
+            Some(m) => {
+                let m = m.max(1);
+                let need = m * u64::from(bits / 8) * u64::from(arrays_at_once);
+                if need > input.memory / 2 {
+                    anyhow::bail!(
+                        "--counters {m} needs {} of counters ({arrays_at_once} x {m} of {bits} bits), \
+                         more than half of --memory {}: give --memory {} or more, or fewer counters",
+                        ByteSize(need),
+                        ByteSize(input.memory),
+                        ByteSize(need * 2)
+                    );
+                }
+                m
+            }
             None => {
                 let p = match self.pair_instances {
                     Some(p) => p,
-                    None => pair_instances(input)?,
+                    None => {
+                        let p = pair_instances(input)?;
+                        passes.end("pre-scan");
+                        p
+                    }
                 };
                 counters_per_array(p, input.memory, bits, arrays_at_once)
             }
@@ -448,7 +503,11 @@ impl CountingMethod for CoarseCounting {
         // DEFER-COUNT's pilot, given a sixteenth of the budget (a HashMap
         // entry is about 16 bytes with its overhead).
         let deferred = match self.variant {
-            CoarseVariant::DeferCount => pilot(input, (input.memory / 16 / 16).max(1024) as usize)?,
+            CoarseVariant::DeferCount => {
+                let deferred = pilot(input, (input.memory / 16 / 16).max(1024) as usize)?;
+                passes.end("pilot");
+                deferred
+            }
             _ => HashSet::new(),
         };
 
@@ -474,6 +533,8 @@ impl CountingMethod for CoarseCounting {
                 bitmaps.push(bitmap);
                 heavy.push(n);
             }
+            drop(arrays);
+            passes.end(&format!("hash-{}", scan + 1));
         }
         groups.fill(stats);
 
@@ -490,6 +551,7 @@ impl CountingMethod for CoarseCounting {
             }
             emit(o)
         })?;
+        passes.end("verify");
         let is_defer = self.variant == CoarseVariant::DeferCount;
         stats.distinct_pairs = candidates;
         stats.spill_bytes = runs.bytes();
@@ -503,6 +565,7 @@ impl CountingMethod for CoarseCounting {
             candidates,
             false_positives: candidates - true_pairs,
             true_pairs,
+            passes: passes.done,
             deferred_pairs: is_defer.then_some(deferred.len() as u64),
             deferred_true: is_defer.then_some(deferred_true),
         });
