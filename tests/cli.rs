@@ -453,3 +453,43 @@ fn max_doc_bytes_cuts_long_documents_at_a_line_end_and_counts_them() {
     assert_eq!(stats["fingerprint"]["capped_documents"], serde_json::json!(1));
     assert_usage_error(&["run", &arg(&input), "--out", &arg(&out), "--max-doc-bytes", "lots"], &["lots"]);
 }
+
+#[test]
+fn a_killed_run_started_again_gives_the_same_outputs() {
+    let tmp = tempdir();
+    let (input, _) = real_jsonl(tmp.path());
+    let input = arg(&input);
+    let args = |out: &Path| -> Vec<String> {
+        [
+            "run",
+            &input,
+            "--input-format",
+            "jsonl",
+            "--chunk",
+            "words:3:1",
+            "-T",
+            "40",
+            "--out",
+            &arg(out),
+            "-q",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let clean = tmp.path().join("clean");
+    overlap_ok(args(&clean));
+    // Killed at different points of the run (the later ones may find it
+    // finished, which must also be fine).
+    for delay_ms in [10u64, 40, 120, 300] {
+        let out = tmp.path().join(format!("killed-{delay_ms}"));
+        let mut child = overlap_cmd(args(&out)).spawn().expect("overlap starts");
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        let _ = child.kill();
+        let _ = child.wait();
+        overlap_ok(args(&out));
+        // Same files, byte for byte: no `.partial` file or scratch space
+        // is left over, and nothing differs.
+        assert_same_outputs(&clean, &out, &format!("killed after {delay_ms} ms, then run again"));
+    }
+}
