@@ -330,13 +330,13 @@ impl PairFilter for Candidates<'_> {
 
 /// What a hashing scan counts: every pair except the deferred ones, and
 /// (for MULTI-SCAN-SHARED) only pairs heavy in every earlier bitmap.
-struct Counted<'a> {
+struct ScanFilter<'a> {
     earlier: &'a [Bitmap],
     m: u64,
     deferred: &'a HashSet<u64>,
 }
 
-impl PairFilter for Counted<'_> {
+impl PairFilter for ScanFilter<'_> {
     fn keep(&self, pair: u64) -> bool {
         !self.deferred.contains(&pair)
             && self.earlier.iter().enumerate().all(|(a, bits)| bits.get(bucket(pair, a as u32, self.m)))
@@ -523,7 +523,7 @@ impl CountingMethod for CoarseCounting {
         for scan in 0..scans {
             let arrays: Vec<Counters> =
                 (0..arrays_at_once).map(|_| Counters::new(bits, m as usize)).collect();
-            let filter = Counted { earlier: &bitmaps, m, deferred: &deferred };
+            let filter = ScanFilter { earlier: &bitmaps, m, deferred: &deferred };
             let scanned = hashing_scan(input, &arrays, scan, m, &filter)?;
             if scan == 0 {
                 groups = scanned;

@@ -282,12 +282,7 @@ pub fn run(out: &OutDir, cfg: &PairsConfig, progress: &Progress) -> anyhow::Resu
         scratch: &scratch,
         progress,
     };
-    let mut stats = PairsStats {
-        method: cfg.method.to_string(),
-        threshold: cfg.threshold,
-        max_df: cfg.max_df,
-        ..PairsStats::default()
-    };
+    let mut stats = PairsStats { threshold: cfg.threshold, max_df: cfg.max_df, ..PairsStats::default() };
     let mut outputs = vec![out.overlap()];
     match cfg.max_df {
         Some(max_df) => {
