@@ -132,7 +132,9 @@ struct CountArgs {
     method: Method,
     /// Coarse-counting variant: `coarse-count` (one counter array), `multi-hash:K` (K arrays in
     /// one scan), `multi-scan-shared:K` (K scans, each counting only pairs heavy in the earlier
-    /// ones) or `defer-count` (pairs that look heavy in a pilot sample are counted exactly).
+    /// ones), `defer-count` (pairs that look heavy in a pilot sample are counted exactly) or
+    /// `multi-stage` (buckets that look heavy in a pilot sample count in a shared second-level
+    /// pool).
     #[arg(long, value_name = "VARIANT", default_value = "coarse-count", value_parser = parse_coarse)]
     coarse: CoarseVariant,
     /// Counters per coarse-counting array (default: one per generated pair, within half of

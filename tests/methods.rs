@@ -19,6 +19,8 @@ const METHODS: &[&[&str]] = &[
     &["--method", "coarse", "--coarse", "multi-scan-shared:2"],
     &["--method", "coarse", "--coarse", "defer-count"],
     &["--method", "coarse", "--coarse", "defer-count", "--counters", "64"],
+    &["--method", "coarse", "--coarse", "multi-stage"],
+    &["--method", "coarse", "--coarse", "multi-stage", "--counters", "64"],
     &["--method", "coarse", "--coarse", "coarse-count", "--counters", "1"],
     &["--method", "coarse", "--coarse", "multi-hash:2", "--counters", "64"],
 ];
@@ -72,6 +74,13 @@ fn check_methods_with(
                 let deferred = coarse["deferred_pairs"].as_u64().unwrap();
                 let deferred_true = coarse["deferred_true"].as_u64().unwrap();
                 assert!(deferred_true <= deferred && deferred_true <= true_pairs, "{method:?}: deferred");
+            }
+            if method.contains(&"multi-stage") {
+                let pool = coarse["pool_counters"].as_u64().unwrap();
+                let counters = coarse["counters_per_array"].as_u64().unwrap();
+                assert!(pool >= 1 && pool < counters, "{method:?}: pool {pool} of {counters}");
+                assert!(coarse["marked_buckets"].as_u64().is_some(), "{method:?}: marked buckets");
+                assert!(passes.contains(&"pilot"), "{method:?}: passes {passes:?}");
             }
             if method.contains(&"1") {
                 // One counter: every pair is a candidate.

@@ -197,6 +197,11 @@ pub trait PairFilter: Sync {
     /// fetched into cache ahead of it.
     fn prefetch(&self, _pair: u64) {}
     fn keep(&self, pair: u64) -> bool;
+    /// Whether the pairs of the group of fingerprint `fprint` are
+    /// generated at all: a pilot scan reads a sample of the groups.
+    fn group(&self, _fprint: u64) -> bool {
+        true
+    }
 }
 
 /// Every pair: the sort method's DocID-DocID file.
@@ -238,7 +243,10 @@ pub fn spill_pairs(
                 }
                 Ok(())
             };
-            let groups = for_each_group(input, part, |docs| {
+            let groups = for_each_group(input, part, |docs, fprint| {
+                if !filter.group(fprint) {
+                    return Ok(());
+                }
                 for (a, &i) in docs.iter().enumerate() {
                     for &j in &docs[a + 1..] {
                         let pair = pack(i, j);

@@ -166,17 +166,17 @@ impl GroupStats {
     }
 }
 
-/// Calls `f` with the counted documents (ascending) of every fingerprint of
-/// one partition that two or more of them share, leaving out stop chunks
-/// (groups larger than `max_df`).
+/// Calls `f` with the counted documents (ascending) and the fingerprint of
+/// every fingerprint of one partition that two or more of them share,
+/// leaving out stop chunks (groups larger than `max_df`).
 pub fn for_each_group(
     input: &CountInput<'_>,
     part: &Path,
-    mut f: impl FnMut(&[u32]) -> anyhow::Result<()>,
+    mut f: impl FnMut(&[u32], u64) -> anyhow::Result<()>,
 ) -> anyhow::Result<GroupStats> {
     let max_df = input.max_df.map_or(usize::MAX, |m| m as usize);
     let mut kept = GroupStats::default();
-    let all = scan_groups(part, input.counted, |docs, _| {
+    let all = scan_groups(part, input.counted, |docs, fprint| {
         if docs.len() > max_df {
             return Ok(());
         }
@@ -184,7 +184,7 @@ pub fn for_each_group(
         kept.shared_fingerprints += 1;
         kept.largest_group = kept.largest_group.max(n);
         kept.pairs += n * (n - 1) / 2;
-        f(docs)
+        f(docs, fprint)
     })?;
     kept.fingerprints_removed = all.fingerprints_removed;
     Ok(kept)
@@ -195,7 +195,7 @@ pub fn for_each_group(
 /// arrays and lets `auto` choose a method.
 pub fn pair_instances(input: &CountInput<'_>) -> anyhow::Result<u64> {
     let counts: Vec<anyhow::Result<u64>> =
-        input.parts.par_iter().map(|part| Ok(for_each_group(input, part, |_| Ok(()))?.pairs)).collect();
+        input.parts.par_iter().map(|part| Ok(for_each_group(input, part, |_, _| Ok(()))?.pairs)).collect();
     counts.into_iter().sum()
 }
 

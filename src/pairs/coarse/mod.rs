@@ -5,26 +5,39 @@
 //! number of shared fingerprints; the threshold is T. Instead of
 //! materializing every pair like the sort-based method:
 //!
-//! 1. a hashing scan adds every pair into k arrays of saturating counters,
-//!    one hash function per array (k = 1 is COARSE-COUNT, k > 1 MULTI-HASH);
+//! 1. hashing scans add pairs into arrays of saturating counters;
 //! 2. each array becomes a bitmap of its heavy buckets (count >= T), and
 //!    the counters are freed;
-//! 3. a candidate-selection scan keeps the pairs that are heavy in every
-//!    bitmap, and counts them exactly through the same spilled aggregation
-//!    the sort method uses (candidate selection and verification in one
-//!    scan); pairs with F >= T are the answer.
+//! 3. a candidate-selection scan keeps the pairs the bitmaps select, and
+//!    counts them exactly through the same spilled aggregation the sort
+//!    method uses (candidate selection and verification in one scan);
+//!    pairs with F >= T are the answer.
 //!
-//! A pair with F >= T adds at least T to each of its buckets, so it is
-//! always a candidate: the answer is exactly the sort method's. Only the
-//! number of false positives (candidates with F < T) depends on the number
-//! of counters, which is why counters are as narrow as T allows: at T <= 255
-//! a byte each, for four times the buckets of 32-bit counters.
+//! The variants of the iceberg paper differ only in steps 1 and 3: which
+//! scans they make, where a pair is counted in each ([`Route`]), and which
+//! pairs the bitmaps select ([`Selection`]). Each is one file here:
+//! [`multi_hash`] (COARSE-COUNT and MULTI-HASH), [`multi_scan`]
+//! (MULTI-SCAN-SHARED), [`defer`] (DEFER-COUNT) and [`multi_stage`]
+//! (MULTI-STAGE), with the pilot sample of the last two in [`pilot`].
+//!
+//! Every variant keeps this invariant: all the increments of one pair go to
+//! counters that select it, so a pair with F >= T adds at least T to them
+//! and is always a candidate. The answer is exactly the sort method's; only
+//! the number of false positives (candidates with F < T) depends on the
+//! variant and the number of counters, which is why counters are as narrow
+//! as T allows: at T <= 255 a byte each, for four times the buckets of
+//! 32-bit counters.
 //!
 //! Counters are shared by the scanning threads through atomic saturating
 //! increments; a saturated count is order-independent, so the bitmaps, and
 //! the output, do not depend on the thread count.
 
-use std::collections::{HashMap, HashSet};
+mod defer;
+mod multi_hash;
+mod multi_scan;
+mod multi_stage;
+mod pilot;
+
 use std::fmt;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU32, Ordering};
@@ -34,7 +47,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::aggregate::{self, PairFilter, pack};
-use super::{CountInput, CountingMethod, GroupStats, Overlap, for_each_group, pair_instances, scan_groups};
+use super::{CountInput, CountingMethod, GroupStats, Overlap, for_each_group, pair_instances};
 use crate::memory::{self, ByteSize};
 use crate::stats::PairsStats;
 
@@ -52,6 +65,12 @@ pub enum CoarseVariant {
     /// look heavy; they are kept out of the counters (so they cannot make
     /// buckets heavy for others) and are candidates from the start.
     DeferCount,
+    /// A pilot scan over a sample of the fingerprint groups marks the
+    /// buckets that look heavy; in the main scan, a pair whose bucket is
+    /// marked counts in a shared pool of second-level counters under a
+    /// second hash instead, so the heavy traffic of a few buckets no longer
+    /// makes their light neighbours candidates.
+    MultiStage,
 }
 
 impl Default for CoarseVariant {
@@ -74,6 +93,9 @@ impl FromStr for CoarseVariant {
         if s == "defer-count" {
             return Ok(CoarseVariant::DeferCount);
         }
+        if s == "multi-stage" {
+            return Ok(CoarseVariant::MultiStage);
+        }
         let hashes = |k: &str| match k.parse::<u32>() {
             Ok(k) if (1..=8).contains(&k) => Ok(k),
             _ => Err(format!("'{s}' takes 1 to 8 hash functions")),
@@ -86,7 +108,7 @@ impl FromStr for CoarseVariant {
         }
         Err(format!(
             "unknown coarse-counting variant '{s}' \
-             (available: coarse-count, multi-hash:K, multi-scan-shared:K, defer-count)"
+             (available: coarse-count, multi-hash:K, multi-scan-shared:K, defer-count, multi-stage)"
         ))
     }
 }
@@ -98,6 +120,7 @@ impl fmt::Display for CoarseVariant {
             CoarseVariant::MultiHash { k } => write!(f, "multi-hash:{k}"),
             CoarseVariant::MultiScanShared { k } => write!(f, "multi-scan-shared:{k}"),
             CoarseVariant::DeferCount => f.write_str("defer-count"),
+            CoarseVariant::MultiStage => f.write_str("multi-stage"),
         }
     }
 }
@@ -129,6 +152,12 @@ pub struct CoarseStats {
     pub deferred_pairs: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deferred_true: Option<u64>,
+    /// MULTI-STAGE: first-level buckets the pilot sample marked, and the
+    /// counters of the shared second-level pool they point into.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub marked_buckets: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool_counters: Option<u64>,
 }
 
 /// Time and peak memory of one pass.
@@ -140,7 +169,7 @@ pub struct PassStats {
 }
 
 /// Times passes one after the other.
-struct Passes {
+pub(super) struct Passes {
     started: Instant,
     done: Vec<PassStats>,
 }
@@ -233,8 +262,8 @@ impl Counters {
         }
     }
 
-    /// The bitmap of buckets that reached `t`, and how many did.
-    fn heavy(&self, t: u32) -> (Bitmap, u64) {
+    /// The bitmap of buckets that reached `t`.
+    fn heavy(&self, t: u32) -> Bitmap {
         let get = |b: usize| -> u32 {
             match self {
                 Counters::U8(v) => u32::from(v[b].load(Ordering::Relaxed)),
@@ -248,14 +277,12 @@ impl Counters {
             Counters::U32(v) => v.len(),
         };
         let mut bits = Bitmap { words: vec![0u64; m.div_ceil(64)] };
-        let mut heavy = 0;
         for b in 0..m {
             if get(b) >= t {
                 bits.words[b / 64] |= 1 << (b % 64);
-                heavy += 1;
             }
         }
-        (bits, heavy)
+        bits
     }
 }
 
@@ -306,44 +333,8 @@ impl<'a> Increments<'a> {
     }
 }
 
-/// Candidate selection: a pair whose bucket is heavy in every bitmap
-/// (bitmap i under hash function i), or that was deferred.
-struct Candidates<'a> {
-    bitmaps: &'a [Bitmap],
-    m: u64,
-    deferred: &'a HashSet<u64>,
-}
-
-impl PairFilter for Candidates<'_> {
-    fn prefetch(&self, pair: u64) {
-        for (a, bits) in self.bitmaps.iter().enumerate() {
-            let b = bucket(pair, a as u32, self.m);
-            prefetch(bits.words[b / 64..].as_ptr().cast());
-        }
-    }
-
-    fn keep(&self, pair: u64) -> bool {
-        self.deferred.contains(&pair)
-            || self.bitmaps.iter().enumerate().all(|(a, bits)| bits.get(bucket(pair, a as u32, self.m)))
-    }
-}
-
-/// What a hashing scan counts: every pair except the deferred ones, and
-/// (for MULTI-SCAN-SHARED) only pairs heavy in every earlier bitmap.
-struct ScanFilter<'a> {
-    earlier: &'a [Bitmap],
-    m: u64,
-    deferred: &'a HashSet<u64>,
-}
-
-impl PairFilter for ScanFilter<'_> {
-    fn keep(&self, pair: u64) -> bool {
-        !self.deferred.contains(&pair)
-            && self.earlier.iter().enumerate().all(|(a, bits)| bits.get(bucket(pair, a as u32, self.m)))
-    }
-}
-
-struct Bitmap {
+/// Which buckets of one counter array reached their threshold.
+pub(super) struct Bitmap {
     words: Vec<u64>,
 }
 
@@ -351,6 +342,17 @@ impl Bitmap {
     #[inline]
     fn get(&self, b: usize) -> bool {
         self.words[b / 64] & (1 << (b % 64)) != 0
+    }
+
+    /// Asks the CPU to fetch the word of bucket `b` ahead of a `get`.
+    #[inline]
+    fn prefetch(&self, b: usize) {
+        prefetch(self.words[b / 64..].as_ptr().cast());
+    }
+
+    /// Buckets set.
+    fn ones(&self) -> u64 {
+        self.words.iter().map(|w| u64::from(w.count_ones())).sum()
     }
 }
 
@@ -371,87 +373,100 @@ fn bucket(pair: u64, a: u32, m: u64) -> usize {
 /// bucket is heavy and coarse counting degenerates into the sort method.
 const MIN_COUNTERS: u64 = 1024;
 
-/// One hashing scan: adds every pair `filter` keeps into `arrays`, array
-/// `a` under hash function `first_hash + a`.
-fn hashing_scan(
-    input: &CountInput<'_>,
-    arrays: &[Counters],
-    first_hash: u32,
-    m: u64,
-    filter: &impl PairFilter,
-) -> anyhow::Result<GroupStats> {
-    let t = input.threshold;
-    let bar = input.progress.items("coarse", input.parts.len() as u64, "partitions");
-    let scanned: Vec<anyhow::Result<GroupStats>> = input
-        .parts
-        .par_iter()
-        .map(|part| {
-            let mut increments = Increments::new(arrays, t);
-            let groups = for_each_group(input, part, |docs| {
-                for (x, &i) in docs.iter().enumerate() {
-                    for &j in &docs[x + 1..] {
-                        let pair = pack(i, j);
-                        if !filter.keep(pair) {
-                            continue;
-                        }
-                        for a in 0..arrays.len() {
-                            increments.add(a, bucket(pair, first_hash + a as u32, m));
-                        }
-                    }
-                }
-                Ok(())
-            })?;
-            increments.flush();
-            bar.inc(1);
-            Ok(groups)
-        })
-        .collect();
-    bar.finish_and_clear();
-    let mut groups = GroupStats::default();
-    for g in scanned {
-        groups.add(&g?);
+/// Where a hashing scan counts a pair: the counters (array, bucket) it
+/// increments, none for a pair the scan leaves out.
+pub(super) trait Route: Sync {
+    /// Whether the pairs of the group of fingerprint `fprint` are counted
+    /// at all: a pilot scan reads a sample of the groups.
+    fn group(&self, _fprint: u64) -> bool {
+        true
     }
-    Ok(groups)
+    fn route(&self, pair: u64, add: &mut impl FnMut(usize, usize));
 }
 
-/// One fingerprint group in this many goes into DEFER-COUNT's pilot
-/// sample; groups are chosen by fingerprint, so the sample is the same on
-/// every run.
-const PILOT_RATE: u64 = 16;
+/// Which pairs the candidate-selection scan keeps, and what the variant
+/// reports about them.
+pub(super) trait Selection: PairFilter {
+    /// Hash functions the variant used.
+    fn hash_functions(&self) -> u32;
+    /// Called with every pair of the table, for the variant's own figures.
+    fn true_pair(&mut self, _pair: u64) {}
+    /// Adds the variant's own figures.
+    fn report(&self, _stats: &mut CoarseStats) {}
+}
 
-/// DEFER-COUNT's pilot: counts the pairs of a sample of the fingerprint
-/// groups exactly, and returns those whose scaled count reaches T, at most
-/// `max` of them (the highest counts first). The sample's table is bounded
-/// too: once it holds `max` pairs, new pairs are no longer added.
-fn pilot(input: &CountInput<'_>, max: usize) -> anyhow::Result<HashSet<u64>> {
-    let max_df = input.max_df.map_or(usize::MAX, |d| d as usize);
-    let mut counts: HashMap<u64, u32> = HashMap::new();
-    for part in input.parts {
-        scan_groups(part, input.counted, |docs, fprint| {
-            if fprint % PILOT_RATE != 0 || docs.len() > max_df {
-                return Ok(());
-            }
-            for (x, &i) in docs.iter().enumerate() {
-                for &j in &docs[x + 1..] {
-                    let pair = pack(i, j);
-                    if let Some(c) = counts.get_mut(&pair) {
-                        *c += 1;
-                    } else if counts.len() < max {
-                        counts.insert(pair, 1);
+/// What the variants share while they scan: the input, the counters they
+/// may use, and the passes and heavy buckets they report.
+pub(super) struct Scans<'a> {
+    pub input: &'a CountInput<'a>,
+    /// Counters per array (for MULTI-STAGE, the first level and the pool
+    /// together).
+    pub m: u64,
+    pub bits: u32,
+    passes: Passes,
+    /// Heavy buckets of every array whose bitmap the selection uses, in
+    /// the order they were made.
+    heavy: Vec<u64>,
+    /// The groups of the first full scan (every full scan reads the same).
+    groups: GroupStats,
+    /// Temporary disk of pilot runs.
+    spill_bytes: u64,
+}
+
+impl Scans<'_> {
+    /// One hashing scan: adds every pair `route` sends into fresh arrays of
+    /// the given sizes, and returns each array's bitmap of buckets that
+    /// reached `t`, its counters freed. The scan is parallel over the
+    /// partitions.
+    pub fn scan(
+        &mut self,
+        name: &str,
+        sizes: &[u64],
+        t: u32,
+        route: &impl Route,
+    ) -> anyhow::Result<Vec<Bitmap>> {
+        let input = self.input;
+        let arrays: Vec<Counters> = sizes.iter().map(|&m| Counters::new(self.bits, m as usize)).collect();
+        let bar = input.progress.items("coarse", input.parts.len() as u64, "partitions");
+        let scanned: Vec<anyhow::Result<GroupStats>> = input
+            .parts
+            .par_iter()
+            .map(|part| {
+                let mut increments = Increments::new(&arrays, t);
+                let groups = for_each_group(input, part, |docs, fprint| {
+                    if !route.group(fprint) {
+                        return Ok(());
                     }
-                }
-            }
-            Ok(())
-        })?;
+                    for (x, &i) in docs.iter().enumerate() {
+                        for &j in &docs[x + 1..] {
+                            route.route(pack(i, j), &mut |a, b| increments.add(a, b));
+                        }
+                    }
+                    Ok(())
+                })?;
+                increments.flush();
+                bar.inc(1);
+                Ok(groups)
+            })
+            .collect();
+        bar.finish_and_clear();
+        let mut groups = GroupStats::default();
+        for g in scanned {
+            groups.add(&g?);
+        }
+        if self.groups.shared_fingerprints == 0 {
+            self.groups = groups;
+        }
+        let bitmaps = arrays.iter().map(|c| c.heavy(t)).collect();
+        drop(arrays);
+        self.passes.end(name);
+        Ok(bitmaps)
     }
-    let mut heavy: Vec<(u32, u64)> = counts
-        .into_iter()
-        .filter(|&(_, c)| u64::from(c) * PILOT_RATE >= u64::from(input.threshold))
-        .map(|(pair, c)| (c, pair))
-        .collect();
-    heavy.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    heavy.truncate(max);
-    Ok(heavy.into_iter().map(|(_, pair)| pair).collect())
+
+    /// Records the heavy buckets of bitmaps the selection uses.
+    pub fn count_heavy(&mut self, bitmaps: &[Bitmap]) {
+        self.heavy.extend(bitmaps.iter().map(Bitmap::ones));
+    }
 }
 
 impl CountingMethod for CoarseCounting {
@@ -461,12 +476,11 @@ impl CountingMethod for CoarseCounting {
         stats: &mut PairsStats,
         emit: &mut dyn FnMut(Overlap) -> anyhow::Result<()>,
     ) -> anyhow::Result<()> {
-        let t = input.threshold;
-        let bits = Counters::bits_for(t);
+        let bits = Counters::bits_for(input.threshold);
         // Arrays alive at once during a scan.
         let arrays_at_once = match self.variant {
             CoarseVariant::MultiHash { k } => k,
-            CoarseVariant::MultiScanShared { .. } | CoarseVariant::DeferCount => 1,
+            _ => 1,
         };
         // The counters get at most half the budget; the rest is for reading
         // partitions, bitmaps, the deferred pairs and, after the counters
@@ -499,78 +513,74 @@ impl CountingMethod for CoarseCounting {
                 counters_per_array(p, input.memory, bits, arrays_at_once)
             }
         };
-
-        // DEFER-COUNT's pilot, given a sixteenth of the budget (a HashMap
-        // entry is about 16 bytes with its overhead).
-        let deferred = match self.variant {
+        let mut scans = Scans {
+            input,
+            m,
+            bits,
+            passes,
+            heavy: Vec::new(),
+            groups: GroupStats::default(),
+            spill_bytes: 0,
+        };
+        let variant = self.variant;
+        match variant {
+            CoarseVariant::MultiHash { k } => {
+                let selection = multi_hash::select(&mut scans, k)?;
+                verify(selection, scans, variant, stats, emit)
+            }
+            CoarseVariant::MultiScanShared { k } => {
+                let selection = multi_scan::select(&mut scans, k)?;
+                verify(selection, scans, variant, stats, emit)
+            }
             CoarseVariant::DeferCount => {
-                let deferred = pilot(input, (input.memory / 16 / 16).max(1024) as usize)?;
-                passes.end("pilot");
-                deferred
+                let selection = defer::select(&mut scans)?;
+                verify(selection, scans, variant, stats, emit)
             }
-            _ => HashSet::new(),
-        };
-
-        // Hashing scans, each ending in bitmaps of heavy buckets with its
-        // counters freed.
-        let mut bitmaps: Vec<Bitmap> = Vec::new();
-        let mut heavy: Vec<u64> = Vec::new();
-        let mut groups = GroupStats::default();
-        let scans = match self.variant {
-            CoarseVariant::MultiScanShared { k } => k,
-            _ => 1,
-        };
-        for scan in 0..scans {
-            let arrays: Vec<Counters> =
-                (0..arrays_at_once).map(|_| Counters::new(bits, m as usize)).collect();
-            let filter = ScanFilter { earlier: &bitmaps, m, deferred: &deferred };
-            let scanned = hashing_scan(input, &arrays, scan, m, &filter)?;
-            if scan == 0 {
-                groups = scanned;
+            CoarseVariant::MultiStage => {
+                let selection = multi_stage::select(&mut scans)?;
+                verify(selection, scans, variant, stats, emit)
             }
-            for c in &arrays {
-                let (bitmap, n) = c.heavy(t);
-                bitmaps.push(bitmap);
-                heavy.push(n);
-            }
-            drop(arrays);
-            passes.end(&format!("hash-{}", scan + 1));
         }
-        groups.fill(stats);
-
-        // Candidate selection and verification in one scan.
-        let runs = aggregate::RunDir::new(input.scratch);
-        let filter = Candidates { bitmaps: &bitmaps, m, deferred: &deferred };
-        let spilled = aggregate::spill_pairs(input, &runs, "verify", &filter)?;
-        let mut true_pairs = 0u64;
-        let mut deferred_true = 0u64;
-        let candidates = aggregate::reduce(spilled.runs, input.memory, t, &runs, &mut |o| {
-            true_pairs += 1;
-            if deferred.contains(&pack(o.doc_i, o.doc_j)) {
-                deferred_true += 1;
-            }
-            emit(o)
-        })?;
-        passes.end("verify");
-        let is_defer = self.variant == CoarseVariant::DeferCount;
-        stats.distinct_pairs = candidates;
-        stats.spill_bytes = runs.bytes();
-        stats.coarse = Some(CoarseStats {
-            variant: self.variant.to_string(),
-            hash_functions: bitmaps.len() as u32,
-            counters_per_array: m,
-            counter_bits: bits,
-            heavy_buckets: heavy,
-            candidate_instances: spilled.kept,
-            candidates,
-            false_positives: candidates - true_pairs,
-            true_pairs,
-            passes: passes.done,
-            deferred_pairs: is_defer.then_some(deferred.len() as u64),
-            deferred_true: is_defer.then_some(deferred_true),
-        });
-        Ok(())
     }
+}
+
+/// Candidate selection and verification in one scan, then the figures.
+fn verify(
+    mut selection: impl Selection,
+    mut scans: Scans<'_>,
+    variant: CoarseVariant,
+    stats: &mut PairsStats,
+    emit: &mut dyn FnMut(Overlap) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let input = scans.input;
+    scans.groups.fill(stats);
+    let runs = aggregate::RunDir::new(input.scratch);
+    let spilled = aggregate::spill_pairs(input, &runs, "verify", &selection)?;
+    let mut true_pairs = 0u64;
+    let candidates = aggregate::reduce(spilled.runs, input.memory, input.threshold, &runs, &mut |o| {
+        true_pairs += 1;
+        selection.true_pair(pack(o.doc_i, o.doc_j));
+        emit(o)
+    })?;
+    scans.passes.end("verify");
+    stats.distinct_pairs = candidates;
+    stats.spill_bytes = runs.bytes() + scans.spill_bytes;
+    let mut coarse = CoarseStats {
+        variant: variant.to_string(),
+        hash_functions: selection.hash_functions(),
+        counters_per_array: scans.m,
+        counter_bits: scans.bits,
+        heavy_buckets: scans.heavy,
+        candidate_instances: spilled.kept,
+        candidates,
+        false_positives: candidates - true_pairs,
+        true_pairs,
+        passes: scans.passes.done,
+        ..CoarseStats::default()
+    };
+    selection.report(&mut coarse);
+    stats.coarse = Some(coarse);
+    Ok(())
 }
 
 #[cfg(test)]
@@ -585,7 +595,8 @@ mod tests {
         assert_eq!(CoarseVariant::MultiHash { k: 2 }.to_string(), "multi-hash:2");
         assert_eq!("multi-scan-shared:2".parse(), Ok(CoarseVariant::MultiScanShared { k: 2 }));
         assert_eq!("defer-count".parse(), Ok(CoarseVariant::DeferCount));
-        for v in ["multi-scan-shared:3", "defer-count", "multi-hash:4"] {
+        assert_eq!("multi-stage".parse(), Ok(CoarseVariant::MultiStage));
+        for v in ["multi-scan-shared:3", "defer-count", "multi-hash:4", "multi-stage"] {
             assert_eq!(v.parse::<CoarseVariant>().unwrap().to_string(), v);
         }
         for bad in ["multi-hash:0", "multi-hash:9", "multi-hash:x", "defer", "multi-scan-shared:0"] {
@@ -601,8 +612,8 @@ mod tests {
                 c.add(1, 200);
             }
             c.add(2, 200);
-            let (bitmap, heavy) = c.heavy(200);
-            assert_eq!(heavy, 1);
+            let bitmap = c.heavy(200);
+            assert_eq!(bitmap.ones(), 1);
             assert!(bitmap.get(1) && !bitmap.get(2) && !bitmap.get(0));
         }
         assert_eq!(Counters::bits_for(15), 8);
