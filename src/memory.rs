@@ -1,8 +1,13 @@
-//! Memory sizes: the `--memory` budget and peak resident memory per stage.
+//! Memory sizes: the `--memory` budget and peak resident memory per stage;
+//! and zeroed arrays on huge pages for the randomly accessed counters.
 
 use std::fmt;
+use std::marker::PhantomData;
+use std::ops::{Deref, DerefMut};
 use std::str::FromStr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU32, AtomicU64, Ordering};
+
+use memmap2::{Advice, MmapMut};
 
 /// A size in bytes, parsed from `2G`, `512M`, `1.5GiB`, `100000`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -75,6 +80,64 @@ pub fn peak_rss() -> Option<u64> {
     current_peak().map(|p| p.max(EARLIER_PEAK.load(Ordering::Relaxed)))
 }
 
+/// Element types whose all-zero bytes are a valid value (zero), with an
+/// alignment a page satisfies.
+///
+/// # Safety
+/// Implement only for such types.
+pub unsafe trait ZeroValid: Sized {}
+// SAFETY: integers and atomic integers are valid as zero bytes, and their
+// alignment is at most 8.
+unsafe impl ZeroValid for u64 {}
+unsafe impl ZeroValid for AtomicU8 {}
+unsafe impl ZeroValid for AtomicU16 {}
+unsafe impl ZeroValid for AtomicU32 {}
+
+/// An array of `len` zeros in an anonymous mapping that asks for
+/// transparent huge pages.
+///
+/// Coarse counting increments counters at random over a gigabyte or more.
+/// With 4 KiB pages nearly every access misses the TLB, and under a
+/// hypervisor a miss walks two page tables; with 2 MiB pages a gigabyte is
+/// 512 TLB entries. Measured on a 1 GiB array of saturating byte counters
+/// with prefetching: 2.5 to 3.6 times the increments per second. The kernel
+/// zeroes the pages on first touch, so a large array costs nothing until it
+/// is used, and where huge pages are unavailable this is an ordinary
+/// mapping.
+pub struct ZeroedArray<T: ZeroValid> {
+    map: MmapMut,
+    len: usize,
+    _t: PhantomData<T>,
+}
+
+impl<T: ZeroValid> ZeroedArray<T> {
+    pub fn new(len: usize) -> std::io::Result<ZeroedArray<T>> {
+        let bytes = len.checked_mul(std::mem::size_of::<T>()).ok_or(std::io::ErrorKind::OutOfMemory)?;
+        let map = MmapMut::map_anon(bytes.max(1))?;
+        // Only a hint: a kernel without transparent huge pages refuses it,
+        // and the array works all the same.
+        let _ = map.advise(Advice::HugePage);
+        Ok(ZeroedArray { map, len, _t: PhantomData })
+    }
+}
+
+impl<T: ZeroValid> Deref for ZeroedArray<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        // SAFETY: the mapping holds `len` elements' bytes, page-aligned,
+        // zeroed by the kernel, which `ZeroValid` makes valid values; it
+        // lives as long as `self`.
+        unsafe { std::slice::from_raw_parts(self.map.as_ptr().cast::<T>(), self.len) }
+    }
+}
+
+impl<T: ZeroValid> DerefMut for ZeroedArray<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        // SAFETY: as in `deref`, and `&mut self` makes the borrow unique.
+        unsafe { std::slice::from_raw_parts_mut(self.map.as_mut_ptr().cast::<T>(), self.len) }
+    }
+}
+
 fn clear_peak() {
     // Writing "5" to clear_refs resets VmHWM (Linux 4.0+). Failure only
     // means the next figure covers more of the process's life.
@@ -91,6 +154,19 @@ fn current_peak() -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn zeroed_arrays_start_at_zero_and_keep_what_is_written() {
+        let mut words = ZeroedArray::<u64>::new(1 << 20).unwrap();
+        assert_eq!(words.len(), 1 << 20);
+        assert!(words.iter().all(|&w| w == 0));
+        words[12345] = 7;
+        assert_eq!(words.iter().sum::<u64>(), 7);
+        let counters = ZeroedArray::<AtomicU16>::new(3).unwrap();
+        counters[2].fetch_add(5, Ordering::Relaxed);
+        assert_eq!(counters.iter().map(|c| c.load(Ordering::Relaxed)).collect::<Vec<_>>(), [0, 0, 5]);
+        assert!(ZeroedArray::<AtomicU8>::new(0).unwrap().is_empty());
+    }
 
     #[test]
     fn parses_sizes() {

@@ -48,7 +48,7 @@ use serde::{Deserialize, Serialize};
 
 use super::aggregate::{self, PairFilter, pack};
 use super::{CountInput, CountingMethod, GroupStats, Overlap, for_each_group, pair_instances};
-use crate::memory::{self, ByteSize};
+use crate::memory::{self, ByteSize, ZeroedArray};
 use crate::stats::PairsStats;
 
 /// Which coarse-counting algorithm.
@@ -212,9 +212,9 @@ fn counters_per_array(pair_instances: u64, memory: u64, bits: u32, k: u32) -> u6
 
 /// One array of saturating counters of the width T needs.
 enum Counters {
-    U8(Vec<AtomicU8>),
-    U16(Vec<AtomicU16>),
-    U32(Vec<AtomicU32>),
+    U8(ZeroedArray<AtomicU8>),
+    U16(ZeroedArray<AtomicU16>),
+    U32(ZeroedArray<AtomicU32>),
 }
 
 impl Counters {
@@ -227,12 +227,18 @@ impl Counters {
         }
     }
 
-    fn new(bits: u32, m: usize) -> Counters {
-        match bits {
-            8 => Counters::U8((0..m).map(|_| AtomicU8::new(0)).collect()),
-            16 => Counters::U16((0..m).map(|_| AtomicU16::new(0)).collect()),
-            _ => Counters::U32((0..m).map(|_| AtomicU32::new(0)).collect()),
-        }
+    fn new(bits: u32, m: usize) -> anyhow::Result<Counters> {
+        let no_room = |e: std::io::Error| {
+            anyhow::anyhow!(
+                "cannot allocate {m} counters of {bits} bits ({}): {e}",
+                ByteSize(m as u64 * u64::from(bits / 8))
+            )
+        };
+        Ok(match bits {
+            8 => Counters::U8(ZeroedArray::new(m).map_err(no_room)?),
+            16 => Counters::U16(ZeroedArray::new(m).map_err(no_room)?),
+            _ => Counters::U32(ZeroedArray::new(m).map_err(no_room)?),
+        })
     }
 
     /// Adds one to bucket `b`, stopping at `t`: nothing beyond T matters,
@@ -263,7 +269,7 @@ impl Counters {
     }
 
     /// The bitmap of buckets that reached `t`.
-    fn heavy(&self, t: u32) -> Bitmap {
+    fn heavy(&self, t: u32) -> std::io::Result<Bitmap> {
         let get = |b: usize| -> u32 {
             match self {
                 Counters::U8(v) => u32::from(v[b].load(Ordering::Relaxed)),
@@ -276,13 +282,13 @@ impl Counters {
             Counters::U16(v) => v.len(),
             Counters::U32(v) => v.len(),
         };
-        let mut bits = Bitmap { words: vec![0u64; m.div_ceil(64)] };
+        let mut bits = Bitmap { words: ZeroedArray::new(m.div_ceil(64))? };
         for b in 0..m {
             if get(b) >= t {
                 bits.words[b / 64] |= 1 << (b % 64);
             }
         }
-        bits
+        Ok(bits)
     }
 }
 
@@ -335,7 +341,7 @@ impl<'a> Increments<'a> {
 
 /// Which buckets of one counter array reached their threshold.
 pub(super) struct Bitmap {
-    words: Vec<u64>,
+    words: ZeroedArray<u64>,
 }
 
 impl Bitmap {
@@ -426,7 +432,10 @@ impl Scans<'_> {
         route: &impl Route,
     ) -> anyhow::Result<Vec<Bitmap>> {
         let input = self.input;
-        let arrays: Vec<Counters> = sizes.iter().map(|&m| Counters::new(self.bits, m as usize)).collect();
+        let arrays = sizes
+            .iter()
+            .map(|&m| Counters::new(self.bits, m as usize))
+            .collect::<anyhow::Result<Vec<_>>>()?;
         let bar = input.progress.items("coarse", input.parts.len() as u64, "partitions");
         let scanned: Vec<anyhow::Result<GroupStats>> = input
             .parts
@@ -457,7 +466,12 @@ impl Scans<'_> {
         if self.groups.shared_fingerprints == 0 {
             self.groups = groups;
         }
-        let bitmaps = arrays.iter().map(|c| c.heavy(t)).collect();
+        let bitmaps = arrays
+            .iter()
+            .map(|c| {
+                c.heavy(t).map_err(|e| anyhow::anyhow!("cannot allocate a bitmap of heavy buckets: {e}"))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
         drop(arrays);
         self.passes.end(name);
         Ok(bitmaps)
@@ -607,12 +621,12 @@ mod tests {
     #[test]
     fn counters_saturate_at_the_threshold() {
         for bits in [8, 16, 32] {
-            let c = Counters::new(bits, 4);
+            let c = Counters::new(bits, 4).unwrap();
             for _ in 0..300 {
                 c.add(1, 200);
             }
             c.add(2, 200);
-            let bitmap = c.heavy(200);
+            let bitmap = c.heavy(200).unwrap();
             assert_eq!(bitmap.ones(), 1);
             assert!(bitmap.get(1) && !bitmap.get(2) && !bitmap.get(0));
         }
