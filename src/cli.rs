@@ -126,8 +126,9 @@ struct CountArgs {
     #[arg(short = 'T', long, value_name = "N", default_value_t = 15, value_parser = parse_positive)]
     threshold: u32,
     /// Counting method: `sort` (the paper's sort-based method), `coarse` (coarse counting
-    /// with counter arrays and bitmaps of heavy buckets), or `auto` (coarse from a million pair
-    /// instances on, sort below). All give the same table.
+    /// with counter arrays and bitmaps of heavy buckets), `prefix` (prefix filtering: candidates
+    /// from each document's rarest fingerprints, verified by list intersection), or `auto`
+    /// (coarse from a million pair instances on, sort below). All give the same table.
     #[arg(long, value_name = "METHOD", default_value = "auto", value_parser = parse_method)]
     method: Method,
     /// Coarse-counting variant: `coarse-count` (one counter array), `multi-hash:K` (K arrays in
@@ -230,7 +231,7 @@ impl CountArgs {
         let method = match self.method {
             Method::Coarse(_) => Method::Coarse(self.coarse),
             Method::Auto(_) => Method::Auto(self.coarse),
-            Method::Sort => Method::Sort,
+            method @ (Method::Sort | Method::Prefix) => method,
         };
         PairsConfig {
             threshold: self.threshold,

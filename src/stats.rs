@@ -91,7 +91,7 @@ pub struct ExactStats {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct PairsStats {
-    /// The method that counted (`sort` or `coarse`).
+    /// The method that counted (`sort`, `coarse` or `prefix`).
     pub method: String,
     /// Whether `--method auto` chose it.
     pub method_auto: bool,
@@ -121,6 +121,9 @@ pub struct PairsStats {
     /// What coarse counting did, for `--method coarse`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coarse: Option<crate::pairs::coarse::CoarseStats>,
+    /// What prefix filtering did, for `--method prefix`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<crate::pairs::prefix::PrefixStats>,
     pub seconds: f64,
     pub peak_rss_bytes: Option<u64>,
 }

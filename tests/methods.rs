@@ -13,6 +13,7 @@ use std::path::Path;
 const METHODS: &[&[&str]] = &[
     &["--method", "sort"],
     &["--method", "auto"],
+    &["--method", "prefix"],
     &["--method", "coarse", "--coarse", "coarse-count"],
     &["--method", "coarse", "--coarse", "multi-hash:2"],
     &["--method", "coarse", "--coarse", "multi-hash:3"],
@@ -59,6 +60,13 @@ fn check_methods_with(
         overlap_ok(&args);
         assert_matches_reference(&out, reference, t, &format!("{spec} -T {t} {method:?}"));
         let stats = read_stats(&out);
+        if method.contains(&"prefix") {
+            let prefix = &stats["pairs"]["prefix"];
+            let n = |k: &str| prefix[k].as_u64().unwrap();
+            assert_eq!(n("candidates") - n("false_positives"), reference.table(t).len() as u64, "{method:?}");
+            assert!(n("prefix_postings") <= n("postings"), "{method:?}: prefixes are parts of lists");
+            assert!(n("candidates") <= n("candidate_instances"), "{method:?}: distinct candidates");
+        }
         if method.contains(&"coarse") {
             let coarse = &stats["pairs"]["coarse"];
             let candidates = coarse["candidates"].as_u64().unwrap();

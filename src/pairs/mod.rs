@@ -9,6 +9,7 @@
 
 pub mod aggregate;
 pub mod coarse;
+pub mod prefix;
 pub mod sort;
 pub mod stop;
 
@@ -41,6 +42,9 @@ pub enum Method {
     Sort,
     /// Coarse (probabilistic) counting, section 2.2 step 3.
     Coarse(CoarseVariant),
+    /// Prefix filtering: candidates only from the rarest fingerprints of
+    /// each document, verified by list intersection.
+    Prefix,
     /// `coarse` when the fingerprint groups generate at least
     /// [`AUTO_COARSE_PAIRS`] pair instances, `sort` below.
     Auto(CoarseVariant),
@@ -60,7 +64,8 @@ impl FromStr for Method {
             "sort" => Ok(Method::Sort),
             "coarse" => Ok(Method::Coarse(CoarseVariant::default())),
             "auto" => Ok(Method::Auto(CoarseVariant::default())),
-            _ => Err(format!("unknown counting method '{s}' (available: auto, sort, coarse)")),
+            "prefix" => Ok(Method::Prefix),
+            _ => Err(format!("unknown counting method '{s}' (available: auto, sort, coarse, prefix)")),
         }
     }
 }
@@ -70,6 +75,7 @@ impl fmt::Display for Method {
         match self {
             Method::Sort => f.write_str("sort"),
             Method::Coarse(_) => f.write_str("coarse"),
+            Method::Prefix => f.write_str("prefix"),
             Method::Auto(_) => f.write_str("auto"),
         }
     }
@@ -133,6 +139,11 @@ pub struct Counted {
 impl Counted {
     pub fn open(path: &Path) -> anyhow::Result<Counted> {
         Ok(Counted { centers: Mapped::open(path)? })
+    }
+
+    /// Documents in all, counted or not.
+    pub fn documents(&self) -> usize {
+        self.centers.len()
     }
 
     #[inline]
@@ -316,6 +327,7 @@ pub fn run(out: &OutDir, cfg: &PairsConfig, progress: &Progress) -> anyhow::Resu
         Method::Coarse(variant) => {
             Box::new(coarse::CoarseCounting { variant, counters: cfg.counters, pair_instances: pairs_known })
         }
+        Method::Prefix => Box::new(prefix::PrefixCounting),
         _ => Box::new(sort::SortCounting { pair_instances: pairs_known }),
     };
     method.count(&input, &mut stats, &mut |o| {
