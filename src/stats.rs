@@ -121,11 +121,31 @@ pub struct PairsStats {
     /// What coarse counting did, for `--method coarse`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coarse: Option<crate::pairs::coarse::CoarseStats>,
+    /// What `--method auto` measured to choose the method.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto: Option<AutoStats>,
     /// What prefix filtering did, for `--method prefix`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefix: Option<crate::pairs::prefix::PrefixStats>,
     pub seconds: f64,
     pub peak_rss_bytes: Option<u64>,
+}
+
+/// The figures `--method auto` chooses by.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct AutoStats {
+    /// Pair instances the fingerprint groups generate: sort below a
+    /// million.
+    pub pair_instances: u64,
+    /// Above that, the prefix index is built: the pair instances of its
+    /// groups, and the predicted work of prefix filtering in list entries;
+    /// prefix filtering runs when that work is under twice the pair
+    /// instances, coarse counting otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefix_candidate_instances: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefix_work: Option<u64>,
 }
 
 /// The order of the stage sections; writing one removes the later ones,

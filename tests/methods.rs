@@ -125,6 +125,11 @@ fn methods_agree_under_the_smallest_memory_budget() {
 /// A skewed corpus: a few boilerplate lines are in most documents, so most
 /// pairs share only them, and a few documents are near-copies.
 fn skewed_corpus(seed: u64, n: usize) -> Vec<String> {
+    skewed_corpus_over(seed, n, 60)
+}
+
+/// The same with body lines drawn from `pool` distinct lines.
+fn skewed_corpus_over(seed: u64, n: usize, pool: usize) -> Vec<String> {
     let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     let mut next = move |m: usize| {
         state ^= state << 13;
@@ -142,7 +147,7 @@ fn skewed_corpus(seed: u64, n: usize) -> Vec<String> {
         }
         let body = 4 + next(24);
         for _ in 0..body {
-            lines.push(format!("line {} of a text", next(60)));
+            lines.push(format!("line {} of a text", next(pool)));
         }
         if d > 0 && next(4) == 0 {
             // A near-copy of an earlier document with one line changed.
@@ -213,6 +218,42 @@ fn max_df_leaves_out_stop_chunks_for_every_method() {
     assert_eq!(listed, want);
     let stats = read_stats(&tmp.path().join("out"));
     assert_eq!(stats["pairs"]["stop_chunks"], serde_json::json!(want.len()));
+}
+
+/// `auto` above a million pair instances builds the prefix index and runs
+/// prefix filtering when its predicted work is under twice the pair
+/// instances, coarse counting otherwise; either way the table is exact.
+#[test]
+fn auto_chooses_by_predicted_work_and_stays_exact() {
+    let tmp = tempdir();
+    // Rare body lines: a high T leaves only them in the prefixes.
+    let texts = skewed_corpus_over(11, 1500, 20_000);
+    let docs: Vec<JsonDoc> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| JsonDoc { url: format!("http://h{}.example/{i}", i % 9), text: t.clone() })
+        .collect();
+    let input = tmp.path().join("docs.jsonl");
+    write_jsonl(&input, &docs);
+    let spec = "lines:1";
+    let reference = Reference::new(&texts, Spec::parse(spec));
+    let out = tmp.path().join("out");
+    overlap_ok(["fingerprint", "-q", "--chunk", spec, "--out", &arg(&out), &arg(&input)]);
+    overlap_ok(["exact", "-q", &arg(&out)]);
+    let mut chosen = Vec::new();
+    for t in [2usize, 12] {
+        overlap_ok(["pairs", "-q", &arg(&out), "-T", &t.to_string()]);
+        assert_matches_reference(&out, &reference, t, &format!("auto -T {t}"));
+        let pairs = &read_stats(&out)["pairs"];
+        let auto = &pairs["auto"];
+        let p = auto["pair_instances"].as_u64().unwrap();
+        assert!(p >= 1_000_000, "test data: {p} pair instances");
+        let work = auto["prefix_work"].as_u64().unwrap();
+        let method = pairs["method"].as_str().unwrap().to_string();
+        assert_eq!(method == "prefix", work < 2 * p, "-T {t}: {method} with work {work} for {p} instances");
+        chosen.push(method);
+    }
+    assert_eq!(chosen, ["coarse", "prefix"], "a low T favours coarse counting, a high T prefix filtering");
 }
 
 #[test]

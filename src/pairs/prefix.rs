@@ -69,8 +69,9 @@ pub struct PrefixStats {
     /// Shared fingerprints of counted documents, summed over documents.
     pub postings: u64,
     /// Documents with at least T shared fingerprints: the only ones that
-    /// can be in the table.
+    /// can be in the table; and the postings of their lists.
     pub long_documents: u64,
+    pub postings_in_long_lists: u64,
     /// Postings in the prefixes of those documents.
     pub prefix_postings: u64,
     /// Pairs generated from prefix groups, and the distinct ones among
@@ -84,62 +85,102 @@ pub struct PrefixStats {
 /// Candidates verified in one parallel batch.
 const VERIFY_BATCH: usize = 1 << 16;
 
-/// Exact counting by prefix filtering.
-pub struct PrefixCounting;
+/// Steps 1 and 2: the lists and the sorted prefix index, and what they
+/// predict of the rest. `auto` builds this to decide whether prefix
+/// filtering wins before it commits to it.
+pub struct PrefixIndex {
+    lists: std::path::PathBuf,
+    prefixes: std::path::PathBuf,
+    /// Where each document's list starts (entry d to d + 1).
+    starts: Vec<u64>,
+    groups: GroupStats,
+    figures: PrefixStats,
+    scratch_bytes: u64,
+}
 
-impl CountingMethod for PrefixCounting {
+impl PrefixIndex {
+    pub fn build(input: &CountInput<'_>) -> anyhow::Result<PrefixIndex> {
+        let scratch = input.scratch;
+        let mut figures = PrefixStats::default();
+        let postings = scratch.join("postings.fpd");
+        let groups = write_postings(input, &postings)?;
+        let lists = scratch.join("lists.fpd");
+        let unsorted = scratch.join("prefixes-unsorted.fpd");
+        let starts = write_lists(input, &postings, &lists, &unsorted, &mut figures)?;
+        let mut scratch_bytes = file_len(&postings) + file_len(&lists) + file_len(&unsorted);
+        store::remove_file_if_exists(&postings)?;
+
+        // The prefix index sorted by fingerprint, counting the candidate
+        // instances its groups will generate.
+        let prefixes = scratch.join("prefixes.fpd");
+        let mut w =
+            RecordWriter::<ChunkRecord>::create(&prefixes, Header::new::<ChunkRecord>("", true, 0, 1))?;
+        let mut run = (None, 0u64);
+        store::sort::sorted(&Mapped::<ChunkRecord>::open(&unsorted)?, input.memory / 2, scratch, |r| {
+            if run.0 != Some(r.fprint) {
+                figures.candidate_instances += run.1 * run.1.saturating_sub(1) / 2;
+                run = (Some(r.fprint), 0);
+            }
+            run.1 += 1;
+            w.push(&r)
+        })?;
+        figures.candidate_instances += run.1 * run.1.saturating_sub(1) / 2;
+        w.finish()?;
+        store::remove_file_if_exists(&unsorted)?;
+        scratch_bytes += file_len(&prefixes);
+        Ok(PrefixIndex { lists, prefixes, starts, groups, figures, scratch_bytes })
+    }
+
+    /// The work left, in list entries read: every candidate instance is
+    /// generated, and (at most) every one is verified by merging two lists
+    /// of the average length.
+    pub fn work(&self) -> u64 {
+        let average_list = self.figures.postings_in_long_lists / self.figures.long_documents.max(1);
+        self.figures.candidate_instances.saturating_mul(1 + 2 * average_list)
+    }
+
+    pub fn candidate_instances(&self) -> u64 {
+        self.figures.candidate_instances
+    }
+
+    /// Steps 3 and 4: candidates from the prefix groups, deduplicated and
+    /// verified in (i, j) order.
     fn count(
-        &self,
+        &mut self,
         input: &CountInput<'_>,
         stats: &mut PairsStats,
         emit: &mut dyn FnMut(Overlap) -> anyhow::Result<()>,
     ) -> anyhow::Result<()> {
         let t = input.threshold as usize;
-        let scratch = input.scratch;
-        let mut figures = PrefixStats::default();
-
-        // 1. Postings, then sorted into per-document lists.
-        let postings = scratch.join("postings.fpd");
-        let groups = write_postings(input, &postings)?;
-        groups.fill(stats);
-        let lists_path = scratch.join("lists.fpd");
-        let prefixes_path = scratch.join("prefixes.fpd");
-        let starts = write_lists(input, &postings, &lists_path, &prefixes_path, &mut figures)?;
-        let mut scratch_bytes = file_len(&postings) + file_len(&lists_path) + file_len(&prefixes_path);
-        store::remove_file_if_exists(&postings)?;
-
-        // 2-3. The prefix index, sorted by fingerprint; the pairs of each of
-        // its groups are the candidates.
-        let runs = RunDir::new(scratch);
-        let prefixes = Mapped::<ChunkRecord>::open(&prefixes_path)?;
+        self.groups.fill(stats);
+        let runs = RunDir::new(input.scratch);
         let mut builder = RunBuilder::new(aggregate::buffer_pairs(input.memory), &runs);
-        let mut group: Vec<u32> = Vec::new();
-        let mut current = None;
-        let mut flush = |group: &mut Vec<u32>, builder: &mut RunBuilder<'_>| -> anyhow::Result<()> {
-            for (x, &i) in group.iter().enumerate() {
-                for &j in &group[x + 1..] {
-                    figures.candidate_instances += 1;
-                    builder.push(pack(i, j))?;
+        {
+            let prefixes = Mapped::<ChunkRecord>::open(&self.prefixes)?;
+            let mut group: Vec<u32> = Vec::new();
+            let mut current = None;
+            let flush = |group: &mut Vec<u32>, builder: &mut RunBuilder<'_>| -> anyhow::Result<()> {
+                for (x, &i) in group.iter().enumerate() {
+                    for &j in &group[x + 1..] {
+                        builder.push(pack(i, j))?;
+                    }
                 }
+                group.clear();
+                Ok(())
+            };
+            for r in prefixes.iter() {
+                if current != Some(r.fprint) {
+                    flush(&mut group, &mut builder)?;
+                    current = Some(r.fprint);
+                }
+                group.push(r.doc);
             }
-            group.clear();
-            Ok(())
-        };
-        store::sort::sorted(&prefixes, input.memory / 2, scratch, |r| {
-            if current != Some(r.fprint) {
-                flush(&mut group, &mut builder)?;
-                current = Some(r.fprint);
-            }
-            group.push(r.doc);
-            Ok(())
-        })?;
-        flush(&mut group, &mut builder)?;
-        drop(prefixes);
-        store::remove_file_if_exists(&prefixes_path)?;
+            flush(&mut group, &mut builder)?;
+        }
+        store::remove_file_if_exists(&self.prefixes)?;
 
-        // 4. Verification, a batch of candidates at a time.
-        let lists = Mapped::<DocPosting>::open(&lists_path)?;
-        let verifier = Verifier { lists: &lists, starts: &starts };
+        let lists = Mapped::<DocPosting>::open(&self.lists)?;
+        let verifier = Verifier { lists: &lists, starts: &self.starts };
         let mut batch: Vec<u64> = Vec::with_capacity(VERIFY_BATCH);
         let mut true_pairs = 0u64;
         let mut verify = |batch: &mut Vec<u64>, emit: &mut dyn FnMut(Overlap) -> anyhow::Result<()>| {
@@ -161,14 +202,44 @@ impl CountingMethod for PrefixCounting {
             Ok(())
         })?;
         verify(&mut batch, emit)?;
-        scratch_bytes += runs.bytes();
+        drop(lists);
+        store::remove_file_if_exists(&self.lists)?;
 
-        figures.candidates = candidates;
-        figures.false_positives = candidates - true_pairs;
+        self.figures.candidates = candidates;
+        self.figures.false_positives = candidates - true_pairs;
         stats.distinct_pairs = candidates;
-        stats.spill_bytes = scratch_bytes;
-        stats.prefix = Some(figures);
+        stats.spill_bytes = self.scratch_bytes + runs.bytes();
+        stats.prefix = Some(self.figures.clone());
         Ok(())
+    }
+}
+
+impl Drop for PrefixIndex {
+    /// An index `auto` built and did not use leaves no scratch behind.
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.lists);
+        let _ = std::fs::remove_file(&self.prefixes);
+    }
+}
+
+/// Exact counting by prefix filtering, from an index `auto` already built
+/// or from scratch.
+pub struct PrefixCounting {
+    pub index: std::cell::Cell<Option<PrefixIndex>>,
+}
+
+impl CountingMethod for PrefixCounting {
+    fn count(
+        &self,
+        input: &CountInput<'_>,
+        stats: &mut PairsStats,
+        emit: &mut dyn FnMut(Overlap) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        let mut index = match self.index.take() {
+            Some(index) => index,
+            None => PrefixIndex::build(input)?,
+        };
+        index.count(input, stats, emit)
     }
 }
 
@@ -229,6 +300,7 @@ fn write_lists(
             starts[doc + 1] = lw.count();
             next = doc + 1;
             figures.long_documents += 1;
+            figures.postings_in_long_lists += list.len() as u64;
             let prefix = list.len() - t + 1;
             figures.prefix_postings += prefix as u64;
             for p in &list[..prefix] {
