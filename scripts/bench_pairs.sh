@@ -47,7 +47,7 @@ echo "bench_pairs: fingerprint $corpus --chunk $chunk" >&2
 "$bin" fingerprint "$corpus" --out "$out" --chunk "$chunk" --memory "$memory" -q
 "$bin" exact "$out" --memory "$memory" -q
 
-methods=("sort" "coarse --coarse coarse-count" "coarse --coarse multi-hash:2" "coarse --coarse multi-hash:3" "coarse --coarse multi-scan-shared:2" "coarse --coarse defer-count" "coarse --coarse multi-stage")
+methods=("sort" "prefix" "coarse --coarse coarse-count" "coarse --coarse multi-hash:2" "coarse --coarse multi-hash:3" "coarse --coarse multi-scan-shared:2" "coarse --coarse defer-count" "coarse --coarse multi-stage")
 results="$work/pairs-results.jsonl"
 : > "$results"
 reference=""

@@ -5,22 +5,60 @@
 //! candidates from the start.
 
 use std::collections::HashSet;
+use std::hash::{BuildHasher, Hasher};
 
-use super::{Bitmap, CoarseStats, Route, Scans, Selection, bucket, pilot};
+use super::{Bitmap, CoarseStats, Route, Scans, Selection, bucket, mix, pilot};
 use crate::pairs::aggregate::{self, PairFilter, pack};
 
 /// Sampled sightings a pair needs to be deferred. With one group in 16
-/// sampled, a pair seen 4 times shares about 64 fingerprints; a light pair
-/// (F < T) is seen that often only by rare chance.
-const MIN_HITS: u32 = 4;
+/// sampled, a pair seen 8 times shares about 128 fingerprints: deferring
+/// is for the pairs far above T, whose weight alone makes a bucket heavy.
+/// Pages of one site share their template, so pairs just below T are
+/// legion; at 4 sightings, on a 1 GB crawl at T = 25, 103,024 of the
+/// 110,271 deferred pairs were such light pairs, each a false positive.
+const MIN_HITS: u32 = 8;
 
 /// Bytes the deferred set may take, as a share of the budget: an entry of
 /// a `HashSet<u64>` costs about 16 bytes with its overhead.
 const DEFERRED_SHARE: u64 = 16;
 
+/// The deferred pairs. Both scans look up every pair in it, so it hashes
+/// with [`mix`]: SipHash, the default, cost more than all the rest of a
+/// scan's work per pair (a 1 GB crawl's scans took 72 and 82 s with it),
+/// and a set of document pairs needs no defence against chosen keys.
+type Deferred = HashSet<u64, PairHash>;
+
+#[derive(Clone, Copy, Default)]
+struct PairHash;
+
+impl BuildHasher for PairHash {
+    type Hasher = PairHasher;
+    fn build_hasher(&self) -> PairHasher {
+        PairHasher(0)
+    }
+}
+
+struct PairHasher(u64);
+
+impl Hasher for PairHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 ^= n;
+    }
+
+    fn finish(&self) -> u64 {
+        mix(self.0)
+    }
+}
+
 /// Every pair but the deferred ones, into one array.
 struct NotDeferred<'a> {
-    deferred: &'a HashSet<u64>,
+    deferred: &'a Deferred,
     m: u64,
 }
 
@@ -35,7 +73,7 @@ impl Route for NotDeferred<'_> {
 
 /// Deferred pairs, and pairs whose bucket is heavy.
 pub(super) struct DeferredOrHeavy {
-    deferred: HashSet<u64>,
+    deferred: Deferred,
     bitmap: Bitmap,
     m: u64,
     deferred_true: u64,
@@ -83,7 +121,7 @@ pub(super) fn select(scans: &mut Scans<'_>) -> anyhow::Result<DeferredOrHeavy> {
 /// The pilot: the sampled pairs go through the same spilled aggregation as
 /// the verification scan, in parallel and deterministic; the pairs seen
 /// often enough are kept, at most `max` of them, most sightings first.
-fn heavy_looking(scans: &mut Scans<'_>, max: usize) -> anyhow::Result<HashSet<u64>> {
+fn heavy_looking(scans: &mut Scans<'_>, max: usize) -> anyhow::Result<Deferred> {
     let input = scans.input;
     let dir = input.scratch.join("pilot");
     std::fs::create_dir_all(&dir).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;

@@ -367,12 +367,18 @@ impl Bitmap {
 /// mapped to `0..m` by multiply-shift (no division).
 #[inline]
 fn bucket(pair: u64, a: u32, m: u64) -> usize {
-    let mut z =
-        (pair ^ u64::from(a + 1).wrapping_mul(0xD6E8_FEB8_6659_FD93)).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let z = mix(pair ^ u64::from(a + 1).wrapping_mul(0xD6E8_FEB8_6659_FD93));
+    ((u128::from(z) * u128::from(m)) >> 64) as usize
+}
+
+/// The splitmix64 finalizer: every bit of `x` reaches every bit of the
+/// result.
+#[inline]
+fn mix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^= z >> 31;
-    ((u128::from(z) * u128::from(m)) >> 64) as usize
+    z ^ (z >> 31)
 }
 
 /// The smallest counter array chosen by default; below it nearly every
