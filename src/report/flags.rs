@@ -1,0 +1,293 @@
+//! `flags.csv`: per-document double-content flags in YaCy's spirit, for
+//! ranking systems that push copies down.
+//!
+//! | column | meaning |
+//! |---|---|
+//! | `www_unique`, `http_unique` | YaCy's URL flags (see [`super::aliases::UrlUnique`]) |
+//! | `exact_signature_unique` | the first document (smallest docID) with its normalized text: the exact group's center |
+//! | `exact_signature_copycount` | documents with the same text, itself included (YaCy: "count of not-unique-flagged documents + 1") |
+//! | `fuzzy_signature` | YaCy's profile signature ([`super::signature`]), MD5 as hex |
+//! | `fuzzy_signature_unique`, `fuzzy_signature_copycount` | the same two for the fuzzy signature |
+//! | `title_unique` | the first document of its host with its title (YaCy compares titles within a host); empty without a title |
+//! | `near_replica_count` | other documents that are exact copies or share >= T chunks with it (its center linked in the Overlap table), not counting chains |
+//!
+//! Signature columns are empty for empty documents, and the fuzzy ones
+//! also where the text could not be read again (standard input, a moved
+//! input, a record inside a whole-file gzip member is still read in order).
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use rayon::prelude::*;
+use serde::Serialize;
+use xxhash_rust::xxh3::xxh3_64;
+
+use super::aliases::UrlUnique;
+use super::input::{Docs, EMPTY, for_each_doc, parse_source};
+use super::signature;
+use crate::extract;
+use crate::progress::Progress;
+use crate::read::{self, Item, RawDoc, ReadOptions};
+use crate::store;
+
+/// How the fuzzy signature is computed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FuzzyConfig {
+    pub min_token_len: usize,
+    pub quant_rate: f64,
+}
+
+impl Default for FuzzyConfig {
+    fn default() -> FuzzyConfig {
+        FuzzyConfig { min_token_len: signature::MIN_TOKEN_LEN, quant_rate: signature::QUANT_RATE }
+    }
+}
+
+/// Documents flagged not unique, for report.json.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct FlagCounts {
+    pub min_token_len: usize,
+    pub quant_rate: f64,
+    /// Documents whose text was read again for the fuzzy signature.
+    pub fuzzy_signatures: u64,
+    pub www_not_unique: u64,
+    pub http_not_unique: u64,
+    pub exact_signature_not_unique: u64,
+    pub fuzzy_signature_not_unique: u64,
+    pub title_not_unique: u64,
+}
+
+/// First-of-its-kind and group size for one signature per document.
+struct Uniqueness {
+    first: Vec<bool>,
+    count: Vec<u32>,
+}
+
+/// Sorts `(key, doc)` and marks, per document, whether it is the smallest
+/// docID of its key and how many documents share the key.
+fn uniqueness<K: Ord + Copy>(n: usize, mut keyed: Vec<(K, u32)>) -> Uniqueness {
+    let mut u = Uniqueness { first: vec![false; n], count: vec![0; n] };
+    keyed.sort_unstable();
+    for group in keyed.chunk_by(|a, b| a.0 == b.0) {
+        u.first[group[0].1 as usize] = true;
+        for &(_, d) in group {
+            u.count[d as usize] = group.len() as u32;
+        }
+    }
+    u
+}
+
+/// Records read again per parallel batch.
+const BATCH_DOCS: usize = 256;
+const BATCH_BYTES: usize = 16 << 20;
+
+/// The fuzzy signature of every document whose text can be read again,
+/// reading each input once, in order, and matching records to docs.csv by
+/// offset.
+pub fn fuzzy_signatures(
+    docs_csv: &Path,
+    read_opts: &ReadOptions,
+    cfg: FuzzyConfig,
+    progress: &Progress,
+) -> anyhow::Result<Vec<Option<u128>>> {
+    let mut sigs: Vec<Option<u128>> = Vec::new();
+    let mut cursor = Cursor { path: None, reader: None, next: None };
+    let mut batch: Vec<(u32, RawDoc)> = Vec::new();
+    let mut batch_bytes = 0usize;
+    let flush = |batch: &mut Vec<(u32, RawDoc)>, sigs: &mut Vec<Option<u128>>| {
+        let done: Vec<(u32, Option<u128>)> = batch
+            .par_drain(..)
+            .map(|(doc, raw)| {
+                let sig = extract::extract(&raw)
+                    .ok()
+                    .filter(|t| !t.text.is_empty())
+                    .map(|t| signature::fuzzy(&t.text, cfg.min_token_len, cfg.quant_rate));
+                (doc, sig)
+            })
+            .collect();
+        for (doc, sig) in done {
+            sigs[doc as usize] = sig;
+        }
+    };
+    for_each_doc(docs_csv, |row| {
+        sigs.push(None);
+        if row.center.is_none() {
+            return Ok(());
+        }
+        let Some((path, offset)) = parse_source(row.source) else { return Ok(()) };
+        if let Some(raw) = cursor.record(&path, offset, read_opts, progress) {
+            batch_bytes += raw.body.len();
+            batch.push((row.doc, raw));
+            if batch.len() >= BATCH_DOCS || batch_bytes >= BATCH_BYTES {
+                flush(&mut batch, &mut sigs);
+                batch_bytes = 0;
+            }
+        }
+        Ok(())
+    })?;
+    flush(&mut batch, &mut sigs);
+    Ok(sigs)
+}
+
+/// An input being read again, front to back.
+struct Cursor {
+    path: Option<PathBuf>,
+    reader: Option<Box<dyn read::Reader>>,
+    /// A record read past the last one asked for.
+    next: Option<RawDoc>,
+}
+
+impl Cursor {
+    /// The record at `offset` of `path`, reading forward; `None` when the
+    /// input cannot be read again or has no document there.
+    fn record(
+        &mut self,
+        path: &Path,
+        offset: u64,
+        opts: &ReadOptions,
+        progress: &Progress,
+    ) -> Option<RawDoc> {
+        if self.path.as_deref() != Some(path) {
+            self.path = Some(path.to_path_buf());
+            self.next = None;
+            self.reader = if path == Path::new("-") {
+                None
+            } else {
+                match read::open(path, opts) {
+                    Ok(r) => Some(r),
+                    Err(e) => {
+                        progress.warn(&format!("no fuzzy signatures for {}: {e:#}", path.display()));
+                        None
+                    }
+                }
+            };
+        }
+        loop {
+            if let Some(raw) = self.next.take() {
+                if raw.offset == offset {
+                    return Some(raw);
+                }
+                if raw.offset > offset {
+                    self.next = Some(raw);
+                    return None;
+                }
+            }
+            match self.reader.as_mut()?.next_item() {
+                Ok(Some(Item::Doc(raw))) => self.next = Some(raw),
+                Ok(Some(Item::Skip(_))) => {}
+                Ok(None) => {
+                    self.reader = None;
+                    return None;
+                }
+                Err(e) => {
+                    progress.warn(&format!("no more fuzzy signatures for {}: {e}", path.display()));
+                    self.reader = None;
+                    return None;
+                }
+            }
+        }
+    }
+}
+
+/// Computes every flag and writes `flags.csv`.
+pub fn write_csv(
+    path: &Path,
+    docs_csv: &Path,
+    docs: &Docs,
+    near_count: &[u32],
+    fuzzy: &[Option<u128>],
+) -> anyhow::Result<FlagCounts> {
+    let n = docs.len();
+    let fuzzy_u =
+        uniqueness(n, fuzzy.iter().enumerate().filter_map(|(d, s)| s.map(|s| (s, d as u32))).collect());
+    let mut titled: Vec<((u32, u64), u32)> = Vec::new();
+    for_each_doc(docs_csv, |row| {
+        if !row.title.is_empty() {
+            titled.push(((docs.host[row.doc as usize], xxh3_64(row.title.as_bytes())), row.doc));
+        }
+        Ok(())
+    })?;
+    let has_title: Vec<u32> = titled.iter().map(|t| t.1).collect();
+    let title_u = uniqueness(n, titled);
+    let urls = UrlUnique::load(docs_csv)?;
+
+    let mut counts = FlagCounts::default();
+    let tmp = store::temp_path(path);
+    let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+    let mut w = csv::Writer::from_writer(BufWriter::with_capacity(1 << 16, file));
+    let err = || format!("cannot write {}", tmp.display());
+    w.write_record([
+        "doc_id",
+        "url",
+        "www_unique",
+        "http_unique",
+        "exact_signature_unique",
+        "exact_signature_copycount",
+        "fuzzy_signature",
+        "fuzzy_signature_unique",
+        "fuzzy_signature_copycount",
+        "title_unique",
+        "near_replica_count",
+    ])
+    .with_context(err)?;
+    let flag = |b: bool| if b { "true" } else { "false" }.to_string();
+    let mut titles = has_title.into_iter().peekable();
+    for_each_doc(docs_csv, |row| {
+        let d = row.doc as usize;
+        let (www, http) = urls.flags(row.url);
+        counts.www_not_unique += u64::from(!www);
+        counts.http_not_unique += u64::from(!http);
+        let center = docs.center[d];
+        let (exact_unique, exact_count, near) = if center == EMPTY {
+            (String::new(), String::new(), String::new())
+        } else {
+            counts.exact_signature_not_unique += u64::from(center != row.doc);
+            (flag(center == row.doc), docs.exact_size(row.doc).to_string(), near_count[d].to_string())
+        };
+        let (sig, sig_unique, sig_count) = match fuzzy[d] {
+            None => (String::new(), String::new(), String::new()),
+            Some(s) => {
+                counts.fuzzy_signatures += 1;
+                counts.fuzzy_signature_not_unique += u64::from(!fuzzy_u.first[d]);
+                (format!("{s:032x}"), flag(fuzzy_u.first[d]), fuzzy_u.count[d].to_string())
+            }
+        };
+        let title = if titles.next_if_eq(&row.doc).is_some() {
+            counts.title_not_unique += u64::from(!title_u.first[d]);
+            flag(title_u.first[d])
+        } else {
+            String::new()
+        };
+        w.write_record([
+            row.doc.to_string().as_str(),
+            row.url,
+            &flag(www),
+            &flag(http),
+            &exact_unique,
+            &exact_count,
+            &sig,
+            &sig_unique,
+            &sig_count,
+            &title,
+            &near,
+        ])
+        .with_context(err)
+    })?;
+    w.into_inner().map_err(|e| e.into_error()).with_context(err)?;
+    store::commit(path)?;
+    Ok(counts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_and_count_per_key() {
+        let u = uniqueness(5, vec![(7u64, 3), (7, 1), (9, 0), (7, 4)]);
+        assert_eq!(u.first, vec![true, true, false, false, false]);
+        assert_eq!(u.count, vec![1, 3, 0, 3, 3]);
+    }
+}
