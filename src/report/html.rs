@@ -182,6 +182,9 @@ fn chart(exact: &Histogram, near: &Histogram) -> String {
         .enumerate()
         {
             let x = x0 + k as f64 * (bar + slot * 0.04);
+            if n == 0 {
+                continue;
+            }
             let yy = y(p);
             let _ = writeln!(
                 s,
