@@ -12,8 +12,9 @@
 //! | `near_replica_count` | other documents that are exact copies or share >= T chunks with it (its center linked in the Overlap table), not counting chains |
 //!
 //! Signature columns are empty for empty documents, and the fuzzy ones
-//! also where the text could not be read again (standard input, a moved
-//! input, a record inside a whole-file gzip member is still read in order).
+//! also where the text could not be read again (standard input, an input
+//! moved or changed since the fingerprint stage). Inputs are read again
+//! front to back, so whole-file gzip inputs are read as well.
 
 use std::fs::File;
 use std::io::BufWriter;

@@ -5,9 +5,13 @@
 //! It reads what the earlier stages wrote (`docs.csv`, `overlap.csv`,
 //! `stats.json`) and, for the fuzzy signatures only, the inputs again.
 //! Memory grows with the documents (a few arrays of four or eight bytes
-//! each), never with the Overlap table, which is streamed: once for
+//! each), not with the Overlap table, which is streamed: once for
 //! components, savings and near-replica counts, once each for host
-//! overlap, alias content and group diameters.
+//! overlap, alias content and group diameters. Two structures depend on
+//! the links: the host overlap's (exact group, host) entries, eight bytes
+//! for each host holding a replica of a group, and the links of the
+//! groups whose diameter is measured, held a batch within a quarter of
+//! `--memory` at a time.
 //!
 //! Outputs: `report.json` (below), `groups.csv` ([`groups`]), `hosts.csv`
 //! ([`hosts`]), `aliases.csv` ([`aliases`]), `flags.csv` ([`flags`]) and
@@ -15,27 +19,8 @@
 //!
 //! # report.json
 //!
-//! Keys are stable; percentages are rounded to four decimals.
-//!
-//! | key | meaning |
-//! |---|---|
-//! | `chunk`, `threshold` | the run's chunking and T |
-//! | `documents`, `empty_documents`, `bytes` | all documents, those without text, and their payload bytes |
-//! | `exact.groups`, `exact.documents_in_groups`, `exact.copies` | exact groups of two or more, their documents, and their non-center documents |
-//! | `near.pairs` | Overlap-table rows |
-//! | `near.groups`, `near.documents_in_groups`, `near.largest_group`, `near.chained_groups` | components of two or more documents (see below) |
-//! | `histogram.bins` | `1`, `2`, `3`, `4-10`, `11-100`, `101-1000`, `>1000` |
-//! | `histogram.exact.documents`, `.percent` | non-empty documents per bin of their exact group size |
-//! | `histogram.near.documents`, `.percent` | non-empty documents per bin of their component size |
-//! | `histogram.exact_replicated_percent`, `.near_replicated_percent` | non-empty documents with at least one replica besides themselves |
-//! | `savings.rule` | the rule in words |
-//! | `savings.exact`, `savings.near` | `pages`, `pages_percent`, `bytes`, `bytes_percent` a recrawl could skip ([`savings`]) |
-//! | `groups.chain_rule` | the chaining rule in words |
-//! | `groups.top` | the largest groups, as rows of groups.csv |
-//! | `hosts.host_pairs`, `hosts.mirror_pairs`, `hosts.mirror_rule` | host pairs with replication, and mirrors among them |
-//! | `hosts.mirrors` | the mirror pairs, as rows of hosts.csv, most covered first |
-//! | `aliases.www`, `.scheme`, `.index`, `.query` | `pairs`, and how many are `exact`, `near`, `different`, `empty` |
-//! | `flags` | `min_token_len`, `quant_rate`, `fuzzy_signatures` computed, and documents flagged not unique: `www_not_unique`, `http_not_unique`, `exact_signature_not_unique`, `fuzzy_signature_not_unique`, `title_not_unique` |
+//! Its keys are stable, for pipelines; they are documented in one place,
+//! the README's "The crawl audit", and [`Report`] is their one source.
 //!
 //! A document's near-replicas are its connected component in the graph
 //! whose links are exact copies and Overlap-table pairs: the paper counts
@@ -83,7 +68,7 @@ pub struct ReportConfig {
     pub memory: u64,
 }
 
-/// Everything report.json holds; see the module documentation.
+/// Everything report.json holds (keys documented in the README).
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
     pub overlap_version: String,
