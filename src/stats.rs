@@ -129,6 +129,7 @@ pub struct PairsStats {
 #[serde(default)]
 pub struct ReportStats {
     pub documents: u64,
+    pub empty_documents: u64,
     /// Non-empty documents with an exact copy elsewhere, in percent.
     pub exact_copy_percent: f64,
     /// Non-empty documents with a near-replica (or exact copy), in percent.
@@ -219,16 +220,23 @@ impl Summary for PairsStats {
 }
 
 impl Summary for ReportStats {
+    /// A few lines: the figures a crawl's owner asks for first.
     fn summary(&self) -> String {
         format!(
-            "report: {} documents; {:.1}% have an exact copy, {:.1}% a near-replica; \
-             a recrawl could skip {:.1}% of pages (exact copies) or {:.1}% (near-replicas too); in {:.1} s",
+            "report: {} documents ({} empty) in {:.1} s\n  \
+             {:.1}% have an exact copy, {:.1}% a near-replica\n  \
+             a recrawl could skip {:.1}% of pages keeping one copy of each exact group, {:.1}% skipping near-replicas too\n  \
+             {} replica groups, {} mirrored host pairs, {} URL alias pairs: see report.html",
             self.documents,
+            self.empty_documents,
+            self.seconds,
             self.exact_copy_percent,
             self.near_replica_percent,
             self.savings_exact_percent,
             self.savings_near_percent,
-            self.seconds
+            self.groups,
+            self.mirror_host_pairs,
+            self.alias_pairs
         )
     }
 }

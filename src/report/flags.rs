@@ -89,11 +89,13 @@ const BATCH_BYTES: usize = 16 << 20;
 /// offset.
 pub fn fuzzy_signatures(
     docs_csv: &Path,
+    documents: u64,
     read_opts: &ReadOptions,
     cfg: FuzzyConfig,
     progress: &Progress,
 ) -> anyhow::Result<Vec<Option<u128>>> {
-    let mut sigs: Vec<Option<u128>> = Vec::new();
+    let bar = progress.items("report", documents, "texts");
+    let mut sigs: Vec<Option<u128>> = Vec::with_capacity(documents as usize);
     let mut cursor = Cursor { path: None, reader: None, next: None };
     let mut batch: Vec<(u32, RawDoc)> = Vec::new();
     let mut batch_bytes = 0usize;
@@ -111,6 +113,7 @@ pub fn fuzzy_signatures(
         for (doc, sig) in done {
             sigs[doc as usize] = sig;
         }
+        bar.set_position(sigs.len() as u64);
     };
     for_each_doc(docs_csv, |row| {
         sigs.push(None);
@@ -129,6 +132,7 @@ pub fn fuzzy_signatures(
         Ok(())
     })?;
     flush(&mut batch, &mut sigs);
+    bar.finish_and_clear();
     Ok(sigs)
 }
 

@@ -62,6 +62,11 @@ fn num(n: u64) -> String {
     out
 }
 
+/// `n` and the noun in the number it needs.
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{} {}", num(n), if n == 1 { one } else { many })
+}
+
 /// A byte count in readable units.
 fn bytes(n: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
@@ -107,11 +112,11 @@ pub fn render(r: &Report) -> String {
     );
     savings(&mut h, r);
     groups(&mut h, r);
-    h.push_str("<div class=\"grid2\">\n");
     mirrors(&mut h, r);
+    h.push_str("<div class=\"grid2\">\n");
     aliases(&mut h, r);
-    h.push_str("</div>\n");
     flags(&mut h, r);
+    h.push_str("</div>\n");
     h.push_str(
         "<footer>Tables: groups.csv, hosts.csv, aliases.csv, flags.csv &middot; figures: report.json</footer>\n</main>\n</body>\n</html>\n",
     );
@@ -242,11 +247,15 @@ fn groups(h: &mut String, r: &Report) {
     let _ = writeln!(
         h,
         "<section>\n<h2>Largest replica groups</h2>\n<p class=\"note\" style=\"margin:0 0 10px\">{} groups of two or more \
-         documents hold {} documents; the largest has {}. {} look chained.</p>",
+         documents hold {} documents; the largest has {}. {} chained.</p>",
         num(r.near.groups),
         num(r.near.documents_in_groups),
         num(r.near.largest_group),
-        num(r.near.chained_groups)
+        if r.near.chained_groups == 1 {
+            "One looks".to_string()
+        } else {
+            format!("{} look", num(r.near.chained_groups))
+        }
     );
     if r.groups.top.is_empty() {
         h.push_str("<p class=\"empty\">No document has a replica.</p>\n</section>\n");
@@ -275,14 +284,15 @@ fn groups(h: &mut String, r: &Report) {
 fn mirrors(h: &mut String, r: &Report) {
     let _ = writeln!(
         h,
-        "<section>\n<h2>Mirrored hosts</h2>\n<p class=\"note\" style=\"margin:0 0 10px\">{} host pairs share replicas; {} are mirrors.</p>",
-        num(r.hosts.host_pairs),
-        num(r.hosts.mirror_pairs)
+        "<section>\n<h2>Mirrored hosts</h2>\n<p class=\"note\" style=\"margin:0 0 10px\">{} share replicas; {} {}.</p>",
+        plural(r.hosts.host_pairs, "host pair", "host pairs"),
+        num(r.hosts.mirror_pairs),
+        if r.hosts.mirror_pairs == 1 { "is a mirror" } else { "are mirrors" }
     );
     if r.hosts.mirrors.is_empty() {
         h.push_str("<p class=\"empty\">No mirrored hosts.</p>\n");
     } else {
-        h.push_str("<table>\n<tr><th>host A</th><th>host B</th><th class=\"n\">A on B</th><th class=\"n\">B on A</th></tr>\n");
+        h.push_str("<table>\n<tr><th>host A</th><th>host B</th><th class=\"n\">of A replicated on B</th><th class=\"n\">of B replicated on A</th></tr>\n");
         for m in &r.hosts.mirrors {
             let _ = writeln!(
                 h,
@@ -334,13 +344,13 @@ fn flags(h: &mut String, r: &Report) {
     let f = &r.flags;
     let _ = writeln!(
         h,
-        "<section>\n<h2>Double-content flags (flags.csv)</h2>\n<table>\n<tr><th>flag</th><th class=\"n\">documents flagged not unique</th></tr>\n\
+        "<section>\n<h2>Double-content flags</h2>\n<table>\n<tr><th>flag</th><th class=\"n\">not unique</th></tr>\n\
          <tr><td><code>www_unique</code></td><td class=\"n\">{}</td></tr>\n\
          <tr><td><code>http_unique</code></td><td class=\"n\">{}</td></tr>\n\
          <tr><td><code>exact_signature_unique</code></td><td class=\"n\">{}</td></tr>\n\
          <tr><td><code>fuzzy_signature_unique</code></td><td class=\"n\">{}</td></tr>\n\
          <tr><td><code>title_unique</code></td><td class=\"n\">{}</td></tr>\n</table>\n\
-         <p class=\"note\">After YaCy's double-content detection. Fuzzy signatures of {} documents, MIN_TOKEN_LEN&nbsp;=&nbsp;{}, \
+         <p class=\"note\">Per document in flags.csv, after YaCy's double-content detection. Fuzzy signatures of {} documents, MIN_TOKEN_LEN&nbsp;=&nbsp;{}, \
          QUANT_RATE&nbsp;=&nbsp;{}.</p>\n</section>",
         num(f.www_not_unique),
         num(f.http_not_unique),

@@ -155,6 +155,7 @@ pub fn run(out: &OutDir, cfg: &ReportConfig, progress: &Progress) -> anyhow::Res
     store::write_atomic(&out.report_html(), html::render(&report).as_bytes())?;
     let mut stats = ReportStats {
         documents: report.documents,
+        empty_documents: report.empty_documents,
         exact_copy_percent: report.histogram.exact_replicated_percent,
         near_replica_percent: report.histogram.near_replicated_percent,
         savings_exact_percent: report.savings.exact.pages_percent,
@@ -274,7 +275,7 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress) -> anyhow::Resul
     drop(alias_pairs);
 
     let read_opts = pairs::read_options(out)?;
-    let fuzzy = flags::fuzzy_signatures(&docs_csv, &read_opts, cfg.fuzzy, progress)?;
+    let fuzzy = flags::fuzzy_signatures(&docs_csv, n as u64, &read_opts, cfg.fuzzy, progress)?;
     let mut flag_counts = flags::write_csv(&out.flags(), &docs_csv, &docs, &near_count, &fuzzy)?;
     flag_counts.min_token_len = cfg.fuzzy.min_token_len;
     flag_counts.quant_rate = cfg.fuzzy.quant_rate;
