@@ -184,6 +184,11 @@ def main():
             c.eq(f"histogram.{name}.percent[{k}]", h[name]["percent"][k], pct(bins[k], len(nonempty)))
         c.eq(f"histogram.{name}_replicated_percent", h[f"{name}_replicated_percent"], pct(len(nonempty) - bins[0], len(nonempty)))
 
+    run = report["runs"][0]
+    c.eq("runs[0].chunk", run["chunk"], report["chunk"])
+    c.eq("runs[0].near.documents", run["near"]["documents"], near_bins)
+    c.eq("runs[0].near_replicated_percent", run["near_replicated_percent"], pct(len(nonempty) - near_bins[0], len(nonempty)))
+
     # Savings: exact, then greedy in docID order.
     byte = [int(d["bytes"]) for d in docs]
     total_bytes = sum(byte)
@@ -199,6 +204,7 @@ def main():
             kept.add(d)
     exact_skip = [d for d in nonempty if center[d] != d]
     near_skip = [d for d in range(n) if d not in kept]
+    c.eq("runs[0].savings_near.pages", run["savings_near"]["pages"], len(near_skip))
     for name, skip in (("exact", exact_skip), ("near", near_skip)):
         s = report["savings"][name]
         c.eq(f"savings.{name}.pages", s["pages"], len(skip))

@@ -93,6 +93,11 @@ struct PairsArgs {
 struct ReportArgs {
     /// Output directory of `overlap pairs`.
     dir: PathBuf,
+    /// Output directories of other runs over the same inputs (other chunkings or thresholds),
+    /// each with its own report: their near-replica histograms and savings are shown beside
+    /// this run's.
+    #[arg(long, value_name = "DIR", num_args = 1..)]
+    compare: Vec<PathBuf>,
     #[command(flatten)]
     audit: AuditArgs,
     #[command(flatten)]
@@ -276,9 +281,10 @@ impl CountArgs {
 }
 
 impl AuditArgs {
-    fn config(&self, memory: ByteSize) -> ReportConfig {
+    fn config(&self, memory: ByteSize, compare: &[PathBuf]) -> ReportConfig {
         ReportConfig {
             fuzzy: FuzzyConfig { min_token_len: self.min_token_len, quant_rate: self.quant_rate },
+            compare: compare.to_vec(),
             memory: memory.0,
         }
     }
@@ -310,7 +316,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             report(&progress, fingerprint::run(&out, &args.input.config(memory), &progress)?);
             report(&progress, exact::run(&out, memory.0, &progress)?);
             report(&progress, pairs::run(&out, &args.count.config(memory), &progress)?);
-            report(&progress, report::run(&out, &args.audit.config(memory), &progress)?);
+            report(&progress, report::run(&out, &args.audit.config(memory, &[]), &progress)?);
             Ok(())
         }
         Command::Fingerprint(args) => {
@@ -335,7 +341,10 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Report(args) => {
             args.resources.apply()?;
             let out = existing(&args.dir)?;
-            report(&progress, report::run(&out, &args.audit.config(args.resources.memory), &progress)?);
+            report(
+                &progress,
+                report::run(&out, &args.audit.config(args.resources.memory, &args.compare), &progress)?,
+            );
             Ok(())
         }
         Command::Dump(args) => {

@@ -266,3 +266,35 @@ fn damaged_inputs_are_errors_naming_file_and_line() {
     assert_eq!(res.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&res.stderr).contains("pairs"));
 }
+
+#[test]
+fn runs_with_other_chunkings_are_shown_side_by_side() {
+    let tmp = tempdir();
+    let a = run_crawl(&tmp.path().join("a"), &[]);
+    // Whole documents as one chunk: only exact copies share a chunk, and
+    // T = 1 makes no pair (copies are removed before counting).
+    let b = tmp.path().join("b");
+    overlap_ok(["run", CRAWL, "--chunk", "doc", "-T", "1", "-q", "--out", &arg(&b)]);
+    overlap_ok(["report", &arg(&a), "-q", "--compare", &arg(&b)]);
+    let r = report_json(&a);
+    let runs = r["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!((runs[0]["chunk"].as_str(), runs[1]["chunk"].as_str()), (Some("lines:4:4"), Some("doc")));
+    assert_eq!(u64s(&runs[0]["near"]["documents"]), [5, 8, 18, 4, 0, 0, 0]);
+    assert_eq!(
+        u64s(&runs[1]["near"]["documents"]),
+        u64s(&r["histogram"]["exact"]["documents"]),
+        "doc chunks: exact only"
+    );
+    assert_eq!(runs[1]["savings_near"]["pages"], 9);
+    let html = fs::read_to_string(a.join("report.html")).unwrap();
+    assert!(html.contains("near-replicas: doc, T = 1"));
+    assert!(check_script(&a).status.success());
+
+    // A run over another crawl is refused.
+    let other = tmp.path().join("other");
+    overlap_ok(["run", "testdata/sample.warc.gz", "-q", "--out", &arg(&other)]);
+    let res = overlap(["report", &arg(&a), "-q", "--compare", &arg(&other)]);
+    assert_eq!(res.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&res.stderr).contains("other inputs"));
+}

@@ -1,7 +1,7 @@
 //! The replica histogram (the paper's Figure 1): for each non-empty
 //! document, how many replicas it has counting itself, binned.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Bin labels, in order.
 pub const BINS: [&str; 7] = ["1", "2", "3", "4-10", "11-100", "101-1000", ">1000"];
@@ -21,7 +21,7 @@ pub fn bin(replicas: u32) -> usize {
 
 /// Documents per bin, and the same as percentages of the documents
 /// counted.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Histogram {
     pub documents: [u64; 7],
     pub percent: [f64; 7],

@@ -33,6 +33,9 @@ td.url { word-break:break-all; color:#2b4a75; }
 footer { color:var(--muted); font-size:12px; text-align:center; margin-top:18px; }
 "#;
 
+/// Bar colors of the near-replica series, this run's first.
+const NEAR_COLORS: [&str; 4] = ["var(--near)", "#2a9d8f", "#e9a23b", "#9b72cf"];
+
 /// Escapes text for HTML content and attribute values.
 pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -100,15 +103,25 @@ pub fn render(r: &Report) -> String {
         escape(&r.overlap_version)
     );
     cards(&mut h, r);
+    let mut series = vec![("exact copies".to_string(), &r.histogram.exact, "var(--exact)")];
+    for (k, run) in r.runs.iter().enumerate() {
+        let name = format!("near-replicas: {}, T = {}", run.chunk, run.threshold);
+        series.push((name, &run.near, NEAR_COLORS[k % NEAR_COLORS.len()]));
+    }
     let _ = writeln!(
         h,
-        "<section>\n<h2>Replicas per document</h2>\n<div class=\"legend\"><span><i style=\"background:var(--exact)\"></i>exact copies</span>\
-         <span><i style=\"background:var(--near)\"></i>near-replicas (share &ge; {} chunks, transitively)</span></div>\n{}\
+        "<section>\n<h2>Replicas per document</h2>\n<div class=\"legend\">{}</div>\n{}\
          <p class=\"note\">For each non-empty document, the number of replicas counting itself, as a percentage of documents \
          (after Shivakumar &amp; Garcia-Molina, Figure&nbsp;1). Near-replicas are the document's connected component over exact \
          copies and pairs sharing at least T chunks.</p>\n</section>",
-        r.threshold,
-        chart(&r.histogram.exact, &r.histogram.near)
+        series
+            .iter()
+            .map(|(name, _, color)| format!(
+                "<span><i style=\"background:{color}\"></i>{}</span>",
+                escape(name)
+            ))
+            .collect::<String>(),
+        chart(&series)
     );
     savings(&mut h, r);
     groups(&mut h, r);
@@ -139,12 +152,12 @@ fn cards(h: &mut String, r: &Report) {
 }
 
 /// The grouped bar chart: exact and near side by side for every bin.
-fn chart(exact: &Histogram, near: &Histogram) -> String {
+fn chart(series: &[(String, &Histogram, &str)]) -> String {
     let (w, ht) = (980.0, 300.0);
     let (left, right, top, bottom) = (48.0, 12.0, 16.0, 44.0);
     let plot_w = w - left - right;
     let plot_h = ht - top - bottom;
-    let max = exact.percent.iter().chain(&near.percent).copied().fold(0.0f64, f64::max);
+    let max = series.iter().flat_map(|(_, h, _)| h.percent).fold(0.0f64, f64::max);
     let step = if max > 50.0 {
         20.0
     } else if max > 20.0 {
@@ -176,17 +189,15 @@ fn chart(exact: &Histogram, near: &Histogram) -> String {
         t += step;
     }
     let slot = plot_w / BINS.len() as f64;
-    let bar = slot * 0.34;
+    let gap = slot * 0.04;
+    let bar = (slot * 0.72 - gap * (series.len() as f64 - 1.0)) / series.len() as f64;
+    // Value labels fit over bars up to three to a bin.
+    let labels = series.len() <= 3;
     for (i, label) in BINS.iter().enumerate() {
         let x0 = left + slot * i as f64 + slot * 0.14;
-        for (k, (p, n, color)) in [
-            (exact.percent[i], exact.documents[i], "var(--exact)"),
-            (near.percent[i], near.documents[i], "var(--near)"),
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            let x = x0 + k as f64 * (bar + slot * 0.04);
+        for (k, (name, h, color)) in series.iter().enumerate() {
+            let (p, n) = (h.percent[i], h.documents[i]);
+            let x = x0 + k as f64 * (bar + gap);
             if n == 0 {
                 continue;
             }
@@ -194,12 +205,18 @@ fn chart(exact: &Histogram, near: &Histogram) -> String {
             let _ = writeln!(
                 s,
                 "<rect x=\"{x:.1}\" y=\"{yy:.1}\" width=\"{bar:.1}\" height=\"{:.1}\" rx=\"2\" style=\"fill:{color}\">\
-                 <title>{label}: {n} documents ({p}%)</title></rect>\
-                 <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"#1d2430\" font-size=\"11\">{p:.1}</text>",
+                 <title>{}, {label}: {n} documents ({p}%)</title></rect>",
                 (top + plot_h - yy).max(0.0),
-                x + bar / 2.0,
-                yy - 4.0
+                escape(name)
             );
+            if labels {
+                let _ = writeln!(
+                    s,
+                    "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"#1d2430\" font-size=\"11\">{p:.1}</text>",
+                    x + bar / 2.0,
+                    yy - 4.0
+                );
+            }
         }
         let _ = writeln!(
             s,
@@ -223,24 +240,31 @@ fn chart(exact: &Histogram, near: &Histogram) -> String {
 }
 
 fn savings(h: &mut String, r: &Report) {
-    let s = &r.savings;
-    let _ = writeln!(
-        h,
+    h.push_str(
         "<section>\n<h2>What a recrawl could skip</h2>\n<table>\n<tr><th>keeping</th><th class=\"n\">pages skipped</th>\
-         <th class=\"n\">of pages</th><th class=\"n\">bytes skipped</th><th class=\"n\">of bytes</th></tr>\n\
-         <tr><td>one copy of each exact group</td><td class=\"n\">{}</td><td class=\"n\">{:.1}%</td><td class=\"n\">{}</td><td class=\"n\">{:.1}%</td></tr>\n\
-         <tr><td>one page per near-replica cluster (greedy)</td><td class=\"n\">{}</td><td class=\"n\">{:.1}%</td><td class=\"n\">{}</td><td class=\"n\">{:.1}%</td></tr>\n\
-         </table>\n<p class=\"note\">{}</p>\n</section>",
-        num(s.exact.pages),
-        s.exact.pages_percent,
-        bytes(s.exact.bytes),
-        s.exact.bytes_percent,
-        num(s.near.pages),
-        s.near.pages_percent,
-        bytes(s.near.bytes),
-        s.near.bytes_percent,
-        escape(s.rule)
+         <th class=\"n\">of pages</th><th class=\"n\">bytes skipped</th><th class=\"n\">of bytes</th></tr>\n",
     );
+    let row = |h: &mut String, what: &str, s: &super::savings::Skippable| {
+        let _ = writeln!(
+            h,
+            "<tr><td>{what}</td><td class=\"n\">{}</td><td class=\"n\">{:.1}%</td><td class=\"n\">{}</td>\
+             <td class=\"n\">{:.1}%</td></tr>",
+            num(s.pages),
+            s.pages_percent,
+            bytes(s.bytes),
+            s.bytes_percent
+        );
+    };
+    row(h, "one copy of each exact group", &r.savings.exact);
+    for run in &r.runs {
+        let what = format!(
+            "one page per near-replica cluster ({}, T&nbsp;=&nbsp;{})",
+            escape(&run.chunk),
+            run.threshold
+        );
+        row(h, &what, &run.savings_near);
+    }
+    let _ = writeln!(h, "</table>\n<p class=\"note\">{}</p>\n</section>", escape(r.savings.rule));
 }
 
 fn groups(h: &mut String, r: &Report) {

@@ -38,12 +38,13 @@ pub mod histogram;
 pub mod hosts;
 pub mod html;
 pub mod input;
+pub mod runs;
 pub mod savings;
 pub mod signature;
 
 use std::fs::File;
 use std::io::BufWriter;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use serde::Serialize;
@@ -64,6 +65,9 @@ pub const TOP_GROUPS: usize = 20;
 #[derive(Clone, Debug)]
 pub struct ReportConfig {
     pub fuzzy: FuzzyConfig,
+    /// Output directories of other runs over the same inputs, whose
+    /// near-replica figures are shown beside this run's.
+    pub compare: Vec<PathBuf>,
     /// Memory budget in bytes.
     pub memory: u64,
 }
@@ -85,6 +89,8 @@ pub struct Report {
     pub hosts: HostsSummary,
     pub aliases: AliasSummary,
     pub flags: flags::FlagCounts,
+    /// This run's near-replica figures, then those of the runs compared.
+    pub runs: Vec<runs::Run>,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -143,8 +149,12 @@ pub struct AliasSummary {
 
 /// Builds the report of `out` and writes its files.
 pub fn run(out: &OutDir, cfg: &ReportConfig, progress: &Progress) -> anyhow::Result<Outcome<ReportStats>> {
-    let flags = [cfg.fuzzy.min_token_len.to_string(), cfg.fuzzy.quant_rate.to_string()];
-    let key = Stage::chained_key(out, STAGE, pairs::STAGE, &flags.each_ref().map(String::as_str))?;
+    let mut flags = vec![cfg.fuzzy.min_token_len.to_string(), cfg.fuzzy.quant_rate.to_string()];
+    for dir in &cfg.compare {
+        flags.push(runs::key_of(dir)?);
+    }
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let key = Stage::chained_key(out, STAGE, pairs::STAGE, &flags)?;
     let Some(stage) = Stage::begin(out, STAGE, key, progress)? else {
         return Ok(Outcome::UpToDate);
     };
@@ -189,6 +199,7 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress) -> anyhow::Resul
     let (docs_csv, overlap) = (out.docs(), out.overlap());
     let docs = input::load_docs(&docs_csv)?;
     let n = docs.len();
+    let compared = runs::load(out, n as u64, &cfg.compare)?;
 
     // One pass over the table: components, greedy savings, links per center.
     let mut uf = groups::union_exact(&docs);
@@ -280,6 +291,14 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress) -> anyhow::Resul
     flag_counts.min_token_len = cfg.fuzzy.min_token_len;
     flag_counts.quant_rate = cfg.fuzzy.quant_rate;
 
+    let mut all_runs = vec![runs::Run {
+        chunk: fp.chunk.clone(),
+        threshold: pairs_stats.threshold,
+        near: near_h.clone(),
+        near_replicated_percent: near_h.replicated_percent(),
+        savings_near: savings.near.clone(),
+    }];
+    all_runs.extend(compared);
     Ok(Report {
         overlap_version: env!("CARGO_PKG_VERSION").to_string(),
         chunk: fp.chunk,
@@ -320,6 +339,7 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress) -> anyhow::Resul
         },
         aliases: AliasSummary { www, scheme, index, query },
         flags: flag_counts,
+        runs: all_runs,
     })
 }
 

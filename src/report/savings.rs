@@ -12,7 +12,7 @@
 //!
 //! Empty documents are never skipped: there is nothing to compare them by.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::histogram::percent;
 use super::input::{Docs, EMPTY};
@@ -24,7 +24,7 @@ when a kept page shares at least T chunk fingerprints with it; keep it otherwise
 always kept.";
 
 /// Pages and bytes a recrawl could skip.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Skippable {
     pub pages: u64,
     pub pages_percent: f64,
