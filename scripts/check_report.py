@@ -18,7 +18,7 @@ import json
 import os
 import sys
 from collections import defaultdict, deque
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 BINS = ["1", "2", "3", "4-10", "11-100", "101-1000", ">1000"]
 INDEX_PAGES = {
@@ -60,24 +60,38 @@ class Checker:
             self.errors.append(f"{what}: report has {got!r}, recomputed {want!r}")
 
 
+def _eq_rows(self, what, got, want):
+    """Compares two row lists, naming the rows only one side has."""
+    if got == want:
+        return
+    extra, missing = sorted(set(got) - set(want)), sorted(set(want) - set(got))
+    self.errors.append(f"{what}: {len(got)} rows, recomputed {len(want)}; only in the report: {extra[:10]}; only recomputed: {missing[:10]}")
+
+
+Checker.eq_rows = _eq_rows
+
+
 def read_csv(path):
     with open(path, newline="", encoding="utf-8") as f:
         return list(csv.DictReader(f))
 
 
 def url_parts(url):
-    """(scheme, host, port, path, query) of an http(s) URL, or None."""
+    """(scheme, host and port, path, query) of an http(s) URL, or None; the
+    query is None without a `?`, so `x?` and `x` differ, as they do on the
+    wire."""
     try:
         u = urlsplit(url)
     except ValueError:
         return None
     if u.scheme not in ("http", "https") or not u.hostname:
         return None
-    return (u.scheme, u.netloc.lower(), u.path or "/", u.query)
+    query = u.query if "?" in url.split("#", 1)[0] else None
+    return (u.scheme, u.netloc.lower(), u.path or "/", query)
 
 
 def unsplit(scheme, netloc, path, query):
-    return urlunsplit((scheme, netloc, path, query, ""))
+    return f"{scheme}://{netloc}{path}" + ("" if query is None else "?" + query)
 
 
 def alias_key(parts, kind):
@@ -94,7 +108,7 @@ def alias_key(parts, kind):
             path = path[: len(path) - len(last)]
         return (scheme, netloc, path.rstrip("/"), query)
     if kind == "query":
-        return unsplit(scheme, netloc, path, "")
+        return unsplit(scheme, netloc, path, None)
     raise ValueError(kind)
 
 
@@ -299,9 +313,16 @@ def main():
             if parts[d] is not None:
                 by_key[alias_key(parts[d], kind)].append(d)
         for group in by_key.values():
-            first = group[0]
-            for d in group[1:]:
-                if parts[d] == parts[first]:
+            text_first = {}
+            for d in group:
+                cd = center[d]
+                if cd is not None and cd in text_first:
+                    first = text_first[cd]
+                else:
+                    if cd is not None:
+                        text_first[cd] = d
+                    first = group[0]
+                if first == d or parts[d] == parts[first]:
                     continue
                 if center[first] is None or center[d] is None:
                     content = "empty"
@@ -315,7 +336,7 @@ def main():
     order = {"www": 0, "scheme": 1, "index": 2, "query": 3}
     want_aliases.sort(key=lambda a: (order[a[0]], a[1], a[2]))
     got_aliases = [(r["kind"], int(r["doc_a"]), int(r["doc_b"]), r["content"]) for r in read_csv(os.path.join(out, "aliases.csv"))]
-    c.eq("aliases.csv", got_aliases, want_aliases)
+    c.eq_rows("aliases.csv", got_aliases, want_aliases)
     for kind in order:
         mine = [a for a in want_aliases if a[0] == kind]
         got = report["aliases"][kind]

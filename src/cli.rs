@@ -114,6 +114,10 @@ struct AuditArgs {
     /// frequent word's count (YaCy's QUANT_RATE).
     #[arg(long, value_name = "RATE", default_value_t = report::signature::QUANT_RATE, value_parser = parse_rate)]
     quant_rate: f64,
+    /// Leave the fuzzy signatures out of flags.csv: they read every input again, which costs
+    /// about as much as reading them the first time.
+    #[arg(long)]
+    no_fuzzy: bool,
 }
 
 #[derive(Args, Debug)]
@@ -284,6 +288,7 @@ impl AuditArgs {
     fn config(&self, memory: ByteSize, compare: &[PathBuf]) -> ReportConfig {
         ReportConfig {
             fuzzy: FuzzyConfig { min_token_len: self.min_token_len, quant_rate: self.quant_rate },
+            read_texts: !self.no_fuzzy,
             compare: compare.to_vec(),
             memory: memory.0,
         }

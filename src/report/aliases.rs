@@ -6,11 +6,13 @@
 //! have saved a fetch.
 //!
 //! For each kind, every URL gets the key the normalization would give it;
-//! documents sharing a key and not the same URL are aliases. Within a key
-//! the first document (smallest docID) is paired with every other one of a
-//! different URL, so n aliases give n - 1 rows, not n (n - 1) / 2.
+//! documents sharing a key and not the same URL are aliases. Within a key,
+//! documents with the same text are paired with the first of them
+//! (smallest docID), and the first of each other text with the key's first
+//! document, so n aliases give at most n - 1 rows, not n (n - 1) / 2, and
+//! every exact alias is listed.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use serde::Serialize;
@@ -166,22 +168,38 @@ pub fn find(docs_csv: &Path, overlap: &Path, docs: &Docs) -> anyhow::Result<Vec<
         })?;
         keyed.sort_unstable_by_key(|&(k, _, d)| (k, d));
         for group in keyed.chunk_by(|a, b| a.0 == b.0) {
-            let (_, first_url, first) = group[0];
-            for &(_, url, doc) in &group[1..] {
-                if url != first_url {
-                    aliases.push(Alias {
-                        kind,
-                        doc_a: first,
-                        doc_b: doc,
-                        content: content_of(docs, first, doc),
-                    });
-                }
-            }
+            pair_group(docs, kind, group, &mut aliases);
         }
     }
     mark_near(overlap, docs, &mut aliases)?;
     aliases.sort();
     Ok(aliases)
+}
+
+/// The alias rows of one key's documents `(key, URL hash, doc)`, in docID
+/// order: each document with the first of its text (an exact pair), the
+/// first of each text with the key's first document.
+fn pair_group(docs: &Docs, kind: AliasKind, group: &[(u128, u64, u32)], aliases: &mut Vec<Alias>) {
+    let (_, first_url, first) = group[0];
+    // The first document of each text seen so far, with its URL hash;
+    // empty documents each stand alone.
+    let mut firsts: HashMap<u32, (u64, u32)> = HashMap::new();
+    for &(_, url, doc) in group {
+        let center = docs.center[doc as usize];
+        let text_first = if center == EMPTY { None } else { firsts.get(&center).copied() };
+        let (other_url, other) = match text_first {
+            Some(f) => f,
+            None => {
+                if center != EMPTY {
+                    firsts.insert(center, (url, doc));
+                }
+                (first_url, first)
+            }
+        };
+        if other != doc && other_url != url {
+            aliases.push(Alias { kind, doc_a: other, doc_b: doc, content: content_of(docs, other, doc) });
+        }
+    }
 }
 
 /// The content class without the Overlap table (`Different` may become
@@ -330,6 +348,36 @@ mod tests {
         assert_eq!(k("http://a.org/x#top", Query), k("http://a.org/x", Query));
         assert!(parse("ftp://a.org/x").is_none());
         assert!(parse("not a url").is_none());
+    }
+
+    #[test]
+    fn every_exact_alias_is_paired_with_the_first_of_its_text() {
+        // Texts: 0 and 2 are A, 1 and 3 are B; 4 is empty.
+        let docs = Docs {
+            center: vec![0, 1, 0, 1, EMPTY],
+            bytes: vec![1; 5],
+            host: vec![0; 5],
+            hosts: vec!["h".into()],
+            group_size: vec![2, 2, 0, 0, 0],
+        };
+        let group: Vec<(u128, u64, u32)> = (0..5).map(|d| (7, 100 + u64::from(d), d)).collect();
+        let mut got = Vec::new();
+        pair_group(&docs, AliasKind::Query, &group, &mut got);
+        let got: Vec<(u32, u32, Content)> = got.iter().map(|a| (a.doc_a, a.doc_b, a.content)).collect();
+        assert_eq!(
+            got,
+            vec![
+                (0, 1, Content::Different),
+                (0, 2, Content::Exact),
+                (1, 3, Content::Exact),
+                (0, 4, Content::Empty)
+            ]
+        );
+        // The same URL twice is not an alias.
+        let same = vec![(7, 100, 0), (7, 100, 2)];
+        let mut none = Vec::new();
+        pair_group(&docs, AliasKind::Query, &same, &mut none);
+        assert!(none.is_empty());
     }
 
     #[test]

@@ -65,6 +65,9 @@ pub const TOP_GROUPS: usize = 20;
 #[derive(Clone, Debug)]
 pub struct ReportConfig {
     pub fuzzy: FuzzyConfig,
+    /// Whether to read the inputs again for the fuzzy signatures, which
+    /// costs about as much reading and extraction as the fingerprint stage.
+    pub read_texts: bool,
     /// Output directories of other runs over the same inputs, whose
     /// near-replica figures are shown beside this run's.
     pub compare: Vec<PathBuf>,
@@ -149,7 +152,11 @@ pub struct AliasSummary {
 
 /// Builds the report of `out` and writes its files.
 pub fn run(out: &OutDir, cfg: &ReportConfig, progress: &Progress) -> anyhow::Result<Outcome<ReportStats>> {
-    let mut flags = vec![cfg.fuzzy.min_token_len.to_string(), cfg.fuzzy.quant_rate.to_string()];
+    let mut flags = vec![
+        cfg.fuzzy.min_token_len.to_string(),
+        cfg.fuzzy.quant_rate.to_string(),
+        cfg.read_texts.to_string(),
+    ];
     for dir in &cfg.compare {
         flags.push(runs::key_of(dir)?);
     }
@@ -211,10 +218,10 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress) -> anyhow::Resul
     input::for_each_pair(&overlap, &docs, |i, j, _| {
         uf.union(i, j);
         greedy.pair(&docs, i, j);
-        degree[i as usize] += 1;
-        degree[j as usize] += 1;
-        near_count[i as usize] += docs.group_size[j as usize];
-        near_count[j as usize] += docs.group_size[i as usize];
+        degree[i as usize] = degree[i as usize].saturating_add(1);
+        degree[j as usize] = degree[j as usize].saturating_add(1);
+        near_count[i as usize] = near_count[i as usize].saturating_add(docs.group_size[j as usize]);
+        near_count[j as usize] = near_count[j as usize].saturating_add(docs.group_size[i as usize]);
         pair_rows += 1;
         Ok(())
     })?;
@@ -286,7 +293,11 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress) -> anyhow::Resul
     drop(alias_pairs);
 
     let read_opts = pairs::read_options(out)?;
-    let fuzzy = flags::fuzzy_signatures(&docs_csv, n as u64, &read_opts, cfg.fuzzy, progress)?;
+    let fuzzy = if cfg.read_texts {
+        flags::fuzzy_signatures(&docs_csv, n as u64, &read_opts, cfg.fuzzy, progress)?
+    } else {
+        vec![None; n]
+    };
     let mut flag_counts = flags::write_csv(&out.flags(), &docs_csv, &docs, &near_count, &fuzzy)?;
     flag_counts.min_token_len = cfg.fuzzy.min_token_len;
     flag_counts.quant_rate = cfg.fuzzy.quant_rate;
