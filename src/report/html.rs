@@ -33,6 +33,9 @@ td.url { word-break:break-all; color:#2b4a75; }
 footer { color:var(--muted); font-size:12px; text-align:center; margin-top:18px; }
 "#;
 
+/// Rows a table on the page shows; the CSV files have them all.
+const TOP_ROWS: usize = 20;
+
 /// Bar colors of the near-replica series, this run's first.
 const NEAR_COLORS: [&str; 4] = ["var(--near)", "#2a9d8f", "#e9a23b", "#9b72cf"];
 
@@ -317,7 +320,7 @@ fn mirrors(h: &mut String, r: &Report) {
         h.push_str("<p class=\"empty\">No mirrored hosts.</p>\n");
     } else {
         h.push_str("<table>\n<tr><th>host A</th><th>host B</th><th class=\"n\">of A replicated on B</th><th class=\"n\">of B replicated on A</th></tr>\n");
-        for m in &r.hosts.mirrors {
+        for m in r.hosts.mirrors.iter().take(TOP_ROWS) {
             let _ = writeln!(
                 h,
                 "<tr><td>{}</td><td>{}</td><td class=\"n\">{:.0}% <span class=\"note\">({}/{})</span></td>\
@@ -333,6 +336,13 @@ fn mirrors(h: &mut String, r: &Report) {
             );
         }
         h.push_str("</table>\n");
+        if r.hosts.mirrors.len() > TOP_ROWS {
+            let _ = writeln!(
+                h,
+                "<p class=\"note\">The {TOP_ROWS} most covered of {} mirror pairs; all host pairs are in hosts.csv.</p>",
+                num(r.hosts.mirrors.len() as u64)
+            );
+        }
     }
     let _ = writeln!(h, "<p class=\"note\">{}</p>\n</section>", escape(&r.hosts.mirror_rule));
 }
