@@ -19,6 +19,8 @@
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{SyncSender, sync_channel};
+use std::thread;
 
 use anyhow::Context;
 use rayon::prelude::*;
@@ -86,7 +88,8 @@ const BATCH_BYTES: usize = 16 << 20;
 
 /// The fuzzy signature of every document whose text can be read again,
 /// reading each input once, in order, and matching records to docs.csv by
-/// offset.
+/// offset. One thread reads while the pool extracts the batch before, as
+/// in the fingerprint stage: extraction is most of the cost.
 pub fn fuzzy_signatures(
     docs_csv: &Path,
     documents: u64,
@@ -95,29 +98,52 @@ pub fn fuzzy_signatures(
     progress: &Progress,
 ) -> anyhow::Result<Vec<Option<u128>>> {
     let bar = progress.items("report", documents, "texts");
-    let mut sigs: Vec<Option<u128>> = Vec::with_capacity(documents as usize);
+    let mut sigs: Vec<Option<u128>> = vec![None; documents as usize];
+    let (tx, rx) = sync_channel::<Vec<(u32, RawDoc)>>(2);
+    std::thread::scope(|scope| {
+        let reader = thread::Builder::new()
+            .name("overlap-reread".into())
+            .spawn_scoped(scope, move || read_batches(docs_csv, read_opts, progress, &tx))
+            .context("cannot start the reader thread")?;
+        for batch in rx {
+            let last = batch.last().map_or(0, |(doc, _)| u64::from(*doc) + 1);
+            let done: Vec<(u32, Option<u128>)> = batch
+                .into_par_iter()
+                .map(|(doc, raw)| {
+                    let sig = extract::extract(&raw)
+                        .ok()
+                        .filter(|t| !t.text.is_empty())
+                        .map(|t| signature::fuzzy(&t.text, cfg.min_token_len, cfg.quant_rate));
+                    (doc, sig)
+                })
+                .collect();
+            for (doc, sig) in done {
+                if let Some(slot) = sigs.get_mut(doc as usize) {
+                    *slot = sig;
+                }
+            }
+            bar.set_position(last);
+        }
+        reader.join().map_err(|_| anyhow::anyhow!("the reader thread failed"))?
+    })?;
+    bar.finish_and_clear();
+    Ok(sigs)
+}
+
+/// Runs on the reader thread: sends the records of the non-empty
+/// documents of docs.csv in batches, in docID order.
+fn read_batches(
+    docs_csv: &Path,
+    read_opts: &ReadOptions,
+    progress: &Progress,
+    tx: &SyncSender<Vec<(u32, RawDoc)>>,
+) -> anyhow::Result<()> {
     let mut cursor = Cursor { path: None, reader: None, next: None };
     let mut batch: Vec<(u32, RawDoc)> = Vec::new();
     let mut batch_bytes = 0usize;
-    let flush = |batch: &mut Vec<(u32, RawDoc)>, sigs: &mut Vec<Option<u128>>| {
-        let done: Vec<(u32, Option<u128>)> = batch
-            .par_drain(..)
-            .map(|(doc, raw)| {
-                let sig = extract::extract(&raw)
-                    .ok()
-                    .filter(|t| !t.text.is_empty())
-                    .map(|t| signature::fuzzy(&t.text, cfg.min_token_len, cfg.quant_rate));
-                (doc, sig)
-            })
-            .collect();
-        for (doc, sig) in done {
-            sigs[doc as usize] = sig;
-        }
-        bar.set_position(sigs.len() as u64);
-    };
+    let mut stopped = false;
     for_each_doc(docs_csv, |row| {
-        sigs.push(None);
-        if row.center.is_none() {
+        if stopped || row.center.is_none() {
             return Ok(());
         }
         let Some((path, offset)) = parse_source(row.source) else { return Ok(()) };
@@ -125,15 +151,17 @@ pub fn fuzzy_signatures(
             batch_bytes += raw.body.len();
             batch.push((row.doc, raw));
             if batch.len() >= BATCH_DOCS || batch_bytes >= BATCH_BYTES {
-                flush(&mut batch, &mut sigs);
+                // A closed channel means the receiving side has stopped.
+                stopped = tx.send(std::mem::take(&mut batch)).is_err();
                 batch_bytes = 0;
             }
         }
         Ok(())
     })?;
-    flush(&mut batch, &mut sigs);
-    bar.finish_and_clear();
-    Ok(sigs)
+    if !batch.is_empty() {
+        let _ = tx.send(batch);
+    }
+    Ok(())
 }
 
 /// An input being read again, front to back.
