@@ -232,6 +232,21 @@ fn outputs_do_not_depend_on_threads_and_a_rerun_is_up_to_date() {
     overlap_ok(["report", &arg(&one), "-q", "--quant-rate", "0.5", "--min-token-len", "4"]);
     assert_eq!(report_json(&one)["flags"]["quant_rate"].as_f64(), Some(0.5));
     assert_ne!(fs::read_to_string(one.join("flags.csv")).unwrap(), flags);
+    // Without the fuzzy signatures the inputs are not read again; the
+    // other columns stay.
+    overlap_ok(["report", &arg(&one), "-q", "--no-fuzzy"]);
+    let r = report_json(&one);
+    assert_eq!(r["flags"]["fuzzy_signatures"], 0);
+    let without = rows(&one.join("flags.csv"));
+    let with = rows(&two.join("flags.csv"));
+    for (a, b) in without.iter().zip(&with) {
+        assert_eq!(a["fuzzy_signature"], "");
+        assert_eq!(a["fuzzy_signature_unique"], "");
+        assert_eq!(
+            (&a["exact_signature_copycount"], &a["near_replica_count"]),
+            (&b["exact_signature_copycount"], &b["near_replica_count"])
+        );
+    }
 }
 
 #[test]
