@@ -1,8 +1,13 @@
 #!/usr/bin/env python3
-"""Build testdata/report/crawl.jsonl: a small crawl with known replication,
-for checking `overlap report` against its construction.
+"""Build testdata/report/crawl.jsonl and crawl.warc.gz: a small crawl with
+known replication, for checking `overlap report` against its construction.
 
-Usage: python3 scripts/make_report_testdata.py [OUT_FILE]
+Usage: python3 scripts/make_report_testdata.py [OUT_DIR]
+
+The WARC holds the same documents as HTML pages (one <p> per line, so the
+text is the same) with titles: the manual's chapters are titled alike on
+every host, the two cart pages share a title on one host, and the misc
+pages are all "Untitled"; the empty page has no title.
 
 Standard library only; the same bytes every run. Run the tool on it with
 `--chunk lines:4 -T 3`: every page is whole blocks of four lines, so each
@@ -29,7 +34,10 @@ docID  URL                                              text
 35     http://misc.example.org/empty                    empty text
 """
 
+import gzip
+import html
 import json
+import os
 import random
 import sys
 
@@ -52,8 +60,39 @@ def page(rng, blocks):
     return [l for _ in range(blocks) for l in block(rng)]
 
 
+def title_of(url):
+    """The page title the WARC gives each URL."""
+    if "/manual" in url:
+        return "Manual: chapter " + url.rsplit("ch", 1)[1].split(".")[0]
+    if "/cart" in url:
+        return "Your cart"
+    if "misc.example.org/u" in url:
+        return "Untitled"
+    if url.endswith("/empty"):
+        return None
+    return url.split("://", 1)[1]
+
+
+def warc_record(n, url, lines):
+    title = title_of(url)
+    head = f"<title>{html.escape(title)}</title>" if title else ""
+    body = "".join(f"<p>{html.escape(l)}</p>\n" for l in lines)
+    page = f"<!DOCTYPE html>\n<html><head>{head}</head><body>\n{body}</body></html>\n".encode()
+    http = b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n" + f"Content-Length: {len(page)}\r\n\r\n".encode() + page
+    header = (
+        "WARC/1.1\r\nWARC-Type: response\r\n"
+        f"WARC-Record-ID: <urn:uuid:00000000-0000-4000-8000-{n:012d}>\r\n"
+        "WARC-Date: 2024-01-01T00:00:00Z\r\n"
+        f"WARC-Target-URI: {url}\r\n"
+        "Content-Type: application/http; msgtype=response\r\n"
+        f"Content-Length: {len(http)}\r\n\r\n"
+    ).encode()
+    return gzip.compress(header + http + b"\r\n\r\n", mtime=0)
+
+
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else "testdata/report/crawl.jsonl"
+    out_dir = sys.argv[1] if len(sys.argv) > 1 else "testdata/report"
+    out = os.path.join(out_dir, "crawl.jsonl")
     rng = random.Random(5)
     docs = []
     manual = [page(rng, 10) for _ in range(6)]
@@ -97,6 +136,9 @@ def main():
     with open(out, "w", encoding="utf-8", newline="\n") as f:
         for url, lines in docs:
             f.write(json.dumps({"url": url, "text": "\n".join(lines)}, ensure_ascii=False) + "\n")
+    with open(os.path.join(out_dir, "crawl.warc.gz"), "wb") as f:
+        for n, (url, lines) in enumerate(docs):
+            f.write(warc_record(n, url, lines))
 
 
 if __name__ == "__main__":
