@@ -36,7 +36,7 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Fingerprint, remove exact copies and count pairs: the three stages in a row.
+    /// Fingerprint, remove exact copies, count pairs and audit the crawl: the four stages in a row.
     Run(RunArgs),
     /// Read crawl dumps and write the FPrint-DocID files and document table.
     Fingerprint(FingerprintArgs),
