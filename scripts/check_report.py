@@ -233,7 +233,7 @@ def main():
             continue
         centers = [d for d in comp if center[d] == d]
         edges = sum(len(links[x]) for x in centers) // 2
-        hosts = {docs[d]["host"] for d in comp}
+        hosts = {docs[d]["host"] for d in comp if docs[d]["host"]}
         k = len(centers)
         full = k * (k - 1) // 2
         density = 1.0 if k < 2 else edges / full

@@ -21,6 +21,7 @@ pub struct Group {
     pub centers: u64,
     /// Overlap-table pairs inside it.
     pub pairs: u64,
+    /// Distinct hosts (documents without a host not counted).
     pub hosts: u64,
     /// The largest number of links between two of its centers; `None`
     /// where it was too large to measure.
@@ -69,7 +70,9 @@ pub fn groups(
                 e.1 += 1;
                 e.2 += u64::from(linked.degree[d]);
             }
-            host_of_group.push((label[d], docs.host[d]));
+            if !docs.hosts[docs.host[d] as usize].is_empty() {
+                host_of_group.push((label[d], docs.host[d]));
+            }
         }
     }
     host_of_group.sort_unstable();
@@ -200,4 +203,46 @@ pub fn write_csv(path: &Path, groups: &[Group]) -> anyhow::Result<()> {
         &["group", "documents", "centers", "pairs", "hosts", "diameter", "density", "chained", "sample_url"],
         rows,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::input::load_docs;
+
+    #[test]
+    fn groups_with_sizes_hosts_and_chains() {
+        let dir = tempfile::tempdir().unwrap();
+        let docs_csv = dir.path().join("docs.csv");
+        // 0 and 1 are exact copies on two hosts; 2~3~4~5 is a chain on one
+        // host plus a document without a host (5); 6 is alone.
+        std::fs::write(
+            &docs_csv,
+            "doc_id,url,host,source,bytes,lines,chunks,exact_center,title\n\
+             0,http://a/x,a,s:0,1,1,1,0,\n1,http://b/x,b,s:1,1,1,1,0,\n\
+             2,http://c/1,c,s:2,1,1,1,2,\n3,http://c/2,c,s:3,1,1,1,3,\n4,http://c/3,c,s:4,1,1,1,4,\n\
+             5,,,s:5,1,1,1,5,\n6,http://d/z,d,s:6,1,1,1,6,\n",
+        )
+        .unwrap();
+        let overlap = dir.path().join("overlap.csv");
+        std::fs::write(&overlap, "doc_i,doc_j,shared\n2,3,9\n3,4,9\n4,5,9\n").unwrap();
+        let docs = load_docs(&docs_csv).unwrap();
+        let mut uf = union_exact(&docs);
+        let mut degree = vec![0u32; docs.len()];
+        for (i, j) in [(2, 3), (3, 4), (4, 5)] {
+            uf.union(i, j);
+            degree[i as usize] += 1;
+            degree[j as usize] += 1;
+        }
+        let linked = Linked { label: uf.labels(), degree };
+        // A budget of one link forces one batch per group.
+        let got = groups(&docs, &linked, &overlap, &docs_csv, 1).unwrap();
+        let summary: Vec<(u32, u64, u64, u64, u64, Option<u32>, bool)> = got
+            .iter()
+            .map(|g| (g.group, g.documents, g.centers, g.pairs, g.hosts, g.diameter, g.chained))
+            .collect();
+        assert_eq!(summary, vec![(2, 4, 4, 3, 1, Some(3), true), (0, 2, 1, 0, 2, Some(0), false)]);
+        assert_eq!(got[0].sample_url, "http://c/1");
+        assert_eq!(got[0].density, 0.5);
+    }
 }
