@@ -237,11 +237,17 @@ mod tests {
         let linked = Linked { label: uf.labels(), degree };
         // A budget of one link forces one batch per group.
         let got = groups(&docs, &linked, &overlap, &docs_csv, 1).unwrap();
-        let summary: Vec<(u32, u64, u64, u64, u64, Option<u32>, bool)> = got
+        let summary: Vec<String> = got
             .iter()
-            .map(|g| (g.group, g.documents, g.centers, g.pairs, g.hosts, g.diameter, g.chained))
+            .map(|g| {
+                format!(
+                    "{} {} {} {} {} {:?} {}",
+                    g.group, g.documents, g.centers, g.pairs, g.hosts, g.diameter, g.chained
+                )
+            })
             .collect();
-        assert_eq!(summary, vec![(2, 4, 4, 3, 1, Some(3), true), (0, 2, 1, 0, 2, Some(0), false)]);
+        // group documents centers pairs hosts diameter chained
+        assert_eq!(summary, ["2 4 4 3 1 Some(3) true", "0 2 1 0 2 Some(0) false"]);
         assert_eq!(got[0].sample_url, "http://c/1");
         assert_eq!(got[0].density, 0.5);
     }
