@@ -68,14 +68,16 @@ struct Uniqueness {
     count: Vec<u32>,
 }
 
-/// Sorts `(key, doc)` and marks, per document, whether it is the smallest
-/// docID of its key and how many documents share the key.
-fn uniqueness<K: Ord + Copy>(n: usize, mut keyed: Vec<(K, u32)>) -> Uniqueness {
+/// Marks, for each of the documents `members` (ascending), whether it is
+/// the smallest docID of its key and how many documents share the key.
+/// Sorting docIDs by key (stable, so docIDs stay ascending within a key)
+/// costs four bytes per document, not a copy of every key.
+fn uniqueness<K: Ord>(n: usize, mut members: Vec<u32>, key: impl Fn(u32) -> K) -> Uniqueness {
     let mut u = Uniqueness { first: vec![false; n], count: vec![0; n] };
-    keyed.sort_unstable();
-    for group in keyed.chunk_by(|a, b| a.0 == b.0) {
-        u.first[group[0].1 as usize] = true;
-        for &(_, d) in group {
+    members.sort_by_key(|&d| key(d));
+    for group in members.chunk_by(|&a, &b| key(a) == key(b)) {
+        u.first[group[0] as usize] = true;
+        for &d in group {
             u.count[d as usize] = group.len() as u32;
         }
     }
@@ -85,6 +87,10 @@ fn uniqueness<K: Ord + Copy>(n: usize, mut keyed: Vec<(K, u32)>) -> Uniqueness {
 /// Records read again per parallel batch.
 const BATCH_DOCS: usize = 256;
 const BATCH_BYTES: usize = 16 << 20;
+
+/// Marks a document without a fuzzy signature (an MD5 of zero has a chance
+/// of 2^-128), so that a signature takes 16 bytes per document, not 32.
+pub const NO_SIGNATURE: u128 = 0;
 
 /// The fuzzy signature of every document whose text can be read again,
 /// reading each input once, in order, and matching records to docs.csv by
@@ -96,9 +102,9 @@ pub fn fuzzy_signatures(
     read_opts: &ReadOptions,
     cfg: FuzzyConfig,
     progress: &Progress,
-) -> anyhow::Result<Vec<Option<u128>>> {
+) -> anyhow::Result<Vec<u128>> {
     let bar = progress.items("report", documents, "texts");
-    let mut sigs: Vec<Option<u128>> = vec![None; documents as usize];
+    let mut sigs: Vec<u128> = vec![NO_SIGNATURE; documents as usize];
     let (tx, rx) = sync_channel::<Vec<(u32, RawDoc)>>(2);
     std::thread::scope(|scope| {
         let reader = thread::Builder::new()
@@ -119,7 +125,7 @@ pub fn fuzzy_signatures(
                 .collect();
             for (doc, sig) in done {
                 if let Some(slot) = sigs.get_mut(doc as usize) {
-                    *slot = sig;
+                    *slot = sig.unwrap_or(NO_SIGNATURE);
                 }
             }
             bar.set_position(last);
@@ -230,20 +236,22 @@ pub fn write_csv(
     docs_csv: &Path,
     docs: &Docs,
     near_count: &[u32],
-    fuzzy: &[Option<u128>],
+    fuzzy: &[u128],
 ) -> anyhow::Result<FlagCounts> {
     let n = docs.len();
-    let fuzzy_u =
-        uniqueness(n, fuzzy.iter().enumerate().filter_map(|(d, s)| s.map(|s| (s, d as u32))).collect());
-    let mut titled: Vec<((u32, u64), u32)> = Vec::new();
+    let signed: Vec<u32> = (0..n as u32).filter(|&d| fuzzy[d as usize] != NO_SIGNATURE).collect();
+    let fuzzy_u = uniqueness(n, signed, |d| fuzzy[d as usize]);
+    let mut title_hash = vec![0u64; n];
+    let mut has_title: Vec<u32> = Vec::new();
     for_each_doc(docs_csv, |row| {
         if !row.title.is_empty() {
-            titled.push(((docs.host[row.doc as usize], xxh3_64(row.title.as_bytes())), row.doc));
+            title_hash[row.doc as usize] = xxh3_64(row.title.as_bytes());
+            has_title.push(row.doc);
         }
         Ok(())
     })?;
-    let has_title: Vec<u32> = titled.iter().map(|t| t.1).collect();
-    let title_u = uniqueness(n, titled);
+    let title_u = uniqueness(n, has_title.clone(), |d| (docs.host[d as usize], title_hash[d as usize]));
+    drop(title_hash);
     let urls = UrlUnique::load(docs_csv)?;
 
     let mut counts = FlagCounts::default();
@@ -280,8 +288,8 @@ pub fn write_csv(
             (flag(center == row.doc), docs.exact_size(row.doc).to_string(), near_count[d].to_string())
         };
         let (sig, sig_unique, sig_count) = match fuzzy[d] {
-            None => (String::new(), String::new(), String::new()),
-            Some(s) => {
+            NO_SIGNATURE => (String::new(), String::new(), String::new()),
+            s => {
                 counts.fuzzy_signatures += 1;
                 counts.fuzzy_signature_not_unique += u64::from(!fuzzy_u.first[d]);
                 (format!("{s:032x}"), flag(fuzzy_u.first[d]), fuzzy_u.count[d].to_string())
@@ -319,7 +327,8 @@ mod tests {
 
     #[test]
     fn first_and_count_per_key() {
-        let u = uniqueness(5, vec![(7u64, 3), (7, 1), (9, 0), (7, 4)]);
+        let keys = [9u64, 7, 0, 7, 7];
+        let u = uniqueness(5, vec![0, 1, 3, 4], |d| keys[d as usize]);
         assert_eq!(u.first, vec![true, true, false, false, false]);
         assert_eq!(u.count, vec![1, 3, 0, 3, 3]);
     }
