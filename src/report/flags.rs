@@ -192,6 +192,7 @@ impl Cursor {
             self.path = Some(path.to_path_buf());
             self.next = None;
             self.reader = if path == Path::new("-") {
+                progress.warn("no fuzzy signatures for standard input: it cannot be read again");
                 None
             } else {
                 match read::open(path, opts) {
