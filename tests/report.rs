@@ -195,9 +195,14 @@ fn figures_match_the_construction() {
 fn an_independent_recomputation_agrees() {
     let tmp = tempdir();
     let crawl = run_crawl(tmp.path(), &[]);
-    let sample = tmp.path().join("sample");
-    overlap_ok(["run", "testdata/sample.warc.gz", "-q", "--out", &arg(&sample)]);
-    for dir in [&crawl, &sample] {
+    let mut dirs = vec![crawl.clone()];
+    // The bundled sample, its ARC form, and a WARC with damaged records.
+    for input in ["testdata/sample.warc.gz", "testdata/sample.arc.gz", "testdata/corrupt.warc.gz"] {
+        let dir = tmp.path().join(input.replace(['/', '.'], "_"));
+        overlap_ok(["run", input, "-q", "--out", &arg(&dir)]);
+        dirs.push(dir);
+    }
+    for dir in &dirs {
         let out = check_script(dir);
         assert!(
             out.status.success(),
