@@ -210,60 +210,10 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress) -> anyhow::Resul
     let n = docs.len();
     let compared = runs::load(out, n as u64, &cfg.compare)?;
 
-    // One pass over the table: components, greedy savings, links per center.
-    let mut uf = groups::union_exact(&docs);
-    let mut greedy = savings::Greedy::new(&docs);
-    let mut degree = vec![0u32; n];
-    let mut near_count: Vec<u32> =
-        (0..n).map(|d| if docs.is_center(d as u32) { docs.group_size[d] - 1 } else { 0 }).collect();
-    let mut pair_rows = 0u64;
-    input::for_each_pair(&overlap, &docs, |i, j, _| {
-        uf.union(i, j);
-        greedy.pair(&docs, i, j);
-        degree[i as usize] = degree[i as usize].saturating_add(1);
-        degree[j as usize] = degree[j as usize].saturating_add(1);
-        near_count[i as usize] = near_count[i as usize].saturating_add(docs.group_size[j as usize]);
-        near_count[j as usize] = near_count[j as usize].saturating_add(docs.group_size[i as usize]);
-        pair_rows += 1;
-        Ok(())
-    })?;
-    let kept = greedy.finish(&docs);
-    for d in 0..n {
-        let c = docs.center[d];
-        if c != input::EMPTY {
-            near_count[d] = near_count[c as usize];
-        }
-    }
-    let label = uf.labels();
-    let mut component_size = vec![0u32; n];
-    for &l in &label {
-        component_size[l as usize] += 1;
-    }
-
-    let mut exact_h = histogram::Histogram::default();
-    let mut near_h = histogram::Histogram::default();
-    let mut exact = ExactSummary::default();
-    let mut empty = 0u64;
-    for d in 0..n as u32 {
-        if docs.is_empty_doc(d) {
-            empty += 1;
-            continue;
-        }
-        let size = docs.exact_size(d);
-        exact_h.add(size);
-        near_h.add(component_size[label[d as usize] as usize]);
-        if size >= 2 {
-            exact.documents_in_groups += 1;
-            if docs.is_center(d) {
-                exact.groups += 1;
-            } else {
-                exact.copies += 1;
-            }
-        }
-    }
-    exact_h.finish();
-    near_h.finish();
-    drop(component_size);
+    let pass = link_pass(&docs, &overlap)?;
+    let (exact, exact_h, near_h, empty) = histograms(&docs, &pass.label);
+    let near_count = pass.near_count;
+    let kept = pass.kept;
 
     let savings = SavingsSummary {
         rule: savings::RULE,
@@ -272,13 +222,13 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress) -> anyhow::Resul
     };
     drop(kept);
 
-    let linked = groups::Linked { label, degree };
+    let linked = groups::Linked { label: pass.label, degree: pass.degree };
     let edge_budget = (cfg.memory / 4 / 16).max(1 << 16);
     let all_groups = groups::groups(&docs, &linked, &overlap, &docs_csv, edge_budget)?;
     drop(linked);
     groups::write_csv(&out.groups(), &all_groups)?;
     let near = NearSummary {
-        pairs: pair_rows,
+        pairs: pass.pairs,
         groups: all_groups.len() as u64,
         documents_in_groups: all_groups.iter().map(|g| g.documents).sum(),
         largest_group: all_groups.first().map_or(0, |g| g.documents),
@@ -355,6 +305,86 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress) -> anyhow::Resul
         flags: flag_counts,
         runs: all_runs,
     })
+}
+
+/// What the first pass over the Overlap table gathers.
+struct LinkPass {
+    /// Component of every document, by its smallest docID.
+    label: Vec<u32>,
+    /// Pages the greedy near-replica rule keeps.
+    kept: Vec<bool>,
+    /// Overlap-table pairs of each center.
+    degree: Vec<u32>,
+    /// Other documents that are exact copies or directly linked, per document.
+    near_count: Vec<u32>,
+    /// Rows of the table.
+    pairs: u64,
+}
+
+/// One pass over the table: components, the greedy savings, and the links
+/// of each center (about twenty bytes per document while it runs).
+fn link_pass(docs: &input::Docs, overlap: &Path) -> anyhow::Result<LinkPass> {
+    let n = docs.len();
+    let mut uf = groups::union_exact(docs);
+    let mut greedy = savings::Greedy::new(docs);
+    let mut degree = vec![0u32; n];
+    let mut near_count: Vec<u32> =
+        (0..n).map(|d| if docs.is_center(d as u32) { docs.group_size[d] - 1 } else { 0 }).collect();
+    let mut pairs = 0u64;
+    input::for_each_pair(overlap, docs, |i, j, _| {
+        uf.union(i, j);
+        greedy.pair(docs, i, j);
+        degree[i as usize] = degree[i as usize].saturating_add(1);
+        degree[j as usize] = degree[j as usize].saturating_add(1);
+        near_count[i as usize] = near_count[i as usize].saturating_add(docs.group_size[j as usize]);
+        near_count[j as usize] = near_count[j as usize].saturating_add(docs.group_size[i as usize]);
+        pairs += 1;
+        Ok(())
+    })?;
+    // Copies have their center's links.
+    for d in 0..n {
+        let c = docs.center[d];
+        if c != input::EMPTY {
+            near_count[d] = near_count[c as usize];
+        }
+    }
+    Ok(LinkPass { label: uf.labels(), kept: greedy.finish(docs), degree, near_count, pairs })
+}
+
+/// The exact-group summary, the exact and near replica histograms over the
+/// non-empty documents, and the number of empty ones.
+fn histograms(
+    docs: &input::Docs,
+    label: &[u32],
+) -> (ExactSummary, histogram::Histogram, histogram::Histogram, u64) {
+    let mut component_size = vec![0u32; docs.len()];
+    for &l in label {
+        component_size[l as usize] += 1;
+    }
+    let mut exact_h = histogram::Histogram::default();
+    let mut near_h = histogram::Histogram::default();
+    let mut exact = ExactSummary::default();
+    let mut empty = 0u64;
+    for d in 0..docs.len() as u32 {
+        if docs.is_empty_doc(d) {
+            empty += 1;
+            continue;
+        }
+        let size = docs.exact_size(d);
+        exact_h.add(size);
+        near_h.add(component_size[label[d as usize] as usize]);
+        if size >= 2 {
+            exact.documents_in_groups += 1;
+            if docs.is_center(d) {
+                exact.groups += 1;
+            } else {
+                exact.copies += 1;
+            }
+        }
+    }
+    exact_h.finish();
+    near_h.finish();
+    (exact, exact_h, near_h, empty)
 }
 
 /// Writes a CSV file of string rows under a temporary name, then renames it.
