@@ -267,6 +267,9 @@ fn the_html_report_is_self_contained() {
         assert!(!html.contains(fetch), "report.html must not fetch anything ({fetch})");
     }
     assert!(html.contains("mirror.example.net") && html.contains("http://chain.example.org/x"));
+    // One alias example per kind, the most similar content first.
+    assert!(html.contains("https://shop.example.com/cart</span>: exact"));
+    assert!(html.contains("http://news.example.com/article?page=1</span>: near"));
 }
 
 #[test]

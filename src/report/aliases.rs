@@ -259,8 +259,18 @@ pub fn counts(aliases: &[Alias]) -> [AliasCounts; 4] {
     })
 }
 
-/// Writes `aliases.csv`: `kind,doc_a,doc_b,url_a,url_b,content`.
-pub fn write_csv(path: &Path, docs_csv: &Path, aliases: &[Alias]) -> anyhow::Result<()> {
+/// One alias pair to show people, with its URLs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Example {
+    pub kind: AliasKind,
+    pub url_a: String,
+    pub url_b: String,
+    pub content: Content,
+}
+
+/// Writes `aliases.csv`: `kind,doc_a,doc_b,url_a,url_b,content`. Returns
+/// one example per kind: its first pair of the most similar content.
+pub fn write_csv(path: &Path, docs_csv: &Path, aliases: &[Alias]) -> anyhow::Result<Vec<Example>> {
     let mut wanted: Vec<u32> = aliases.iter().flat_map(|a| [a.doc_a, a.doc_b]).collect();
     wanted.sort_unstable();
     wanted.dedup();
@@ -276,7 +286,18 @@ pub fn write_csv(path: &Path, docs_csv: &Path, aliases: &[Alias]) -> anyhow::Res
             a.content.name().into(),
         ]
     });
-    super::write_rows(path, &["kind", "doc_a", "doc_b", "url_a", "url_b", "content"], rows)
+    super::write_rows(path, &["kind", "doc_a", "doc_b", "url_a", "url_b", "content"], rows)?;
+    let examples = AliasKind::ALL
+        .iter()
+        .filter_map(|&kind| {
+            // Content orders exact, near, different, empty: the most
+            // similar first, then the smallest docIDs.
+            aliases.iter().filter(|a| a.kind == kind).min_by_key(|a| (a.content, a.doc_a, a.doc_b)).map(|a| {
+                Example { kind, url_a: url(a.doc_a).into(), url_b: url(a.doc_b).into(), content: a.content }
+            })
+        })
+        .collect();
+    Ok(examples)
 }
 
 /// YaCy's `www_unique` and `http_unique` for every document.

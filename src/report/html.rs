@@ -29,7 +29,10 @@ td.url { word-break:break-all; color:#2b4a75; }
 .empty { color:var(--muted); font-style:italic; }
 .legend { display:flex; gap:18px; font-size:13px; color:var(--muted); margin-bottom:6px; }
 .legend i { display:inline-block; width:12px; height:12px; border-radius:2px; margin-right:6px; vertical-align:-1px; }
-.grid2 { display:grid; grid-template-columns:1fr 1fr; gap:18px; }
+ul.examples { margin:12px 0 0; padding:0; list-style:none; font-size:13px; color:var(--muted); }
+ul.examples li { margin:4px 0; }
+ul.examples .url { color:#2b4a75; overflow-wrap:anywhere; }
+ul.examples .kind { display:inline-block; min-width:52px; font-weight:600; color:var(--ink); }
 footer { color:var(--muted); font-size:12px; text-align:center; margin-top:18px; }
 "#;
 
@@ -129,10 +132,8 @@ pub fn render(r: &Report) -> String {
     savings(&mut h, r);
     groups(&mut h, r);
     mirrors(&mut h, r);
-    h.push_str("<div class=\"grid2\">\n");
     aliases(&mut h, r);
     flags(&mut h, r);
-    h.push_str("</div>\n");
     h.push_str(
         "<footer>Tables: groups.csv, hosts.csv, aliases.csv, flags.csv &middot; figures: report.json</footer>\n</main>\n</body>\n</html>\n",
     );
@@ -368,8 +369,23 @@ fn aliases(h: &mut String, r: &Report) {
             num(c.different + c.empty)
         );
     }
+    h.push_str("</table>\n");
+    if !r.alias_examples.is_empty() {
+        h.push_str("<ul class=\"examples\">\n");
+        for e in &r.alias_examples {
+            let _ = writeln!(
+                h,
+                "<li><span class=\"kind\">{}</span> <span class=\"url\">{}</span> and <span class=\"url\">{}</span>: {}</li>",
+                e.kind.name(),
+                escape(&e.url_a),
+                escape(&e.url_b),
+                e.content.name()
+            );
+        }
+        h.push_str("</ul>\n");
+    }
     h.push_str(
-        "</table>\n<p class=\"note\">Exact and near pairs are copies that URL normalization would have avoided fetching; \
+        "<p class=\"note\">Exact and near pairs are copies that URL normalization would have avoided fetching; \
          different pairs show where it would be wrong.</p>\n</section>\n",
     );
 }

@@ -96,6 +96,9 @@ pub struct Report {
     pub flags: flags::FlagCounts,
     /// This run's near-replica figures, then those of the runs compared.
     pub runs: Vec<runs::Run>,
+    /// One alias pair per kind, for report.html (aliases.csv has them all).
+    #[serde(skip)]
+    pub alias_examples: Vec<aliases::Example>,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -241,7 +244,7 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress) -> anyhow::Resul
     let mirrors = hosts::mirrors(&host_pairs);
 
     let alias_pairs = aliases::find(&docs_csv, &overlap, &docs)?;
-    aliases::write_csv(&out.aliases(), &docs_csv, &alias_pairs)?;
+    let alias_examples = aliases::write_csv(&out.aliases(), &docs_csv, &alias_pairs)?;
     let [www, scheme, index, query] = aliases::counts(&alias_pairs);
     drop(alias_pairs);
 
@@ -304,6 +307,7 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress) -> anyhow::Resul
         aliases: AliasSummary { www, scheme, index, query },
         flags: flag_counts,
         runs: all_runs,
+        alias_examples,
     })
 }
 
