@@ -16,6 +16,7 @@ use crate::memory::ByteSize;
 use crate::pairs::{self, CoarseVariant, Method, PairsConfig};
 use crate::progress::Progress;
 use crate::read::{InputFormat, ReadOptions};
+use crate::report::{self, FuzzyConfig, ReportConfig};
 use crate::stage::Outcome;
 use crate::stats::Summary;
 use crate::store::OutDir;
@@ -35,7 +36,7 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Fingerprint, remove exact copies and count pairs: the three stages in a row.
+    /// Fingerprint, remove exact copies, count pairs and audit the crawl: the four stages in a row.
     Run(RunArgs),
     /// Read crawl dumps and write the FPrint-DocID files and document table.
     Fingerprint(FingerprintArgs),
@@ -43,6 +44,9 @@ enum Command {
     Exact(ExactArgs),
     /// Count shared fingerprints per document pair and write overlap.csv.
     Pairs(PairsArgs),
+    /// Audit the crawl: replica histogram, recrawl savings, groups, mirrors, URL aliases,
+    /// per-document flags; writes report.json, report.html and CSV tables.
+    Report(ReportArgs),
     /// Print the FPrint-DocID records of an output directory as CSV.
     Dump(DumpArgs),
 }
@@ -53,6 +57,8 @@ struct RunArgs {
     input: InputArgs,
     #[command(flatten)]
     count: CountArgs,
+    #[command(flatten)]
+    audit: AuditArgs,
     #[command(flatten)]
     resources: ResourceArgs,
 }
@@ -81,6 +87,37 @@ struct PairsArgs {
     count: CountArgs,
     #[command(flatten)]
     resources: ResourceArgs,
+}
+
+#[derive(Args, Debug)]
+struct ReportArgs {
+    /// Output directory of `overlap pairs`.
+    dir: PathBuf,
+    /// Output directories of other runs over the same inputs (other chunkings or thresholds),
+    /// each with its own report: their near-replica histograms and savings are shown beside
+    /// this run's.
+    #[arg(long, value_name = "DIR", num_args = 1..)]
+    compare: Vec<PathBuf>,
+    #[command(flatten)]
+    audit: AuditArgs,
+    #[command(flatten)]
+    resources: ResourceArgs,
+}
+
+#[derive(Args, Debug)]
+struct AuditArgs {
+    /// Fuzzy signature: tokens of this many characters or fewer are left out (YaCy's
+    /// MIN_TOKEN_LEN).
+    #[arg(long, value_name = "N", default_value_t = report::signature::MIN_TOKEN_LEN)]
+    min_token_len: usize,
+    /// Fuzzy signature: word counts are rounded down to multiples of this share of the most
+    /// frequent word's count (YaCy's QUANT_RATE).
+    #[arg(long, value_name = "RATE", default_value_t = report::signature::QUANT_RATE, value_parser = parse_rate)]
+    quant_rate: f64,
+    /// Leave the fuzzy signatures out of flags.csv: they read every input again, which costs
+    /// about as much as reading them the first time.
+    #[arg(long)]
+    no_fuzzy: bool,
 }
 
 #[derive(Args, Debug)]
@@ -183,6 +220,13 @@ fn parse_positive(s: &str) -> Result<u32, String> {
     }
 }
 
+fn parse_rate(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(r) if r > 0.0 && r <= 1.0 => Ok(r),
+        _ => Err(format!("'{s}' is not a rate above 0 and at most 1")),
+    }
+}
+
 fn parse_coarse(s: &str) -> Result<CoarseVariant, String> {
     s.parse()
 }
@@ -243,6 +287,17 @@ impl CountArgs {
     }
 }
 
+impl AuditArgs {
+    fn config(&self, memory: ByteSize, compare: &[PathBuf]) -> ReportConfig {
+        ReportConfig {
+            fuzzy: FuzzyConfig { min_token_len: self.min_token_len, quant_rate: self.quant_rate },
+            read_texts: !self.no_fuzzy,
+            compare: compare.to_vec(),
+            memory: memory.0,
+        }
+    }
+}
+
 impl ResourceArgs {
     /// Sizes the global thread pool once, before any stage runs.
     fn apply(&self) -> anyhow::Result<()> {
@@ -269,6 +324,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             report(&progress, fingerprint::run(&out, &args.input.config(memory), &progress)?);
             report(&progress, exact::run(&out, memory.0, &progress)?);
             report(&progress, pairs::run(&out, &args.count.config(memory), &progress)?);
+            report(&progress, report::run(&out, &args.audit.config(memory, &[]), &progress)?);
             Ok(())
         }
         Command::Fingerprint(args) => {
@@ -288,6 +344,15 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             args.resources.apply()?;
             let out = existing(&args.dir)?;
             report(&progress, pairs::run(&out, &args.count.config(args.resources.memory), &progress)?);
+            Ok(())
+        }
+        Command::Report(args) => {
+            args.resources.apply()?;
+            let out = existing(&args.dir)?;
+            report(
+                &progress,
+                report::run(&out, &args.audit.config(args.resources.memory, &args.compare), &progress)?,
+            );
             Ok(())
         }
         Command::Dump(args) => {

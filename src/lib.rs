@@ -11,6 +11,8 @@
 //!    [`fingerprint`] is the stage that drives 1-4;
 //! 5. [`exact`]: exact-copy groups and their centers;
 //! 6. [`pairs`]: the Overlap table, one file per counting method;
+//! 7. [`report`]: the crawl audit (replica histogram, savings, groups,
+//!    host overlap, URL aliases, per-document flags, report.html);
 //!
 //! with [`stats`] for what each stage counted and [`cli`] for the command
 //! line.
@@ -25,6 +27,7 @@ pub mod memory;
 pub mod pairs;
 pub mod progress;
 pub mod read;
+pub mod report;
 pub mod stage;
 pub mod stats;
 pub mod store;

@@ -148,9 +148,32 @@ pub struct AutoStats {
     pub prefix_work: Option<u64>,
 }
 
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ReportStats {
+    pub documents: u64,
+    pub empty_documents: u64,
+    /// Non-empty documents with an exact copy elsewhere, in percent.
+    pub exact_copy_percent: f64,
+    /// Non-empty documents with a near-replica (or exact copy), in percent.
+    pub near_replica_percent: f64,
+    /// Pages that need not be fetched again, keeping one of each exact
+    /// group / skipping near-replicas too, in percent.
+    pub savings_exact_percent: f64,
+    pub savings_near_percent: f64,
+    /// Connected components of two or more documents.
+    pub groups: u64,
+    pub mirror_host_pairs: u64,
+    pub alias_pairs: u64,
+    /// Documents whose text was read again for the fuzzy signature.
+    pub texts_read: u64,
+    pub seconds: f64,
+    pub peak_rss_bytes: Option<u64>,
+}
+
 /// The order of the stage sections; writing one removes the later ones,
 /// which a rerun of an earlier stage makes stale.
-const STAGES: [&str; 3] = ["fingerprint", "exact", "pairs"];
+const STAGES: [&str; 4] = ["fingerprint", "exact", "pairs", "report"];
 
 /// Writes one stage's section into `stats.json`, keeping the earlier ones.
 pub fn write_section<S: Serialize>(out: &OutDir, stage: &str, section: &S) -> anyhow::Result<()> {
@@ -219,6 +242,28 @@ impl Summary for PairsStats {
     }
 }
 
+impl Summary for ReportStats {
+    /// A few lines: the figures a crawl's owner asks for first.
+    fn summary(&self) -> String {
+        format!(
+            "report: {} documents ({} empty) in {:.1} s\n  \
+             {:.1}% have an exact copy, {:.1}% a near-replica\n  \
+             a recrawl could skip {:.1}% of pages keeping one copy of each exact group, {:.1}% skipping near-replicas too\n  \
+             {} replica groups, {} mirrored host pairs, {} URL alias pairs: see report.html",
+            self.documents,
+            self.empty_documents,
+            self.seconds,
+            self.exact_copy_percent,
+            self.near_replica_percent,
+            self.savings_exact_percent,
+            self.savings_near_percent,
+            self.groups,
+            self.mirror_host_pairs,
+            self.alias_pairs
+        )
+    }
+}
+
 /// Stats that carry a stage's time and peak memory.
 pub trait Measured {
     fn measured(&mut self, seconds: f64, peak_rss_bytes: Option<u64>);
@@ -235,4 +280,4 @@ macro_rules! measured {
     )*};
 }
 
-measured!(FingerprintStats, ExactStats, PairsStats);
+measured!(FingerprintStats, ExactStats, PairsStats, ReportStats);

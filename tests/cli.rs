@@ -358,9 +358,14 @@ fn stage_commands_give_the_same_outputs_as_run() {
         overlap_ok(&fp_args);
         overlap_ok(["exact", &arg(&staged), "-q"]);
         overlap_ok(["pairs", &arg(&staged), "-T", t, "-q"]);
+        overlap_ok(["report", &arg(&staged), "-q"]);
 
         assert!(!read_overlap(&whole).is_empty(), "test data: {spec} -T {t} finds pairs");
-        assert_same_outputs(&whole, &staged, &format!("fingerprint + exact + pairs vs run ({spec})"));
+        assert_same_outputs(
+            &whole,
+            &staged,
+            &format!("fingerprint + exact + pairs + report vs run ({spec})"),
+        );
         dump_equal(&whole, &staged);
     }
 }

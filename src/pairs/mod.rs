@@ -267,7 +267,7 @@ fn chunking(parts: &[PathBuf]) -> anyhow::Result<Chunking> {
 }
 
 /// How the fingerprint stage read its inputs, from stats.json.
-fn read_options(out: &OutDir) -> anyhow::Result<ReadOptions> {
+pub(crate) fn read_options(out: &OutDir) -> anyhow::Result<ReadOptions> {
     let fp: FingerprintStats = stats::read_section(out, fingerprint::STAGE)
         .with_context(|| format!("{} has no fingerprint section", out.stats().display()))?;
     Ok(ReadOptions {

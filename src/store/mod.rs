@@ -11,6 +11,8 @@
 //! | `docs.csv` | exact | `doc_id,url,host,source,bytes,lines,chunks,exact_center,title` |
 //! | `overlap.csv` | pairs | `doc_i,doc_j,shared`, sorted by `(doc_i, doc_j)` |
 //! | `stop-chunks.csv` | pairs, with `--max-df` | `fprint,df,pairs,example_doc,text`, most frequent first |
+//! | `report.json`, `report.html` | report | the crawl audit (see `report`) |
+//! | `groups.csv`, `hosts.csv`, `aliases.csv`, `flags.csv` | report | near-replica groups, host overlap, URL aliases, per-document flags |
 //! | `stats.json` | every stage | one section per stage |
 //! | `.overlap/` | every stage | stage stamps and temporary files |
 //!
@@ -127,6 +129,30 @@ impl OutDir {
 
     pub fn stop_chunks(&self) -> PathBuf {
         self.root.join("stop-chunks.csv")
+    }
+
+    pub fn report_json(&self) -> PathBuf {
+        self.root.join("report.json")
+    }
+
+    pub fn report_html(&self) -> PathBuf {
+        self.root.join("report.html")
+    }
+
+    pub fn groups(&self) -> PathBuf {
+        self.root.join("groups.csv")
+    }
+
+    pub fn hosts(&self) -> PathBuf {
+        self.root.join("hosts.csv")
+    }
+
+    pub fn aliases(&self) -> PathBuf {
+        self.root.join("aliases.csv")
+    }
+
+    pub fn flags(&self) -> PathBuf {
+        self.root.join("flags.csv")
     }
 
     pub fn stats(&self) -> PathBuf {

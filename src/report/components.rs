@@ -1,0 +1,185 @@
+//! Near-replica groups: connected components of the graph whose nodes are
+//! documents and whose links are exact copies (a document to its center)
+//! and Overlap-table pairs (F >= T), found by union-find over docIDs (four
+//! bytes per document, the table streamed once).
+//!
+//! Components are transitive, so a chain A~B~C~D puts A and D together
+//! although they share nothing. To show where that happens, every
+//! component's graph of exact-group centers is measured: its pairs, its
+//! edge density, and, where it is small enough to search, its diameter.
+
+use std::collections::VecDeque;
+
+/// Union-find over docIDs with union by size and path halving.
+#[derive(Clone, Debug)]
+pub struct UnionFind {
+    parent: Vec<u32>,
+    size: Vec<u32>,
+}
+
+impl UnionFind {
+    pub fn new(n: usize) -> UnionFind {
+        UnionFind { parent: (0..n as u32).collect(), size: vec![1; n] }
+    }
+
+    pub fn find(&mut self, mut x: u32) -> u32 {
+        while self.parent[x as usize] != x {
+            let grand = self.parent[self.parent[x as usize] as usize];
+            self.parent[x as usize] = grand;
+            x = grand;
+        }
+        x
+    }
+
+    pub fn union(&mut self, a: u32, b: u32) {
+        let (mut a, mut b) = (self.find(a), self.find(b));
+        if a == b {
+            return;
+        }
+        if self.size[a as usize] < self.size[b as usize] {
+            std::mem::swap(&mut a, &mut b);
+        }
+        self.parent[b as usize] = a;
+        self.size[a as usize] += self.size[b as usize];
+    }
+
+    /// The size of `x`'s component.
+    pub fn size_of(&mut self, x: u32) -> u32 {
+        let r = self.find(x);
+        self.size[r as usize]
+    }
+
+    /// Each document's component, named by its smallest docID (a name
+    /// that does not depend on the order of unions).
+    pub fn labels(mut self) -> Vec<u32> {
+        let n = self.parent.len();
+        let mut smallest = vec![u32::MAX; n];
+        let mut label = vec![0u32; n];
+        for d in 0..n as u32 {
+            let r = self.find(d) as usize;
+            if smallest[r] == u32::MAX {
+                smallest[r] = d;
+            }
+            label[d as usize] = smallest[r];
+        }
+        label
+    }
+}
+
+/// Components of up to this many centers get their diameter measured by
+/// breadth-first search from every center.
+pub const DIAMETER_MAX_CENTERS: u64 = 2000;
+/// ... and only while the search costs at most this many steps
+/// (centers x (centers + pairs)).
+pub const DIAMETER_MAX_STEPS: u64 = 50_000_000;
+/// Where the diameter is not measured, a component is flagged as chained
+/// when fewer than this fraction of its center pairs are linked.
+pub const CHAIN_DENSITY: f64 = 0.5;
+
+/// Whether a component's diameter is worth measuring.
+pub fn diameter_measurable(centers: u64, pairs: u64) -> bool {
+    centers <= DIAMETER_MAX_CENTERS && centers.saturating_mul(centers + pairs) <= DIAMETER_MAX_STEPS
+}
+
+/// The diameter of a connected graph on `n` nodes (local indices) with the
+/// given undirected edges: the largest shortest-path distance between two
+/// nodes. 0 for one node.
+pub fn diameter(n: usize, edges: &[(u32, u32)]) -> u32 {
+    if n <= 1 {
+        return 0;
+    }
+    if edges.len() as u64 == (n as u64) * (n as u64 - 1) / 2 {
+        return 1;
+    }
+    let mut degree = vec![0u32; n + 1];
+    for &(a, b) in edges {
+        degree[a as usize + 1] += 1;
+        degree[b as usize + 1] += 1;
+    }
+    for i in 0..n {
+        degree[i + 1] += degree[i];
+    }
+    let start = degree.clone();
+    let mut fill = degree;
+    let mut adj = vec![0u32; edges.len() * 2];
+    for &(a, b) in edges {
+        adj[fill[a as usize] as usize] = b;
+        fill[a as usize] += 1;
+        adj[fill[b as usize] as usize] = a;
+        fill[b as usize] += 1;
+    }
+    let mut best = 0;
+    let mut dist = vec![u32::MAX; n];
+    let mut queue = VecDeque::with_capacity(n);
+    for source in 0..n {
+        dist.fill(u32::MAX);
+        dist[source] = 0;
+        queue.push_back(source as u32);
+        while let Some(x) = queue.pop_front() {
+            let d = dist[x as usize];
+            best = best.max(d);
+            for &y in &adj[start[x as usize] as usize..start[x as usize + 1] as usize] {
+                if dist[y as usize] == u32::MAX {
+                    dist[y as usize] = d + 1;
+                    queue.push_back(y);
+                }
+            }
+        }
+    }
+    best
+}
+
+/// The chaining rule: a component is chained when two of its centers are
+/// more than two links apart (neither linked nor sharing a neighbor, the
+/// A~B~C~D pattern), or, where the diameter was not measured, when fewer
+/// than [`CHAIN_DENSITY`] of its center pairs are linked.
+pub fn chained(centers: u64, pairs: u64, diameter: Option<u32>) -> bool {
+    match diameter {
+        Some(d) => d > 2,
+        None => density(centers, pairs) < CHAIN_DENSITY,
+    }
+}
+
+/// Linked center pairs over all center pairs (1 for a single center).
+pub fn density(centers: u64, pairs: u64) -> f64 {
+    if centers < 2 {
+        return 1.0;
+    }
+    pairs as f64 / (centers as f64 * (centers as f64 - 1.0) / 2.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn union_find_labels_by_smallest_doc() {
+        let mut uf = UnionFind::new(6);
+        uf.union(4, 2);
+        uf.union(5, 4);
+        uf.union(1, 3);
+        assert_eq!(uf.size_of(5), 3);
+        assert_eq!(uf.size_of(0), 1);
+        assert_eq!(uf.labels(), vec![0, 1, 2, 1, 2, 2]);
+    }
+
+    #[test]
+    fn diameters() {
+        assert_eq!(diameter(1, &[]), 0);
+        assert_eq!(diameter(3, &[(0, 1), (0, 2), (1, 2)]), 1);
+        // A star: every pair within two links.
+        assert_eq!(diameter(4, &[(0, 1), (0, 2), (0, 3)]), 2);
+        // A chain A~B~C~D.
+        assert_eq!(diameter(4, &[(0, 1), (1, 2), (2, 3)]), 3);
+    }
+
+    #[test]
+    fn chaining_rule() {
+        assert!(!chained(4, 3, Some(2)));
+        assert!(chained(4, 3, Some(3)));
+        assert!(chained(10_000, 9_999, None));
+        assert!(!chained(3000, 3000 * 2999 / 2, None));
+        assert_eq!(density(1, 0), 1.0);
+        assert_eq!(density(4, 3), 0.5);
+    }
+}

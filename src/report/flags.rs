@@ -1,0 +1,336 @@
+//! `flags.csv`: per-document double-content flags in YaCy's spirit, for
+//! ranking systems that push copies down.
+//!
+//! | column | meaning |
+//! |---|---|
+//! | `www_unique`, `http_unique` | YaCy's URL flags (see [`super::aliases::UrlUnique`]) |
+//! | `exact_signature_unique` | the first document (smallest docID) with its normalized text: the exact group's center |
+//! | `exact_signature_copycount` | documents with the same text, itself included (YaCy: "count of not-unique-flagged documents + 1") |
+//! | `fuzzy_signature` | YaCy's profile signature ([`super::signature`]), MD5 as hex |
+//! | `fuzzy_signature_unique`, `fuzzy_signature_copycount` | the same two for the fuzzy signature |
+//! | `title_unique` | the first document of its host with its title (YaCy compares titles within a host); empty without a title |
+//! | `near_replica_count` | other documents that are exact copies or share >= T chunks with it (its center linked in the Overlap table), not counting chains |
+//!
+//! Signature columns are empty for empty documents, and the fuzzy ones
+//! also where the text could not be read again (standard input, an input
+//! moved or changed since the fingerprint stage). Inputs are read again
+//! front to back, so whole-file gzip inputs are read as well.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{SyncSender, sync_channel};
+use std::thread;
+
+use anyhow::Context;
+use rayon::prelude::*;
+use serde::Serialize;
+use xxhash_rust::xxh3::xxh3_64;
+
+use super::aliases::UrlUnique;
+use super::input::{Docs, EMPTY, for_each_doc, parse_source};
+use super::signature;
+use crate::extract;
+use crate::progress::Progress;
+use crate::read::{self, Item, RawDoc, ReadOptions};
+use crate::store;
+
+/// How the fuzzy signature is computed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FuzzyConfig {
+    pub min_token_len: usize,
+    pub quant_rate: f64,
+}
+
+impl Default for FuzzyConfig {
+    fn default() -> FuzzyConfig {
+        FuzzyConfig { min_token_len: signature::MIN_TOKEN_LEN, quant_rate: signature::QUANT_RATE }
+    }
+}
+
+/// Documents flagged not unique, for report.json.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct FlagCounts {
+    pub min_token_len: usize,
+    pub quant_rate: f64,
+    /// Documents whose text was read again for the fuzzy signature.
+    pub fuzzy_signatures: u64,
+    pub www_not_unique: u64,
+    pub http_not_unique: u64,
+    pub exact_signature_not_unique: u64,
+    pub fuzzy_signature_not_unique: u64,
+    pub title_not_unique: u64,
+}
+
+/// First-of-its-kind and group size for one signature per document.
+struct Uniqueness {
+    first: Vec<bool>,
+    count: Vec<u32>,
+}
+
+/// Marks, for each of the documents `members` (ascending), whether it is
+/// the smallest docID of its key and how many documents share the key.
+/// Sorting docIDs by key (stable, so docIDs stay ascending within a key)
+/// costs four bytes per document, not a copy of every key.
+fn uniqueness<K: Ord>(n: usize, mut members: Vec<u32>, key: impl Fn(u32) -> K) -> Uniqueness {
+    let mut u = Uniqueness { first: vec![false; n], count: vec![0; n] };
+    members.sort_by_key(|&d| key(d));
+    for group in members.chunk_by(|&a, &b| key(a) == key(b)) {
+        u.first[group[0] as usize] = true;
+        for &d in group {
+            u.count[d as usize] = group.len() as u32;
+        }
+    }
+    u
+}
+
+/// Records read again per parallel batch.
+const BATCH_DOCS: usize = 256;
+const BATCH_BYTES: usize = 16 << 20;
+
+/// Marks a document without a fuzzy signature (an MD5 of zero has a chance
+/// of 2^-128), so that a signature takes 16 bytes per document, not 32.
+pub const NO_SIGNATURE: u128 = 0;
+
+/// The fuzzy signature of every document whose text can be read again,
+/// reading each input once, in order, and matching records to docs.csv by
+/// offset. One thread reads while the pool extracts the batch before, as
+/// in the fingerprint stage: extraction is most of the cost.
+pub fn fuzzy_signatures(
+    docs_csv: &Path,
+    documents: u64,
+    read_opts: &ReadOptions,
+    cfg: FuzzyConfig,
+    progress: &Progress,
+) -> anyhow::Result<Vec<u128>> {
+    let bar = progress.items("report", documents, "texts");
+    let mut sigs: Vec<u128> = vec![NO_SIGNATURE; documents as usize];
+    let (tx, rx) = sync_channel::<Vec<(u32, RawDoc)>>(2);
+    std::thread::scope(|scope| {
+        let reader = thread::Builder::new()
+            .name("overlap-reread".into())
+            .spawn_scoped(scope, move || read_batches(docs_csv, read_opts, progress, &tx))
+            .context("cannot start the reader thread")?;
+        for batch in rx {
+            let last = batch.last().map_or(0, |(doc, _)| u64::from(*doc) + 1);
+            let done: Vec<(u32, Option<u128>)> = batch
+                .into_par_iter()
+                .map(|(doc, raw)| {
+                    let sig = extract::extract(&raw)
+                        .ok()
+                        .filter(|t| !t.text.is_empty())
+                        .map(|t| signature::fuzzy(&t.text, cfg.min_token_len, cfg.quant_rate));
+                    (doc, sig)
+                })
+                .collect();
+            for (doc, sig) in done {
+                if let Some(slot) = sigs.get_mut(doc as usize) {
+                    *slot = sig.unwrap_or(NO_SIGNATURE);
+                }
+            }
+            bar.set_position(last);
+        }
+        reader.join().map_err(|_| anyhow::anyhow!("the reader thread failed"))?
+    })?;
+    bar.finish_and_clear();
+    Ok(sigs)
+}
+
+/// Runs on the reader thread: sends the records of the non-empty
+/// documents of docs.csv in batches, in docID order.
+fn read_batches(
+    docs_csv: &Path,
+    read_opts: &ReadOptions,
+    progress: &Progress,
+    tx: &SyncSender<Vec<(u32, RawDoc)>>,
+) -> anyhow::Result<()> {
+    let mut cursor = Cursor { path: None, reader: None, next: None };
+    let mut batch: Vec<(u32, RawDoc)> = Vec::new();
+    let mut batch_bytes = 0usize;
+    let mut stopped = false;
+    for_each_doc(docs_csv, |row| {
+        if stopped || row.center.is_none() {
+            return Ok(());
+        }
+        let Some((path, offset)) = parse_source(row.source) else { return Ok(()) };
+        if let Some(raw) = cursor.record(&path, offset, read_opts, progress) {
+            batch_bytes += raw.body.len();
+            batch.push((row.doc, raw));
+            if batch.len() >= BATCH_DOCS || batch_bytes >= BATCH_BYTES {
+                // A closed channel means the receiving side has stopped.
+                stopped = tx.send(std::mem::take(&mut batch)).is_err();
+                batch_bytes = 0;
+            }
+        }
+        Ok(())
+    })?;
+    if !batch.is_empty() {
+        let _ = tx.send(batch);
+    }
+    Ok(())
+}
+
+/// An input being read again, front to back.
+struct Cursor {
+    path: Option<PathBuf>,
+    reader: Option<Box<dyn read::Reader>>,
+    /// A record read past the last one asked for.
+    next: Option<RawDoc>,
+}
+
+impl Cursor {
+    /// The record at `offset` of `path`, reading forward; `None` when the
+    /// input cannot be read again or has no document there.
+    fn record(
+        &mut self,
+        path: &Path,
+        offset: u64,
+        opts: &ReadOptions,
+        progress: &Progress,
+    ) -> Option<RawDoc> {
+        if self.path.as_deref() != Some(path) {
+            self.path = Some(path.to_path_buf());
+            self.next = None;
+            self.reader = if path == Path::new("-") {
+                progress.warn("no fuzzy signatures for standard input: it cannot be read again");
+                None
+            } else {
+                match read::open(path, opts) {
+                    Ok(r) => Some(r),
+                    Err(e) => {
+                        progress.warn(&format!("no fuzzy signatures for {}: {e:#}", path.display()));
+                        None
+                    }
+                }
+            };
+        }
+        loop {
+            if let Some(raw) = self.next.take() {
+                if raw.offset == offset {
+                    return Some(raw);
+                }
+                if raw.offset > offset {
+                    self.next = Some(raw);
+                    return None;
+                }
+            }
+            match self.reader.as_mut()?.next_item() {
+                Ok(Some(Item::Doc(raw))) => self.next = Some(raw),
+                Ok(Some(Item::Skip(_))) => {}
+                Ok(None) => {
+                    self.reader = None;
+                    return None;
+                }
+                Err(e) => {
+                    progress.warn(&format!("no more fuzzy signatures for {}: {e}", path.display()));
+                    self.reader = None;
+                    return None;
+                }
+            }
+        }
+    }
+}
+
+/// Computes every flag and writes `flags.csv`.
+pub fn write_csv(
+    path: &Path,
+    docs_csv: &Path,
+    docs: &Docs,
+    near_count: &[u32],
+    fuzzy: &[u128],
+) -> anyhow::Result<FlagCounts> {
+    let n = docs.len();
+    let signed: Vec<u32> = (0..n as u32).filter(|&d| fuzzy[d as usize] != NO_SIGNATURE).collect();
+    let fuzzy_u = uniqueness(n, signed, |d| fuzzy[d as usize]);
+    let mut title_hash = vec![0u64; n];
+    let mut has_title: Vec<u32> = Vec::new();
+    for_each_doc(docs_csv, |row| {
+        if !row.title.is_empty() {
+            title_hash[row.doc as usize] = xxh3_64(row.title.as_bytes());
+            has_title.push(row.doc);
+        }
+        Ok(())
+    })?;
+    let title_u = uniqueness(n, has_title.clone(), |d| (docs.host[d as usize], title_hash[d as usize]));
+    drop(title_hash);
+    let urls = UrlUnique::load(docs_csv)?;
+
+    let mut counts = FlagCounts::default();
+    let tmp = store::temp_path(path);
+    let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+    let mut w = csv::Writer::from_writer(BufWriter::with_capacity(1 << 16, file));
+    let err = || format!("cannot write {}", tmp.display());
+    w.write_record([
+        "doc_id",
+        "url",
+        "www_unique",
+        "http_unique",
+        "exact_signature_unique",
+        "exact_signature_copycount",
+        "fuzzy_signature",
+        "fuzzy_signature_unique",
+        "fuzzy_signature_copycount",
+        "title_unique",
+        "near_replica_count",
+    ])
+    .with_context(err)?;
+    let flag = |b: bool| if b { "true" } else { "false" }.to_string();
+    let mut titles = has_title.into_iter().peekable();
+    for_each_doc(docs_csv, |row| {
+        let d = row.doc as usize;
+        let (www, http) = urls.flags(row.url);
+        counts.www_not_unique += u64::from(!www);
+        counts.http_not_unique += u64::from(!http);
+        let center = docs.center[d];
+        let (exact_unique, exact_count, near) = if center == EMPTY {
+            (String::new(), String::new(), String::new())
+        } else {
+            counts.exact_signature_not_unique += u64::from(center != row.doc);
+            (flag(center == row.doc), docs.exact_size(row.doc).to_string(), near_count[d].to_string())
+        };
+        let (sig, sig_unique, sig_count) = match fuzzy[d] {
+            NO_SIGNATURE => (String::new(), String::new(), String::new()),
+            s => {
+                counts.fuzzy_signatures += 1;
+                counts.fuzzy_signature_not_unique += u64::from(!fuzzy_u.first[d]);
+                (format!("{s:032x}"), flag(fuzzy_u.first[d]), fuzzy_u.count[d].to_string())
+            }
+        };
+        let title = if titles.next_if_eq(&row.doc).is_some() {
+            counts.title_not_unique += u64::from(!title_u.first[d]);
+            flag(title_u.first[d])
+        } else {
+            String::new()
+        };
+        w.write_record([
+            row.doc.to_string().as_str(),
+            row.url,
+            &flag(www),
+            &flag(http),
+            &exact_unique,
+            &exact_count,
+            &sig,
+            &sig_unique,
+            &sig_count,
+            &title,
+            &near,
+        ])
+        .with_context(err)
+    })?;
+    w.into_inner().map_err(|e| e.into_error()).with_context(err)?;
+    store::commit(path)?;
+    Ok(counts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_and_count_per_key() {
+        let keys = [9u64, 7, 0, 7, 7];
+        let u = uniqueness(5, vec![0, 1, 3, 4], |d| keys[d as usize]);
+        assert_eq!(u.first, vec![true, true, false, false, false]);
+        assert_eq!(u.count, vec![1, 3, 0, 3, 3]);
+    }
+}

@@ -1,0 +1,254 @@
+//! Near-replica groups (the paper's Table 2): each connected component of
+//! two or more documents with its size, exact groups, links, distinct
+//! hosts, a sample URL, and whether it looks chained (see
+//! [`super::components`]), written to `groups.csv` largest first.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::components::{self, UnionFind};
+use super::input::{Docs, EMPTY, for_each_pair, urls_of};
+
+/// One component of two or more documents.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Group {
+    /// Its smallest docID, which names it.
+    pub group: u32,
+    pub documents: u64,
+    /// Exact groups in it (distinct texts).
+    pub centers: u64,
+    /// Overlap-table pairs inside it.
+    pub pairs: u64,
+    /// Distinct hosts (documents without a host not counted).
+    pub hosts: u64,
+    /// The largest number of links between two of its centers; `None`
+    /// where it was too large to measure.
+    pub diameter: Option<u32>,
+    /// Linked center pairs over all center pairs.
+    pub density: f64,
+    pub chained: bool,
+    /// The URL of its smallest docID.
+    pub sample_url: String,
+}
+
+/// What the one pass over the Overlap table gathers per document.
+pub struct Linked {
+    /// Component label (smallest docID) of every document.
+    pub label: Vec<u32>,
+    /// Overlap-table pairs each center takes part in.
+    pub degree: Vec<u32>,
+}
+
+/// Builds the groups: sizes from the labels, diameters from further
+/// passes over the table for components small enough, with at most
+/// `edge_budget` links held at once.
+pub fn groups(
+    docs: &Docs,
+    linked: &Linked,
+    overlap: &Path,
+    docs_csv: &Path,
+    edge_budget: u64,
+) -> anyhow::Result<Vec<Group>> {
+    let n = docs.len();
+    let label = &linked.label;
+    let mut sizes: HashMap<u32, (u64, u64, u64)> = HashMap::new(); // documents, centers, degree sum
+    let mut host_of_group: Vec<(u32, u32)> = Vec::new();
+    {
+        let mut size = vec![0u32; n];
+        for &l in label {
+            size[l as usize] += 1;
+        }
+        for d in 0..n {
+            if size[label[d] as usize] < 2 {
+                continue;
+            }
+            let e = sizes.entry(label[d]).or_default();
+            e.0 += 1;
+            if docs.is_center(d as u32) {
+                e.1 += 1;
+                e.2 += u64::from(linked.degree[d]);
+            }
+            if !docs.hosts[docs.host[d] as usize].is_empty() {
+                host_of_group.push((label[d], docs.host[d]));
+            }
+        }
+    }
+    host_of_group.sort_unstable();
+    host_of_group.dedup();
+    let mut hosts: HashMap<u32, u64> = HashMap::new();
+    for (l, _) in host_of_group {
+        *hosts.entry(l).or_default() += 1;
+    }
+    let mut groups: Vec<Group> = sizes
+        .iter()
+        .map(|(&l, &(documents, centers, degrees))| Group {
+            group: l,
+            documents,
+            centers,
+            pairs: degrees / 2,
+            hosts: hosts.get(&l).copied().unwrap_or(0),
+            diameter: None,
+            density: round4(components::density(centers, degrees / 2)),
+            chained: false,
+            sample_url: String::new(),
+        })
+        .collect();
+    groups.sort_by(|a, b| b.documents.cmp(&a.documents).then(a.group.cmp(&b.group)));
+    measure_diameters(docs, label, overlap, edge_budget, &mut groups)?;
+    for g in &mut groups {
+        g.chained = components::chained(g.centers, g.pairs, g.diameter);
+    }
+    let mut wanted: Vec<u32> = groups.iter().map(|g| g.group).collect();
+    wanted.sort_unstable();
+    let urls = urls_of(docs_csv, &wanted)?;
+    for g in &mut groups {
+        g.sample_url = urls.get(&g.group).cloned().unwrap_or_default();
+    }
+    Ok(groups)
+}
+
+fn round4(x: f64) -> f64 {
+    (x * 10_000.0).round() / 10_000.0
+}
+
+/// Fills `diameter` for the groups whose center graph can be searched, in
+/// batches of at most `edge_budget` links, one pass over the table each.
+fn measure_diameters(
+    docs: &Docs,
+    label: &[u32],
+    overlap: &Path,
+    edge_budget: u64,
+    groups: &mut [Group],
+) -> anyhow::Result<()> {
+    let mut todo: Vec<usize> = Vec::new();
+    for (i, g) in groups.iter_mut().enumerate() {
+        if g.centers <= 1 {
+            g.diameter = Some(0);
+        } else if g.pairs == g.centers * (g.centers - 1) / 2 {
+            g.diameter = Some(1);
+        } else if components::diameter_measurable(g.centers, g.pairs) {
+            todo.push(i);
+        }
+    }
+    while !todo.is_empty() {
+        let mut batch: HashMap<u32, usize> = HashMap::new();
+        let mut edges = 0u64;
+        while let Some(&i) = todo.last() {
+            if !batch.is_empty() && edges + groups[i].pairs > edge_budget {
+                break;
+            }
+            edges += groups[i].pairs;
+            batch.insert(groups[i].group, i);
+            todo.pop();
+        }
+        // Local index of each center within its group.
+        let mut local: HashMap<u32, u32> = HashMap::new();
+        let mut next: HashMap<u32, u32> = HashMap::new();
+        for d in 0..docs.len() as u32 {
+            if docs.center[d as usize] != EMPTY && docs.is_center(d) && batch.contains_key(&label[d as usize])
+            {
+                let slot = next.entry(label[d as usize]).or_default();
+                local.insert(d, *slot);
+                *slot += 1;
+            }
+        }
+        let mut links: HashMap<u32, Vec<(u32, u32)>> = HashMap::new();
+        for_each_pair(overlap, docs, |i, j, _| {
+            let l = label[i as usize];
+            if batch.contains_key(&l) {
+                links.entry(l).or_default().push((local[&i], local[&j]));
+            }
+            Ok(())
+        })?;
+        for (l, i) in batch {
+            let n = next.get(&l).copied().unwrap_or(0) as usize;
+            let e = links.remove(&l).unwrap_or_default();
+            groups[i].diameter = Some(components::diameter(n, &e));
+        }
+    }
+    Ok(())
+}
+
+/// Unions every document with its center and every Overlap-table pair.
+pub fn union_exact(docs: &Docs) -> UnionFind {
+    let mut uf = UnionFind::new(docs.len());
+    for d in 0..docs.len() {
+        let c = docs.center[d];
+        if c != EMPTY && c != d as u32 {
+            uf.union(c, d as u32);
+        }
+    }
+    uf
+}
+
+/// Writes `groups.csv`.
+pub fn write_csv(path: &Path, groups: &[Group]) -> anyhow::Result<()> {
+    let rows = groups.iter().map(|g| {
+        [
+            g.group.to_string(),
+            g.documents.to_string(),
+            g.centers.to_string(),
+            g.pairs.to_string(),
+            g.hosts.to_string(),
+            g.diameter.map(|d| d.to_string()).unwrap_or_default(),
+            format!("{:.4}", g.density),
+            g.chained.to_string(),
+            g.sample_url.clone(),
+        ]
+    });
+    super::write_rows(
+        path,
+        &["group", "documents", "centers", "pairs", "hosts", "diameter", "density", "chained", "sample_url"],
+        rows,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::input::load_docs;
+
+    #[test]
+    fn groups_with_sizes_hosts_and_chains() {
+        let dir = tempfile::tempdir().unwrap();
+        let docs_csv = dir.path().join("docs.csv");
+        // 0 and 1 are exact copies on two hosts; 2~3~4~5 is a chain on one
+        // host plus a document without a host (5); 6 is alone.
+        std::fs::write(
+            &docs_csv,
+            "doc_id,url,host,source,bytes,lines,chunks,exact_center,title\n\
+             0,http://a/x,a,s:0,1,1,1,0,\n1,http://b/x,b,s:1,1,1,1,0,\n\
+             2,http://c/1,c,s:2,1,1,1,2,\n3,http://c/2,c,s:3,1,1,1,3,\n4,http://c/3,c,s:4,1,1,1,4,\n\
+             5,,,s:5,1,1,1,5,\n6,http://d/z,d,s:6,1,1,1,6,\n",
+        )
+        .unwrap();
+        let overlap = dir.path().join("overlap.csv");
+        std::fs::write(&overlap, "doc_i,doc_j,shared\n2,3,9\n3,4,9\n4,5,9\n").unwrap();
+        let docs = load_docs(&docs_csv).unwrap();
+        let mut uf = union_exact(&docs);
+        let mut degree = vec![0u32; docs.len()];
+        for (i, j) in [(2, 3), (3, 4), (4, 5)] {
+            uf.union(i, j);
+            degree[i as usize] += 1;
+            degree[j as usize] += 1;
+        }
+        let linked = Linked { label: uf.labels(), degree };
+        // A budget of one link forces one batch per group.
+        let got = groups(&docs, &linked, &overlap, &docs_csv, 1).unwrap();
+        let summary: Vec<String> = got
+            .iter()
+            .map(|g| {
+                format!(
+                    "{} {} {} {} {} {:?} {}",
+                    g.group, g.documents, g.centers, g.pairs, g.hosts, g.diameter, g.chained
+                )
+            })
+            .collect();
+        // group documents centers pairs hosts diameter chained
+        assert_eq!(summary, ["2 4 4 3 1 Some(3) true", "0 2 1 0 2 Some(0) false"]);
+        assert_eq!(got[0].sample_url, "http://c/1");
+        assert_eq!(got[0].density, 0.5);
+    }
+}

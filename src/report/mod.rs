@@ -1,0 +1,410 @@
+//! The report stage: the crawl audit. How replicated is the crawl, why,
+//! and what could a recrawl skip (the paper's section 3: Figure 1, Table
+//! 2, the crawl savings), with YaCy's double-content flags per document.
+//!
+//! It reads what the earlier stages wrote (`docs.csv`, `overlap.csv`,
+//! `stats.json`) and, for the fuzzy signatures only, the inputs again.
+//! Memory grows with the documents (arrays of one to sixteen bytes each,
+//! about 80 bytes per document at the peak, while flags.csv is written:
+//! under 1 GB for 10 million documents), not with the Overlap table,
+//! which is streamed: once for
+//! components, savings and near-replica counts, once each for host
+//! overlap, alias content and group diameters. Two structures depend on
+//! the links: the host overlap's (exact group, host) entries, eight bytes
+//! for each host holding a replica of a group, and the links of the
+//! groups whose diameter is measured, held a batch within a quarter of
+//! `--memory` at a time.
+//!
+//! Outputs: `report.json` (below), `groups.csv` ([`groups`]), `hosts.csv`
+//! ([`hosts`]), `aliases.csv` ([`aliases`]), `flags.csv` ([`flags`]) and
+//! `report.html` ([`html`]).
+//!
+//! # report.json
+//!
+//! Its keys are stable, for pipelines; they are documented in one place,
+//! the README's "The crawl audit", and [`Report`] is their one source.
+//!
+//! A document's near-replicas are its connected component in the graph
+//! whose links are exact copies and Overlap-table pairs: the paper counts
+//! "the number of replicas for each document", and a component is the
+//! set of documents one can reach by replica links, the answer that does
+//! not depend on document order. Components can chain (A~B~C without A~C),
+//! which is why groups carry a diameter and a `chained` flag, and why the
+//! host overlap and `near_replica_count` use direct links only.
+
+pub mod aliases;
+pub mod components;
+pub mod flags;
+pub mod groups;
+pub mod histogram;
+pub mod hosts;
+pub mod html;
+pub mod input;
+pub mod runs;
+pub mod savings;
+pub mod signature;
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use serde::Serialize;
+
+use crate::pairs;
+use crate::progress::Progress;
+use crate::stage::{Outcome, Stage};
+use crate::stats::{self, FingerprintStats, PairsStats, ReportStats};
+use crate::store::{self, OutDir};
+
+pub use flags::FuzzyConfig;
+
+pub const STAGE: &str = "report";
+
+/// How many groups report.json and report.html list.
+pub const TOP_GROUPS: usize = 20;
+
+#[derive(Clone, Debug)]
+pub struct ReportConfig {
+    pub fuzzy: FuzzyConfig,
+    /// Whether to read the inputs again for the fuzzy signatures, which
+    /// costs about as much reading and extraction as the fingerprint stage.
+    pub read_texts: bool,
+    /// Output directories of other runs over the same inputs, whose
+    /// near-replica figures are shown beside this run's.
+    pub compare: Vec<PathBuf>,
+    /// Memory budget in bytes.
+    pub memory: u64,
+}
+
+/// Everything report.json holds (keys documented in the README).
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub overlap_version: String,
+    pub chunk: String,
+    pub threshold: u32,
+    pub documents: u64,
+    pub empty_documents: u64,
+    pub bytes: u64,
+    pub exact: ExactSummary,
+    pub near: NearSummary,
+    pub histogram: HistogramSummary,
+    pub savings: SavingsSummary,
+    pub groups: GroupsSummary,
+    pub hosts: HostsSummary,
+    pub aliases: AliasSummary,
+    pub flags: flags::FlagCounts,
+    /// This run's near-replica figures, then those of the runs compared.
+    pub runs: Vec<runs::Run>,
+    /// One alias pair per kind, for report.html (aliases.csv has them all).
+    #[serde(skip)]
+    pub alias_examples: Vec<aliases::Example>,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ExactSummary {
+    pub groups: u64,
+    pub documents_in_groups: u64,
+    pub copies: u64,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct NearSummary {
+    pub pairs: u64,
+    pub groups: u64,
+    pub documents_in_groups: u64,
+    pub largest_group: u64,
+    pub chained_groups: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct HistogramSummary {
+    pub bins: [&'static str; 7],
+    pub exact: histogram::Histogram,
+    pub near: histogram::Histogram,
+    pub exact_replicated_percent: f64,
+    pub near_replicated_percent: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct SavingsSummary {
+    pub rule: &'static str,
+    pub exact: savings::Skippable,
+    pub near: savings::Skippable,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct GroupsSummary {
+    pub chain_rule: String,
+    pub top: Vec<groups::Group>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct HostsSummary {
+    pub host_pairs: u64,
+    pub mirror_pairs: u64,
+    pub mirror_rule: String,
+    pub mirrors: Vec<hosts::HostPair>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct AliasSummary {
+    pub www: aliases::AliasCounts,
+    pub scheme: aliases::AliasCounts,
+    pub index: aliases::AliasCounts,
+    pub query: aliases::AliasCounts,
+}
+
+/// Builds the report of `out` and writes its files.
+pub fn run(out: &OutDir, cfg: &ReportConfig, progress: &Progress) -> anyhow::Result<Outcome<ReportStats>> {
+    let mut flags = vec![
+        cfg.fuzzy.min_token_len.to_string(),
+        cfg.fuzzy.quant_rate.to_string(),
+        cfg.read_texts.to_string(),
+    ];
+    for dir in &cfg.compare {
+        flags.push(runs::key_of(dir)?);
+    }
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let key = Stage::chained_key(out, STAGE, pairs::STAGE, &flags)?;
+    let Some(stage) = Stage::begin(out, STAGE, key, progress)? else {
+        return Ok(Outcome::UpToDate);
+    };
+    let report = build(out, cfg, progress)?;
+    let mut json = serde_json::to_vec_pretty(&report).context("cannot encode report.json")?;
+    json.push(b'\n');
+    store::write_atomic(&out.report_json(), &json)?;
+    store::write_atomic(&out.report_html(), html::render(&report).as_bytes())?;
+    let mut stats = ReportStats {
+        documents: report.documents,
+        empty_documents: report.empty_documents,
+        exact_copy_percent: report.histogram.exact_replicated_percent,
+        near_replica_percent: report.histogram.near_replicated_percent,
+        savings_exact_percent: report.savings.exact.pages_percent,
+        savings_near_percent: report.savings.near.pages_percent,
+        groups: report.near.groups,
+        mirror_host_pairs: report.hosts.mirror_pairs,
+        alias_pairs: [
+            &report.aliases.www,
+            &report.aliases.scheme,
+            &report.aliases.index,
+            &report.aliases.query,
+        ]
+        .iter()
+        .map(|c| c.pairs)
+        .sum(),
+        texts_read: report.flags.fuzzy_signatures,
+        ..ReportStats::default()
+    };
+    let outputs =
+        [out.report_json(), out.report_html(), out.groups(), out.hosts(), out.aliases(), out.flags()];
+    stage.finish(&mut stats, &outputs)?;
+    Ok(Outcome::Ran(stats))
+}
+
+/// Computes every figure and writes the CSV tables.
+fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress) -> anyhow::Result<Report> {
+    let fp: FingerprintStats = stats::read_section(out, crate::fingerprint::STAGE)
+        .with_context(|| format!("{} has no fingerprint section", out.stats().display()))?;
+    let pairs_stats: PairsStats = stats::read_section(out, pairs::STAGE)
+        .with_context(|| format!("{} has no pairs section", out.stats().display()))?;
+    let (docs_csv, overlap) = (out.docs(), out.overlap());
+    let docs = input::load_docs(&docs_csv)?;
+    let n = docs.len();
+    let compared = runs::load(out, n as u64, &cfg.compare)?;
+
+    let pass = link_pass(&docs, &overlap)?;
+    let (exact, exact_h, near_h, empty) = histograms(&docs, &pass.label);
+    let near_count = pass.near_count;
+    let kept = pass.kept;
+
+    let savings = SavingsSummary {
+        rule: savings::RULE,
+        exact: savings::exact(&docs),
+        near: savings::skippable(&docs, |d| kept[d as usize]),
+    };
+    drop(kept);
+
+    let linked = groups::Linked { label: pass.label, degree: pass.degree };
+    let edge_budget = (cfg.memory / 4 / 16).max(1 << 16);
+    let all_groups = groups::groups(&docs, &linked, &overlap, &docs_csv, edge_budget)?;
+    drop(linked);
+    groups::write_csv(&out.groups(), &all_groups)?;
+    let near = NearSummary {
+        pairs: pass.pairs,
+        groups: all_groups.len() as u64,
+        documents_in_groups: all_groups.iter().map(|g| g.documents).sum(),
+        largest_group: all_groups.first().map_or(0, |g| g.documents),
+        chained_groups: all_groups.iter().filter(|g| g.chained).count() as u64,
+    };
+    let top: Vec<groups::Group> = all_groups.into_iter().take(TOP_GROUPS).collect();
+
+    let host_pairs = hosts::host_pairs(&docs, &overlap)?;
+    hosts::write_csv(&out.hosts(), &host_pairs)?;
+    let mirrors = hosts::mirrors(&host_pairs);
+
+    let alias_pairs = aliases::find(&docs_csv, &overlap, &docs)?;
+    let alias_examples = aliases::write_csv(&out.aliases(), &docs_csv, &alias_pairs)?;
+    let [www, scheme, index, query] = aliases::counts(&alias_pairs);
+    drop(alias_pairs);
+
+    let read_opts = pairs::read_options(out)?;
+    let fuzzy = if cfg.read_texts {
+        flags::fuzzy_signatures(&docs_csv, n as u64, &read_opts, cfg.fuzzy, progress)?
+    } else {
+        vec![flags::NO_SIGNATURE; n]
+    };
+    let mut flag_counts = flags::write_csv(&out.flags(), &docs_csv, &docs, &near_count, &fuzzy)?;
+    flag_counts.min_token_len = cfg.fuzzy.min_token_len;
+    flag_counts.quant_rate = cfg.fuzzy.quant_rate;
+
+    let mut all_runs = vec![runs::Run {
+        chunk: fp.chunk.clone(),
+        threshold: pairs_stats.threshold,
+        near: near_h.clone(),
+        near_replicated_percent: near_h.replicated_percent(),
+        savings_near: savings.near.clone(),
+    }];
+    all_runs.extend(compared);
+    Ok(Report {
+        overlap_version: env!("CARGO_PKG_VERSION").to_string(),
+        chunk: fp.chunk,
+        threshold: pairs_stats.threshold,
+        documents: n as u64,
+        empty_documents: empty,
+        bytes: docs.bytes.iter().sum(),
+        exact,
+        near,
+        histogram: HistogramSummary {
+            bins: histogram::BINS,
+            exact_replicated_percent: exact_h.replicated_percent(),
+            near_replicated_percent: near_h.replicated_percent(),
+            exact: exact_h,
+            near: near_h,
+        },
+        savings,
+        groups: GroupsSummary {
+            chain_rule: format!(
+                "A group is chained when two of its exact groups are more than two links apart (diameter > 2), \
+                 or, for groups over {} exact groups or too costly to search, when fewer than {}% of their pairs \
+                 are linked.",
+                components::DIAMETER_MAX_CENTERS,
+                components::CHAIN_DENSITY * 100.0
+            ),
+            top,
+        },
+        hosts: HostsSummary {
+            host_pairs: host_pairs.len() as u64,
+            mirror_pairs: mirrors.len() as u64,
+            mirror_rule: format!(
+                "Two hosts mirror each other when more than {}% of one's non-empty documents, and at least {}, \
+                 are replicated (exact copy, or sharing at least T chunks) on the other.",
+                hosts::MIRROR_SHARE * 100.0,
+                hosts::MIRROR_MIN_DOCS
+            ),
+            mirrors,
+        },
+        aliases: AliasSummary { www, scheme, index, query },
+        flags: flag_counts,
+        runs: all_runs,
+        alias_examples,
+    })
+}
+
+/// What the first pass over the Overlap table gathers.
+struct LinkPass {
+    /// Component of every document, by its smallest docID.
+    label: Vec<u32>,
+    /// Pages the greedy near-replica rule keeps.
+    kept: Vec<bool>,
+    /// Overlap-table pairs of each center.
+    degree: Vec<u32>,
+    /// Other documents that are exact copies or directly linked, per document.
+    near_count: Vec<u32>,
+    /// Rows of the table.
+    pairs: u64,
+}
+
+/// One pass over the table: components, the greedy savings, and the links
+/// of each center (about twenty bytes per document while it runs).
+fn link_pass(docs: &input::Docs, overlap: &Path) -> anyhow::Result<LinkPass> {
+    let n = docs.len();
+    let mut uf = groups::union_exact(docs);
+    let mut greedy = savings::Greedy::new(docs);
+    let mut degree = vec![0u32; n];
+    let mut near_count: Vec<u32> =
+        (0..n).map(|d| if docs.is_center(d as u32) { docs.group_size[d] - 1 } else { 0 }).collect();
+    let mut pairs = 0u64;
+    input::for_each_pair(overlap, docs, |i, j, _| {
+        uf.union(i, j);
+        greedy.pair(docs, i, j);
+        degree[i as usize] = degree[i as usize].saturating_add(1);
+        degree[j as usize] = degree[j as usize].saturating_add(1);
+        near_count[i as usize] = near_count[i as usize].saturating_add(docs.group_size[j as usize]);
+        near_count[j as usize] = near_count[j as usize].saturating_add(docs.group_size[i as usize]);
+        pairs += 1;
+        Ok(())
+    })?;
+    // Copies have their center's links.
+    for d in 0..n {
+        let c = docs.center[d];
+        if c != input::EMPTY {
+            near_count[d] = near_count[c as usize];
+        }
+    }
+    Ok(LinkPass { label: uf.labels(), kept: greedy.finish(docs), degree, near_count, pairs })
+}
+
+/// The exact-group summary, the exact and near replica histograms over the
+/// non-empty documents, and the number of empty ones.
+fn histograms(
+    docs: &input::Docs,
+    label: &[u32],
+) -> (ExactSummary, histogram::Histogram, histogram::Histogram, u64) {
+    let mut component_size = vec![0u32; docs.len()];
+    for &l in label {
+        component_size[l as usize] += 1;
+    }
+    let mut exact_h = histogram::Histogram::default();
+    let mut near_h = histogram::Histogram::default();
+    let mut exact = ExactSummary::default();
+    let mut empty = 0u64;
+    for d in 0..docs.len() as u32 {
+        if docs.is_empty_doc(d) {
+            empty += 1;
+            continue;
+        }
+        let size = docs.exact_size(d);
+        exact_h.add(size);
+        near_h.add(component_size[label[d as usize] as usize]);
+        if size >= 2 {
+            exact.documents_in_groups += 1;
+            if docs.is_center(d) {
+                exact.groups += 1;
+            } else {
+                exact.copies += 1;
+            }
+        }
+    }
+    exact_h.finish();
+    near_h.finish();
+    (exact, exact_h, near_h, empty)
+}
+
+/// Writes a CSV file of string rows under a temporary name, then renames it.
+fn write_rows<R, S>(path: &Path, header: &[&str], rows: impl IntoIterator<Item = R>) -> anyhow::Result<()>
+where
+    R: IntoIterator<Item = S>,
+    S: AsRef<[u8]>,
+{
+    let tmp = store::temp_path(path);
+    let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+    let mut w = csv::Writer::from_writer(BufWriter::with_capacity(1 << 16, file));
+    let err = || format!("cannot write {}", tmp.display());
+    w.write_record(header).with_context(err)?;
+    for row in rows {
+        w.write_record(row).with_context(err)?;
+    }
+    w.into_inner().map_err(|e| e.into_error()).with_context(err)?;
+    store::commit(path)
+}

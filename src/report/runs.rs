@@ -1,0 +1,95 @@
+//! Runs side by side: the paper's Figure 1 shows one chart for several
+//! chunkings of the same crawl. `overlap report DIR --compare OTHER...`
+//! adds the near-replica histogram and savings of other output
+//! directories, each holding its own report over the same inputs, to this
+//! report.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use serde::{Deserialize, Serialize};
+
+use super::histogram::Histogram;
+use super::savings::Skippable;
+use crate::stats::{self, FingerprintStats};
+use crate::store::{OutDir, Stamp};
+
+/// One run's near-replica figures.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Run {
+    pub chunk: String,
+    pub threshold: u32,
+    pub near: Histogram,
+    pub near_replicated_percent: f64,
+    pub savings_near: Skippable,
+}
+
+/// The parts of another run's report.json that are compared.
+#[derive(Deserialize)]
+struct OtherReport {
+    chunk: String,
+    threshold: u32,
+    documents: u64,
+    histogram: OtherHistogram,
+    savings: OtherSavings,
+}
+
+#[derive(Deserialize)]
+struct OtherHistogram {
+    near: Histogram,
+    near_replicated_percent: f64,
+}
+
+#[derive(Deserialize)]
+struct OtherSavings {
+    near: Skippable,
+}
+
+/// The stamp key of another directory's report, which this report's key
+/// includes so that it is redone when that report changes.
+pub fn key_of(dir: &Path) -> anyhow::Result<String> {
+    let out = OutDir::new(dir);
+    match Stamp::read(&out.stamp(super::STAGE)) {
+        Some(stamp) => Ok(stamp.key),
+        None => {
+            bail!("{} has no complete report: run `overlap report {}` first", dir.display(), dir.display())
+        }
+    }
+}
+
+/// The inputs a directory's fingerprint stage read, as recorded.
+fn inputs(out: &OutDir) -> anyhow::Result<Vec<String>> {
+    let fp: FingerprintStats = stats::read_section(out, crate::fingerprint::STAGE)
+        .with_context(|| format!("{} has no fingerprint section", out.stats().display()))?;
+    Ok(fp.inputs.into_iter().map(|i| i.file).collect())
+}
+
+/// Reads the runs of `dirs`, checking that they are over the same inputs
+/// (the same files, the same number of documents) as `out`.
+pub fn load(out: &OutDir, documents: u64, dirs: &[PathBuf]) -> anyhow::Result<Vec<Run>> {
+    let ours = inputs(out)?;
+    let mut runs = Vec::with_capacity(dirs.len());
+    for dir in dirs {
+        let other = OutDir::new(dir);
+        let path = other.report_json();
+        let bytes = fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+        let r: OtherReport = serde_json::from_slice(&bytes)
+            .with_context(|| format!("{} is not a report.json", path.display()))?;
+        if inputs(&other)? != ours || r.documents != documents {
+            bail!(
+                "{} is a run over other inputs than {}: runs compared must read the same crawl",
+                dir.display(),
+                out.root().display()
+            );
+        }
+        runs.push(Run {
+            chunk: r.chunk,
+            threshold: r.threshold,
+            near: r.histogram.near,
+            near_replicated_percent: r.histogram.near_replicated_percent,
+            savings_near: r.savings.near,
+        });
+    }
+    Ok(runs)
+}

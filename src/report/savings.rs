@@ -1,0 +1,145 @@
+//! Crawl savings (the paper's section 3): what a recrawl need not fetch.
+//!
+//! - Exact: one copy of each exact group is kept (its center); every other
+//!   member is skipped.
+//! - Near: pages are taken in docID order; a page is skipped when it is an
+//!   exact copy of a kept page or when a kept page shares at least T chunk
+//!   fingerprints with it (its center and the kept page's center are an
+//!   Overlap-table pair); otherwise it is kept. Kept pages are therefore
+//!   always centers, and since overlap.csv is sorted by (i, j), every link
+//!   (k, c) with k < c has been read by the time center c is decided: one
+//!   streaming pass and one bit per document.
+//!
+//! Empty documents are never skipped: there is nothing to compare them by.
+
+use serde::{Deserialize, Serialize};
+
+use super::histogram::percent;
+use super::input::{Docs, EMPTY};
+
+/// The rule, as report.json and report.html state it.
+pub const RULE: &str = "Exact: keep the smallest docID of each exact group, skip the other copies. \
+Near-replicas too: take pages in docID order; skip a page when it is an exact copy of a kept page or \
+when a kept page shares at least T chunk fingerprints with it; keep it otherwise. Empty documents are \
+always kept.";
+
+/// Pages and bytes a recrawl could skip.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Skippable {
+    pub pages: u64,
+    pub pages_percent: f64,
+    pub bytes: u64,
+    pub bytes_percent: f64,
+}
+
+/// The greedy near-replica pass, fed the Overlap table in (i, j) order.
+pub struct Greedy {
+    /// Centers that a kept page links to.
+    covered: Vec<bool>,
+    kept: Vec<bool>,
+    /// Centers below this have been decided.
+    next: u32,
+}
+
+impl Greedy {
+    pub fn new(docs: &Docs) -> Greedy {
+        Greedy { covered: vec![false; docs.len()], kept: vec![false; docs.len()], next: 0 }
+    }
+
+    /// Decides every center below `upto`.
+    fn decide_until(&mut self, docs: &Docs, upto: u32) {
+        while self.next < upto {
+            let d = self.next;
+            if docs.is_center(d) && !self.covered[d as usize] {
+                self.kept[d as usize] = true;
+            }
+            self.next += 1;
+        }
+    }
+
+    /// One Overlap-table row, in (i, j) order.
+    pub fn pair(&mut self, docs: &Docs, i: u32, j: u32) {
+        self.decide_until(docs, i + 1);
+        if self.kept[i as usize] {
+            self.covered[j as usize] = true;
+        }
+    }
+
+    /// Decides the rest; returns whether each document is kept.
+    pub fn finish(mut self, docs: &Docs) -> Vec<bool> {
+        self.decide_until(docs, docs.len() as u32);
+        for d in 0..docs.len() {
+            if docs.center[d] == EMPTY {
+                self.kept[d] = true;
+            }
+        }
+        self.kept
+    }
+}
+
+/// The pages and bytes not kept.
+pub fn skippable(docs: &Docs, kept: impl Fn(u32) -> bool) -> Skippable {
+    let total_bytes: u64 = docs.bytes.iter().sum();
+    let (mut pages, mut bytes) = (0u64, 0u64);
+    for d in 0..docs.len() as u32 {
+        if !kept(d) {
+            pages += 1;
+            bytes += docs.bytes[d as usize];
+        }
+    }
+    Skippable {
+        pages,
+        pages_percent: percent(pages, docs.len() as u64),
+        bytes,
+        bytes_percent: percent(bytes, total_bytes),
+    }
+}
+
+/// Exact savings: every non-center is skipped.
+pub fn exact(docs: &Docs) -> Skippable {
+    skippable(docs, |d| docs.center[d as usize] == EMPTY || docs.is_center(d))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn docs(center: Vec<u32>) -> Docs {
+        let n = center.len();
+        let mut group_size = vec![0; n];
+        for &c in &center {
+            if c != EMPTY {
+                group_size[c as usize] += 1;
+            }
+        }
+        Docs { center, bytes: vec![10; n], host: vec![0; n], hosts: vec![String::new()], group_size }
+    }
+
+    #[test]
+    fn greedy_keeps_in_doc_order() {
+        // 0~1, 1~2, 2~3: 0 kept, 1 skipped (linked to 0), 2 kept (1 is
+        // not kept), 3 skipped; 4 is an exact copy of 2; 5 is empty.
+        let d = docs(vec![0, 1, 2, 3, 2, EMPTY]);
+        let mut g = Greedy::new(&d);
+        for (i, j) in [(0, 1), (1, 2), (2, 3)] {
+            g.pair(&d, i, j);
+        }
+        let kept = g.finish(&d);
+        assert_eq!(kept, vec![true, false, true, false, false, true]);
+        let s = skippable(&d, |x| kept[x as usize]);
+        assert_eq!((s.pages, s.bytes), (3, 30));
+        assert_eq!(s.pages_percent, 50.0);
+        let e = exact(&d);
+        assert_eq!(e.pages, 1);
+    }
+
+    #[test]
+    fn a_skipped_center_covers_nothing() {
+        // 0~1 and 1~2 but not 0~2: 2 is kept although linked to 1.
+        let d = docs(vec![0, 1, 2]);
+        let mut g = Greedy::new(&d);
+        g.pair(&d, 0, 1);
+        g.pair(&d, 1, 2);
+        assert_eq!(g.finish(&d), vec![true, false, true]);
+    }
+}

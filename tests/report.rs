@@ -1,0 +1,359 @@
+//! The crawl audit (`overlap report`): every figure checked against a crawl
+//! built with known replication (`testdata/report/crawl.jsonl`, and the
+//! same pages with titles in `crawl.warc.gz`, written by
+//! `scripts/make_report_testdata.py`, whose docstring lists the
+//! construction), and against an independent recomputation
+//! (`scripts/check_report.py`) on that crawl and on the bundled sample.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const CRAWL: &str = "testdata/report/crawl.jsonl";
+
+/// Runs the whole pipeline on the test crawl (whole blocks of four lines
+/// are chunks; T = 3) and returns the output directory.
+fn run_crawl(tmp: &Path, extra: &[&str]) -> PathBuf {
+    let out = tmp.join("out");
+    let mut args = vec!["run", CRAWL, "--chunk", "lines:4", "-T", "3", "-q", "--out"];
+    let out_arg = arg(&out);
+    args.push(&out_arg);
+    args.extend_from_slice(extra);
+    overlap_ok(&args);
+    out
+}
+
+fn report_json(dir: &Path) -> Value {
+    let text = fs::read_to_string(dir.join("report.json")).expect("report.json");
+    serde_json::from_str(&text).expect("report.json is JSON")
+}
+
+fn u64s(v: &Value) -> Vec<u64> {
+    v.as_array().expect("an array").iter().map(|x| x.as_u64().expect("a count")).collect()
+}
+
+/// Rows of a CSV output as maps from column to value.
+fn rows(path: &Path) -> Vec<std::collections::BTreeMap<String, String>> {
+    let (header, rows) = read_csv(path);
+    rows.into_iter().map(|r| header.iter().cloned().zip(r).collect()).collect()
+}
+
+fn check_script(dir: &Path) -> std::process::Output {
+    Command::new("python3")
+        .arg(root().join("scripts/check_report.py"))
+        .arg(dir)
+        .output()
+        .expect("python3 is needed to run scripts/check_report.py")
+}
+
+#[test]
+fn figures_match_the_construction() {
+    let tmp = tempdir();
+    let out = run_crawl(tmp.path(), &[]);
+    let r = report_json(&out);
+    let docs = read_docs(&out);
+    assert_eq!(docs.len(), 36, "the crawl has 36 documents");
+    assert_eq!((r["documents"].as_u64(), r["empty_documents"].as_u64()), (Some(36), Some(1)));
+    assert_eq!((r["chunk"].as_str(), r["threshold"].as_u64()), (Some("lines:4:4"), Some(3)));
+
+    // Exact groups: the six mirrored chapters and the three URL aliases.
+    let exact: BTreeSet<(usize, usize)> = docs
+        .iter()
+        .filter_map(|d| d.exact_center.filter(|&c| c != d.doc_id).map(|c| (c, d.doc_id)))
+        .collect();
+    let want: BTreeSet<(usize, usize)> =
+        (0..6).map(|i| (i, i + 6)).chain([(18, 19), (20, 21), (22, 23)]).collect();
+    assert_eq!(exact, want, "exact copies");
+    assert_eq!(r["exact"]["groups"], 9);
+    assert_eq!(r["exact"]["copies"], 9);
+    // Near pairs: each chapter with its old version, the edited article,
+    // and the chain X~Y~Z~W.
+    let pairs: Vec<(usize, usize)> = read_overlap(&out).into_iter().map(|(i, j, _)| (i, j)).collect();
+    let want: Vec<(usize, usize)> =
+        (0..6).map(|i| (i, i + 12)).chain([(26, 27), (28, 29), (29, 30), (30, 31)]).collect();
+    assert_eq!(pairs, want, "overlap pairs");
+    assert_eq!(r["near"]["pairs"], 10);
+
+    // Figure 1: 35 non-empty documents. Exact: 18 in pairs, 17 alone. Near:
+    // 18 chapter documents in threes, 8 in twos (three URL aliases and the
+    // article), the chain of 4, and 5 alone.
+    let h = &r["histogram"];
+    assert_eq!(u64s(&h["exact"]["documents"]), [17, 18, 0, 0, 0, 0, 0]);
+    assert_eq!(u64s(&h["near"]["documents"]), [5, 8, 18, 4, 0, 0, 0]);
+    assert_eq!(h["near"]["percent"][2].as_f64(), Some(51.4286), "18 of 35");
+    assert_eq!(h["exact_replicated_percent"].as_f64(), Some(51.4286));
+
+    // Savings. Exact: the 9 copies. Near, greedy in docID order: also the
+    // six old chapters, the article (27), and Y and W of the chain (Z is
+    // kept: only Y, which was skipped, links to it).
+    let bytes = |ids: &[usize]| ids.iter().map(|&i| docs[i].bytes).sum::<u64>();
+    let exact_skip = [6, 7, 8, 9, 10, 11, 19, 21, 23];
+    let near_skip = [6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 19, 21, 23, 27, 29, 31];
+    let s = &r["savings"];
+    assert_eq!(s["exact"]["pages"].as_u64(), Some(9));
+    assert_eq!(s["exact"]["bytes"].as_u64(), Some(bytes(&exact_skip)));
+    assert_eq!(s["exact"]["pages_percent"].as_f64(), Some(25.0));
+    assert_eq!(s["near"]["pages"].as_u64(), Some(18));
+    assert_eq!(s["near"]["bytes"].as_u64(), Some(bytes(&near_skip)));
+    assert!(s["rule"].as_str().is_some_and(|t| t.contains("docID order")));
+
+    // Groups: the chain is the largest and the only chained one.
+    let groups = rows(&out.join("groups.csv"));
+    assert_eq!(groups.len(), 11);
+    let chain = &groups[0];
+    assert_eq!(
+        (
+            chain["group"].as_str(),
+            chain["documents"].as_str(),
+            chain["diameter"].as_str(),
+            chain["chained"].as_str()
+        ),
+        ("28", "4", "3", "true")
+    );
+    for g in &groups[1..7] {
+        assert_eq!(
+            (g["documents"].as_str(), g["hosts"].as_str(), g["chained"].as_str()),
+            ("3", "3", "false")
+        );
+        assert!(g["sample_url"].starts_with("http://docs.example.org/manual/ch"), "{g:?}");
+    }
+    assert_eq!(groups.iter().filter(|g| g["chained"] == "true").count(), 1);
+    assert_eq!(r["near"]["chained_groups"], 1);
+
+    // Hosts: the manual's three hosts mirror each other; the www alias
+    // pair shares one page, which is not a mirror.
+    let hosts: Vec<(String, String, String, String, String)> = rows(&out.join("hosts.csv"))
+        .into_iter()
+        .map(|h| {
+            let f = |k: &str| h[k].clone();
+            (f("host_a"), f("host_b"), f("replicated_a_on_b"), f("replicated_b_on_a"), f("mirror"))
+        })
+        .collect();
+    let t = |a: &str, b: &str, x: &str, y: &str, m: &str| (a.into(), b.into(), x.into(), y.into(), m.into());
+    assert_eq!(
+        hosts,
+        vec![
+            t("docs.example.org", "mirror.example.net", "6", "6", "true"),
+            t("docs.example.org", "old.example.com", "6", "6", "true"),
+            t("example.com", "www.example.com", "1", "1", "false"),
+            t("mirror.example.net", "old.example.com", "6", "6", "true"),
+        ]
+    );
+    assert_eq!(r["hosts"]["mirror_pairs"], 3);
+
+    // Aliases and their content class.
+    let aliases: Vec<(String, String, String, String)> = rows(&out.join("aliases.csv"))
+        .into_iter()
+        .map(|a| (a["kind"].clone(), a["doc_a"].clone(), a["doc_b"].clone(), a["content"].clone()))
+        .collect();
+    let a = |k: &str, x: &str, y: &str, c: &str| (k.into(), x.into(), y.into(), c.into());
+    assert_eq!(
+        aliases,
+        vec![
+            a("www", "18", "19", "exact"),
+            a("scheme", "20", "21", "exact"),
+            a("index", "22", "23", "exact"),
+            a("query", "24", "25", "different"),
+            a("query", "26", "27", "near"),
+        ]
+    );
+    assert_eq!(r["aliases"]["query"]["near"], 1);
+    assert_eq!(r["aliases"]["query"]["different"], 1);
+
+    // Flags.
+    let flags = rows(&out.join("flags.csv"));
+    assert_eq!(flags.len(), 36);
+    let not = |col: &str| -> Vec<usize> { (0..36).filter(|&d| flags[d][col] == "false").collect() };
+    assert_eq!(not("www_unique"), [18], "http://example.com/about has a www. twin");
+    assert_eq!(not("http_unique"), [20], "http://shop.example.com/cart has an https twin");
+    assert_eq!(not("exact_signature_unique"), exact_skip);
+    for d in [0, 6] {
+        assert_eq!(flags[d]["exact_signature_copycount"], "2");
+        assert_eq!(flags[d]["near_replica_count"], "2", "doc {d}: its copy and the old chapter");
+    }
+    assert_eq!(flags[6]["fuzzy_signature"], flags[0]["fuzzy_signature"], "identical texts");
+    assert_eq!(flags[6]["fuzzy_signature_unique"], "false");
+    assert_ne!(flags[32]["fuzzy_signature"], flags[33]["fuzzy_signature"]);
+    assert_eq!(flags[29]["near_replica_count"], "2", "Y links X and Z");
+    assert_eq!(flags[24]["near_replica_count"], "0");
+    assert_eq!(flags[35]["exact_signature_unique"], "", "the empty document has no signature");
+    assert_eq!(flags[35]["fuzzy_signature"], "");
+    assert!(flags.iter().all(|f| f["title_unique"].is_empty()), "JSONL pages have no titles");
+
+    // The stage's stats section.
+    let stats = read_stats(&out);
+    assert_eq!(stats["report"]["documents"], 36);
+    assert!(stats["report"]["seconds"].is_number());
+}
+
+#[test]
+fn an_independent_recomputation_agrees() {
+    let tmp = tempdir();
+    let crawl = run_crawl(tmp.path(), &[]);
+    let mut dirs = vec![crawl.clone()];
+    // The bundled sample, its ARC form, and a WARC with damaged records.
+    for input in ["testdata/sample.warc.gz", "testdata/sample.arc.gz", "testdata/corrupt.warc.gz"] {
+        let dir = tmp.path().join(input.replace(['/', '.'], "_"));
+        overlap_ok(["run", input, "-q", "--out", &arg(&dir)]);
+        dirs.push(dir);
+    }
+    for dir in &dirs {
+        let out = check_script(dir);
+        assert!(
+            out.status.success(),
+            "scripts/check_report.py {}:\n{}{}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // The script does catch a wrong number.
+    let text = fs::read_to_string(crawl.join("report.json")).unwrap();
+    let tampered = text.replacen("\"copies\": 9", "\"copies\": 8", 1);
+    assert_ne!(text, tampered);
+    fs::write(crawl.join("report.json"), tampered).unwrap();
+    let out = check_script(&crawl);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("exact.copies"));
+}
+
+#[test]
+fn outputs_do_not_depend_on_threads_and_a_rerun_is_up_to_date() {
+    let tmp = tempdir();
+    let one = run_crawl(&tmp.path().join("one"), &["--threads", "1"]);
+    let two = run_crawl(&tmp.path().join("two"), &["--threads", "2"]);
+    for file in ["report.json", "report.html", "groups.csv", "hosts.csv", "aliases.csv", "flags.csv"] {
+        assert_eq!(fs::read(one.join(file)).unwrap(), fs::read(two.join(file)).unwrap(), "{file}");
+    }
+    let before = fs::metadata(one.join("report.json")).unwrap().modified().unwrap();
+    overlap_ok(["report", &arg(&one), "-q"]);
+    assert_eq!(fs::metadata(one.join("report.json")).unwrap().modified().unwrap(), before, "up to date");
+    // Another QUANT_RATE redoes the stage and may change only the fuzzy columns.
+    let flags = fs::read_to_string(one.join("flags.csv")).unwrap();
+    overlap_ok(["report", &arg(&one), "-q", "--quant-rate", "0.5", "--min-token-len", "4"]);
+    assert_eq!(report_json(&one)["flags"]["quant_rate"].as_f64(), Some(0.5));
+    assert_ne!(fs::read_to_string(one.join("flags.csv")).unwrap(), flags);
+    // Without the fuzzy signatures the inputs are not read again; the
+    // other columns stay.
+    overlap_ok(["report", &arg(&one), "-q", "--no-fuzzy"]);
+    let r = report_json(&one);
+    assert_eq!(r["flags"]["fuzzy_signatures"], 0);
+    let without = rows(&one.join("flags.csv"));
+    let with = rows(&two.join("flags.csv"));
+    for (a, b) in without.iter().zip(&with) {
+        assert_eq!(a["fuzzy_signature"], "");
+        assert_eq!(a["fuzzy_signature_unique"], "");
+        assert_eq!(
+            (&a["exact_signature_copycount"], &a["near_replica_count"]),
+            (&b["exact_signature_copycount"], &b["near_replica_count"])
+        );
+    }
+}
+
+#[test]
+fn the_html_report_is_self_contained() {
+    let tmp = tempdir();
+    let out = run_crawl(tmp.path(), &[]);
+    let html = fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>") && html.trim_end().ends_with("</html>"));
+    assert!(html.contains("<svg"));
+    assert_eq!(html.matches("<rect").count(), 6, "one bar per non-empty bin: 2 exact, 4 near");
+    for fetch in ["src=", "href=", "url(", "<script", "@import"] {
+        assert!(!html.contains(fetch), "report.html must not fetch anything ({fetch})");
+    }
+    assert!(html.contains("mirror.example.net") && html.contains("http://chain.example.org/x"));
+    // One alias example per kind, the most similar content first.
+    assert!(html.contains("https://shop.example.com/cart</span>: exact"));
+    assert!(html.contains("http://news.example.com/article?page=1</span>: near"));
+}
+
+#[test]
+fn damaged_inputs_are_errors_naming_file_and_line() {
+    let tmp = tempdir();
+    let out = run_crawl(tmp.path(), &[]);
+    let table = fs::read_to_string(out.join("overlap.csv")).unwrap();
+    fs::write(out.join("overlap.csv"), table.replacen("1,13,8", "1,x,8", 1)).unwrap();
+    fs::remove_file(out.join(".overlap/report.stamp")).unwrap();
+    let res = overlap(["report", &arg(&out), "-q"]);
+    assert_eq!(res.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&res.stderr);
+    assert!(err.contains("overlap.csv line 3") && err.lines().count() == 1, "{err}");
+
+    let empty = tmp.path().join("nothing");
+    fs::create_dir(&empty).unwrap();
+    let res = overlap(["report", &arg(&empty), "-q"]);
+    assert_eq!(res.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&res.stderr).contains("pairs"));
+}
+
+#[test]
+fn runs_with_other_chunkings_are_shown_side_by_side() {
+    let tmp = tempdir();
+    let a = run_crawl(&tmp.path().join("a"), &[]);
+    // Whole documents as one chunk: only exact copies share a chunk, and
+    // T = 1 makes no pair (copies are removed before counting).
+    let b = tmp.path().join("b");
+    overlap_ok(["run", CRAWL, "--chunk", "doc", "-T", "1", "-q", "--out", &arg(&b)]);
+    overlap_ok(["report", &arg(&a), "-q", "--compare", &arg(&b)]);
+    let r = report_json(&a);
+    let runs = r["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!((runs[0]["chunk"].as_str(), runs[1]["chunk"].as_str()), (Some("lines:4:4"), Some("doc")));
+    assert_eq!(u64s(&runs[0]["near"]["documents"]), [5, 8, 18, 4, 0, 0, 0]);
+    assert_eq!(
+        u64s(&runs[1]["near"]["documents"]),
+        u64s(&r["histogram"]["exact"]["documents"]),
+        "doc chunks: exact only"
+    );
+    assert_eq!(runs[1]["savings_near"]["pages"], 9);
+    let html = fs::read_to_string(a.join("report.html")).unwrap();
+    assert!(html.contains("near-replicas: doc, T = 1"));
+    assert!(check_script(&a).status.success());
+
+    // A run over another crawl is refused.
+    let other = tmp.path().join("other");
+    overlap_ok(["run", "testdata/sample.warc.gz", "-q", "--out", &arg(&other)]);
+    let res = overlap(["report", &arg(&a), "-q", "--compare", &arg(&other)]);
+    assert_eq!(res.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&res.stderr).contains("other inputs"));
+}
+
+#[test]
+fn the_warc_crawl_gives_the_same_replication_and_titles_per_host() {
+    let tmp = tempdir();
+    let jsonl = run_crawl(&tmp.path().join("jsonl"), &[]);
+    let warc = tmp.path().join("warc");
+    overlap_ok([
+        "run",
+        "testdata/report/crawl.warc.gz",
+        "--chunk",
+        "lines:4",
+        "-T",
+        "3",
+        "-q",
+        "--out",
+        &arg(&warc),
+    ]);
+    // The same texts: the same tables, whatever the payload bytes.
+    for file in ["overlap.csv", "groups.csv", "hosts.csv", "aliases.csv"] {
+        assert_eq!(fs::read(jsonl.join(file)).unwrap(), fs::read(warc.join(file)).unwrap(), "{file}");
+    }
+    let (a, b) = (report_json(&jsonl), report_json(&warc));
+    assert_eq!(a["histogram"], b["histogram"]);
+    assert_eq!(a["savings"]["near"]["pages"], b["savings"]["near"]["pages"]);
+    // Titles are compared within a host: the manual's chapters share
+    // titles across hosts only; the https cart page and two misc pages
+    // repeat a title on their host; the empty page has none.
+    let flags = rows(&warc.join("flags.csv"));
+    let not_unique: Vec<usize> = (0..flags.len()).filter(|&d| flags[d]["title_unique"] == "false").collect();
+    assert_eq!(not_unique, [21, 33, 34]);
+    assert_eq!((flags[0]["title_unique"].as_str(), flags[6]["title_unique"].as_str()), ("true", "true"));
+    assert_eq!(flags[35]["title_unique"], "");
+    assert_eq!(b["flags"]["title_not_unique"], 3);
+    assert!(check_script(&warc).status.success());
+}
