@@ -109,6 +109,19 @@ fn main() {
         report(&name, norm_bytes, &r, chunks as usize, "chunk");
     }
 
+    if wanted("fuzzy") {
+        let r = measure(|| {
+            for t in &normalized {
+                black_box(overlap::fuzzy::fuzzy(
+                    black_box(t),
+                    overlap::fuzzy::MIN_TOKEN_LEN,
+                    overlap::fuzzy::QUANT_RATE,
+                ));
+            }
+        });
+        report("fuzzy signature", norm_bytes, &r, normalized.len(), "page");
+    }
+
     if wanted("sort") {
         let records: Vec<(u64, u32)> =
             (0..SORT_RECORDS).map(|i| (rng.next_u64() >> (rng.next_u64() & 15), i as u32)).collect();

@@ -107,15 +107,15 @@ struct ReportArgs {
 #[derive(Args, Debug)]
 struct AuditArgs {
     /// Fuzzy signature: tokens of this many characters or fewer are left out (YaCy's
-    /// MIN_TOKEN_LEN).
-    #[arg(long, value_name = "N", default_value_t = report::signature::MIN_TOKEN_LEN)]
+    /// MIN_TOKEN_LEN). The fingerprint stage stores signatures with the defaults; other values
+    /// make the report read every input again.
+    #[arg(long, value_name = "N", default_value_t = crate::fuzzy::MIN_TOKEN_LEN)]
     min_token_len: usize,
     /// Fuzzy signature: word counts are rounded down to multiples of this share of the most
     /// frequent word's count (YaCy's QUANT_RATE).
-    #[arg(long, value_name = "RATE", default_value_t = report::signature::QUANT_RATE, value_parser = parse_rate)]
+    #[arg(long, value_name = "RATE", default_value_t = crate::fuzzy::QUANT_RATE, value_parser = parse_rate)]
     quant_rate: f64,
-    /// Leave the fuzzy signatures out of flags.csv: they read every input again, which costs
-    /// about as much as reading them the first time.
+    /// Leave the fuzzy signatures out of flags.csv.
     #[arg(long)]
     no_fuzzy: bool,
 }

@@ -20,11 +20,14 @@ use rayon::prelude::*;
 
 use crate::chunk::{Chunker, Chunking, exact_hash};
 use crate::extract;
+use crate::fuzzy;
 use crate::progress::Progress;
 use crate::read::{self, Item, ReadOptions, SkipReason};
 use crate::stage::{Outcome, Stage};
 use crate::stats::{CORRUPT_SAMPLES, CorruptSample, FingerprintStats, InputStats};
-use crate::store::{self, ChunkRecord, ExactRecord, Header, Mapped, OutDir, RecordWriter, StageKey};
+use crate::store::{
+    self, ChunkRecord, ExactRecord, FuzzySignature, Header, Mapped, OutDir, RecordWriter, StageKey,
+};
 
 /// Number of fingerprint partitions. Fixed, so the files are the same
 /// whatever the thread count or memory budget. At 64, a 150 GB crawl
@@ -77,6 +80,7 @@ pub fn run(
     let mut stats = ingest(out, cfg, &scratch, progress)?;
     let mut outputs = sort_partitions(out, cfg, &scratch, &mut stats, progress)?;
     outputs.push(out.fprint_exact());
+    outputs.push(out.fuzzy());
     outputs.push(out.fingerprint_docs());
     stage.finish(&mut stats, &outputs)?;
     Ok(Outcome::Ran(stats))
@@ -144,6 +148,10 @@ struct DocOut {
     exact: Option<u128>,
     /// Whether the text was cut at `--max-doc-bytes`.
     capped: bool,
+    /// Its fuzzy signature with the default parameters, computed here
+    /// while the text is at hand (the report would otherwise read every
+    /// input again).
+    fuzzy: u128,
 }
 
 /// Reads every input and writes the unsorted partitions, the exact-hash
@@ -272,6 +280,11 @@ fn process_batch(items: Vec<Item>, chunking: Chunking, max_doc_bytes: usize) -> 
                     fprints.sort_unstable();
                     fprints.dedup();
                     let exact = (!text.text.is_empty()).then(|| exact_hash(&text.text));
+                    let fuzzy = if text.text.is_empty() {
+                        0
+                    } else {
+                        fuzzy::fuzzy(&text.text, fuzzy::MIN_TOKEN_LEN, fuzzy::QUANT_RATE)
+                    };
                     Processed::Doc(DocOut {
                         offset: raw.offset,
                         host: host_of(&raw.url),
@@ -284,6 +297,7 @@ fn process_batch(items: Vec<Item>, chunking: Chunking, max_doc_bytes: usize) -> 
                         fprints,
                         exact,
                         capped,
+                        fuzzy,
                     })
                 }
             },
@@ -309,6 +323,7 @@ struct Sink<'a> {
     bar: indicatif::ProgressBar,
     parts: Vec<RecordWriter<ChunkRecord>>,
     exact: RecordWriter<ExactRecord>,
+    fuzzy: RecordWriter<FuzzySignature>,
     docs_path: PathBuf,
     docs: csv::Writer<BufWriter<File>>,
     next_doc: u64,
@@ -330,6 +345,7 @@ impl<'a> Sink<'a> {
         }
         let exact =
             RecordWriter::create(&out.fprint_exact(), Header::new::<ExactRecord>(&spec, false, 0, 1))?;
+        let fuzzy = RecordWriter::create(&out.fuzzy(), Header::new::<FuzzySignature>(&spec, false, 0, 1))?;
         let docs_path = out.fingerprint_docs();
         let tmp = store::temp_path(&docs_path);
         let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
@@ -357,7 +373,7 @@ impl<'a> Sink<'a> {
             ..FingerprintStats::default()
         };
         let bar = progress.bytes("fingerprint", None);
-        Ok(Sink { inputs, progress, bar, parts, exact, docs_path, docs, next_doc: 0, stats })
+        Ok(Sink { inputs, progress, bar, parts, exact, fuzzy, docs_path, docs, next_doc: 0, stats })
     }
 
     fn write(&mut self, input: usize, items: Vec<Processed>) -> anyhow::Result<()> {
@@ -411,6 +427,7 @@ impl<'a> Sink<'a> {
             Some(hash) => self.exact.push(&ExactRecord { hash, doc: id32 })?,
             None => self.stats.empty_documents += 1,
         }
+        self.fuzzy.push(&FuzzySignature(doc.fuzzy))?;
         for &fprint in &doc.fprints {
             let p = (fprint >> PARTITION_SHIFT) as usize;
             self.parts[p].push(&ChunkRecord { fprint, doc: id32 })?;
@@ -438,6 +455,7 @@ impl<'a> Sink<'a> {
             part.finish()?;
         }
         self.exact.finish()?;
+        self.fuzzy.finish()?;
         let tmp = store::temp_path(&self.docs_path);
         self.docs
             .into_inner()

@@ -23,6 +23,7 @@ pub mod dump;
 pub mod exact;
 pub mod extract;
 pub mod fingerprint;
+pub mod fuzzy;
 pub mod memory;
 pub mod pairs;
 pub mod progress;

@@ -357,3 +357,26 @@ fn the_warc_crawl_gives_the_same_replication_and_titles_per_host() {
     assert_eq!(b["flags"]["title_not_unique"], 3);
     assert!(check_script(&warc).status.success());
 }
+
+/// The fuzzy signatures the fingerprint stage stores are the ones the
+/// report computes from the inputs read again, and with them stored the
+/// report reads no text.
+#[test]
+fn stored_fuzzy_signatures_equal_those_of_the_texts_read_again() {
+    let tmp = tempdir();
+    let out = run_crawl(tmp.path(), &[]);
+    let stats = read_stats(&out);
+    assert_eq!(stats["report"]["texts_read"], 0, "the stored signatures were used");
+    let stored = fs::read(out.join("flags.csv")).unwrap();
+    let signed = rows(&out.join("flags.csv")).iter().filter(|r| !r["fuzzy_signature"].is_empty()).count();
+    assert!(signed >= 30, "test data: {signed} documents signed");
+
+    // Without them (as in an output directory of an earlier version), and
+    // with the report no longer up to date, the texts are read again.
+    fs::remove_file(out.join("fuzzy.fpd")).unwrap();
+    fs::remove_file(out.join(".overlap").join("report.stamp")).unwrap();
+    overlap_ok(["report", "-q", &arg(&out)]);
+    let stats = read_stats(&out);
+    assert_eq!(stats["report"]["texts_read"], signed as u64, "every signed text was read again");
+    assert_eq!(fs::read(out.join("flags.csv")).unwrap(), stored);
+}

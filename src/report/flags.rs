@@ -6,7 +6,7 @@
 //! | `www_unique`, `http_unique` | YaCy's URL flags (see [`super::aliases::UrlUnique`]) |
 //! | `exact_signature_unique` | the first document (smallest docID) with its normalized text: the exact group's center |
 //! | `exact_signature_copycount` | documents with the same text, itself included (YaCy: "count of not-unique-flagged documents + 1") |
-//! | `fuzzy_signature` | YaCy's profile signature ([`super::signature`]), MD5 as hex |
+//! | `fuzzy_signature` | YaCy's profile signature ([`crate::fuzzy`]), MD5 as hex |
 //! | `fuzzy_signature_unique`, `fuzzy_signature_copycount` | the same two for the fuzzy signature |
 //! | `title_unique` | the first document of its host with its title (YaCy compares titles within a host); empty without a title |
 //! | `near_replica_count` | other documents that are exact copies or share >= T chunks with it (its center linked in the Overlap table), not counting chains |
@@ -29,11 +29,11 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::aliases::UrlUnique;
 use super::input::{Docs, EMPTY, for_each_doc, parse_source};
-use super::signature;
 use crate::extract;
+use crate::fuzzy;
 use crate::progress::Progress;
 use crate::read::{self, Item, RawDoc, ReadOptions};
-use crate::store;
+use crate::store::{self, FuzzySignature, Mapped};
 
 /// How the fuzzy signature is computed.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -44,7 +44,7 @@ pub struct FuzzyConfig {
 
 impl Default for FuzzyConfig {
     fn default() -> FuzzyConfig {
-        FuzzyConfig { min_token_len: signature::MIN_TOKEN_LEN, quant_rate: signature::QUANT_RATE }
+        FuzzyConfig { min_token_len: fuzzy::MIN_TOKEN_LEN, quant_rate: fuzzy::QUANT_RATE }
     }
 }
 
@@ -96,6 +96,16 @@ pub const NO_SIGNATURE: u128 = 0;
 /// reading each input once, in order, and matching records to docs.csv by
 /// offset. One thread reads while the pool extracts the batch before, as
 /// in the fingerprint stage: extraction is most of the cost.
+/// The signatures the fingerprint stage stored, one per document.
+pub fn stored_signatures(path: &Path, documents: usize) -> anyhow::Result<Vec<u128>> {
+    let stored = Mapped::<FuzzySignature>::open(path)?;
+    if stored.len() != documents {
+        anyhow::bail!("{} holds {} signatures for {documents} documents", path.display(), stored.len());
+    }
+    Ok(stored.iter().map(|s| s.0).collect())
+}
+
+/// Reads every input again and computes the signatures with `cfg`.
 pub fn fuzzy_signatures(
     docs_csv: &Path,
     documents: u64,
@@ -119,7 +129,7 @@ pub fn fuzzy_signatures(
                     let sig = extract::extract(&raw)
                         .ok()
                         .filter(|t| !t.text.is_empty())
-                        .map(|t| signature::fuzzy(&t.text, cfg.min_token_len, cfg.quant_rate));
+                        .map(|t| fuzzy::fuzzy(&t.text, cfg.min_token_len, cfg.quant_rate));
                     (doc, sig)
                 })
                 .collect();

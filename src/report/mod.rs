@@ -3,7 +3,8 @@
 //! 2, the crawl savings), with YaCy's double-content flags per document.
 //!
 //! It reads what the earlier stages wrote (`docs.csv`, `overlap.csv`,
-//! `stats.json`) and, for the fuzzy signatures only, the inputs again.
+//! `stats.json`, `fuzzy.fpd`) and, for fuzzy signatures with other than
+//! the default parameters only, the inputs again.
 //! Memory grows with the documents (arrays of one to sixteen bytes each,
 //! about 80 bytes per document at the peak, while flags.csv is written:
 //! under 1 GB for 10 million documents), not with the Overlap table,
@@ -42,7 +43,6 @@ pub mod html;
 pub mod input;
 pub mod runs;
 pub mod savings;
-pub mod signature;
 
 use std::fs::File;
 use std::io::BufWriter;
@@ -67,8 +67,10 @@ pub const TOP_GROUPS: usize = 20;
 #[derive(Clone, Debug)]
 pub struct ReportConfig {
     pub fuzzy: FuzzyConfig,
-    /// Whether to read the inputs again for the fuzzy signatures, which
-    /// costs about as much reading and extraction as the fingerprint stage.
+    /// Whether flags.csv carries fuzzy signatures: stored by the
+    /// fingerprint stage for the default parameters; for others, the
+    /// inputs are read again, which costs about as much reading and
+    /// extraction as the fingerprint stage.
     pub read_texts: bool,
     /// Output directories of other runs over the same inputs, whose
     /// near-replica figures are shown beside this run's.
@@ -99,6 +101,10 @@ pub struct Report {
     /// One alias pair per kind, for report.html (aliases.csv has them all).
     #[serde(skip)]
     pub alias_examples: Vec<aliases::Example>,
+    /// Documents whose text was read again for fuzzy signatures with
+    /// other than the default parameters (stats.json only).
+    #[serde(skip)]
+    pub texts_read: u64,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -193,7 +199,7 @@ pub fn run(out: &OutDir, cfg: &ReportConfig, progress: &Progress) -> anyhow::Res
         .iter()
         .map(|c| c.pairs)
         .sum(),
-        texts_read: report.flags.fuzzy_signatures,
+        texts_read: report.texts_read,
         ..ReportStats::default()
     };
     let outputs =
@@ -248,11 +254,18 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress) -> anyhow::Resul
     let [www, scheme, index, query] = aliases::counts(&alias_pairs);
     drop(alias_pairs);
 
-    let read_opts = pairs::read_options(out)?;
-    let fuzzy = if cfg.read_texts {
-        flags::fuzzy_signatures(&docs_csv, n as u64, &read_opts, cfg.fuzzy, progress)?
+    // The fingerprint stage stored the signatures with the default
+    // parameters; other parameters need the texts again.
+    let stored = out.fuzzy();
+    let (fuzzy, texts_read) = if !cfg.read_texts {
+        (vec![flags::NO_SIGNATURE; n], 0)
+    } else if cfg.fuzzy == FuzzyConfig::default() && stored.is_file() {
+        (flags::stored_signatures(&stored, n)?, 0)
     } else {
-        vec![flags::NO_SIGNATURE; n]
+        let read_opts = pairs::read_options(out)?;
+        let sigs = flags::fuzzy_signatures(&docs_csv, n as u64, &read_opts, cfg.fuzzy, progress)?;
+        let read = sigs.iter().filter(|&&s| s != flags::NO_SIGNATURE).count() as u64;
+        (sigs, read)
     };
     let mut flag_counts = flags::write_csv(&out.flags(), &docs_csv, &docs, &near_count, &fuzzy)?;
     flag_counts.min_token_len = cfg.fuzzy.min_token_len;
@@ -308,6 +321,7 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress) -> anyhow::Resul
         flags: flag_counts,
         runs: all_runs,
         alias_examples,
+        texts_read,
     })
 }
 

@@ -88,6 +88,24 @@ impl Record for Center {
     }
 }
 
+/// The fuzzy signature of one document (YaCy's profile signature, see
+/// [`crate::fuzzy`]), 0 for an empty document.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FuzzySignature(pub u128);
+
+impl Record for FuzzySignature {
+    const KIND: u32 = 6;
+    const SIZE: usize = 16;
+    fn encode(&self, out: &mut [u8]) {
+        out[..16].copy_from_slice(&self.0.to_le_bytes());
+    }
+    fn decode(b: &[u8]) -> Self {
+        let mut h = [0u8; 16];
+        h.copy_from_slice(&b[..16]);
+        FuzzySignature(u128::from_le_bytes(h))
+    }
+}
+
 fn le_u64(b: &[u8]) -> u64 {
     let mut a = [0u8; 8];
     a.copy_from_slice(b);

@@ -6,6 +6,7 @@
 //! |---|---|---|
 //! | `fprint-docid/part-NNNNN.fpd` | fingerprint | FPrint-DocID-Chunk: `(fprint, doc_id)` records of one fingerprint range, sorted by `(fprint, doc_id)`, no duplicates |
 //! | `fprint-exact.fpd` | fingerprint | FPrint-DocID-Exact: one `(hash, doc_id)` record per non-empty document, in docID order |
+//! | `fuzzy.fpd` | fingerprint | one fuzzy signature per document, in docID order |
 //! | `fingerprint-docs.csv` | fingerprint | `doc_id,url,host,source,bytes,lines,chunks,title` |
 //! | `centers.fpd` | exact | one `center` record per document, in docID order |
 //! | `docs.csv` | exact | `doc_id,url,host,source,bytes,lines,chunks,exact_center,title` |
@@ -47,6 +48,10 @@
 //!   an accidental collision between different texts negligible
 //!   (~n²/2¹²⁹), which is why exact copies are found by hash and not by
 //!   comparing texts.
+//! - kind 6, fuzzy signatures, 16 bytes: `signature: u128`, YaCy's
+//!   profile signature of the document's normalized text with the default
+//!   parameters (the MD5 digest read as a big-endian number, stored
+//!   little-endian), `0` for an empty document.
 //! - kind 3, centers, 4 bytes: `center: u32`, the docID of the document's
 //!   exact group center, its own docID when it has no copies, and
 //!   `u32::MAX` for an empty document.
@@ -59,7 +64,8 @@ pub mod sort;
 mod stamp;
 
 pub use file::{
-    Center, ChunkRecord, ExactRecord, HEADER_SIZE, Header, Mapped, Record, RecordReader, RecordWriter,
+    Center, ChunkRecord, ExactRecord, FuzzySignature, HEADER_SIZE, Header, Mapped, Record, RecordReader,
+    RecordWriter,
 };
 pub use stamp::{StageKey, Stamp, relative};
 
@@ -109,6 +115,10 @@ impl OutDir {
 
     pub fn fprint_exact(&self) -> PathBuf {
         self.root.join("fprint-exact.fpd")
+    }
+
+    pub fn fuzzy(&self) -> PathBuf {
+        self.root.join("fuzzy.fpd")
     }
 
     pub fn fingerprint_docs(&self) -> PathBuf {
