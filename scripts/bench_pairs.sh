@@ -71,7 +71,9 @@ timing = open(time_path).read()
 wall = re.search(r"Elapsed \(wall clock\) time.*: (.*)", timing).group(1)
 parts = [float(x) for x in wall.split(":")]
 seconds = sum(p * 60 ** i for i, p in enumerate(reversed(parts)))
-rss_kb = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", timing).group(1))
+# The stage's own peak: the kernel's high-water mark is reset per pass
+# (/proc/self/clear_refs), so /usr/bin/time sees only the last pass's.
+rss_kb = (pairs.get("peak_rss_bytes") or 0) // 1024
 coarse = pairs.get("coarse") or {}
 print(json.dumps({
     "method": method.replace("coarse --coarse ", ""),
