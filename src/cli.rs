@@ -32,6 +32,9 @@ pub struct Cli {
     /// Print no progress and no warnings (errors still go to stderr).
     #[arg(short, long, global = true)]
     quiet: bool,
+    /// Print each stage's summary line on stderr even when it is not a terminal (and with -q).
+    #[arg(long, global = true)]
+    stats: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -315,7 +318,7 @@ impl ResourceArgs {
 
 /// Parses the arguments and runs the command.
 pub fn run(cli: Cli) -> anyhow::Result<()> {
-    let progress = Progress::new(cli.quiet);
+    let progress = Progress::new(cli.quiet).with_summaries(cli.stats);
     match cli.command {
         Command::Run(args) => {
             args.resources.apply()?;
@@ -378,9 +381,9 @@ fn existing(dir: &std::path::Path) -> anyhow::Result<OutDir> {
     Ok(OutDir::new(dir))
 }
 
-/// A one-line summary per stage, on a terminal only.
+/// A summary per stage, on a terminal or with `--stats`.
 fn report<S: Summary>(progress: &Progress, outcome: Outcome<S>) {
     if let Outcome::Ran(stats) = outcome {
-        progress.note(&stats.summary());
+        progress.summary(&stats.summary());
     }
 }

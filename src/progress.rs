@@ -13,17 +13,27 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 pub struct Progress {
     bars: bool,
     warnings: bool,
+    /// Stage summaries on stderr even when it is not a terminal
+    /// (`--stats`).
+    summaries: bool,
 }
 
 impl Progress {
     /// Bars when stderr is a terminal and not quiet; warnings unless quiet.
     pub fn new(quiet: bool) -> Progress {
-        Progress { bars: !quiet && std::io::stderr().is_terminal(), warnings: !quiet }
+        Progress { bars: !quiet && std::io::stderr().is_terminal(), warnings: !quiet, summaries: false }
+    }
+
+    /// Also prints each stage's summary, terminal or not, quiet or not:
+    /// for logs of scheduled runs.
+    pub fn with_summaries(mut self, on: bool) -> Progress {
+        self.summaries = on;
+        self
     }
 
     /// A handle that reports nothing (tests, library use).
     pub fn silent() -> Progress {
-        Progress { bars: false, warnings: false }
+        Progress { bars: false, warnings: false, summaries: false }
     }
 
     /// A bar over `total` bytes (or a spinner when the total is unknown).
@@ -68,6 +78,13 @@ impl Progress {
     /// shown only on a terminal.
     pub fn note(&self, message: &str) {
         if self.bars {
+            eprintln!("overlap: {message}");
+        }
+    }
+
+    /// A stage's summary: on a terminal, or everywhere with `--stats`.
+    pub fn summary(&self, message: &str) {
+        if self.bars || self.summaries {
             eprintln!("overlap: {message}");
         }
     }

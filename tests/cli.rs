@@ -498,3 +498,27 @@ fn a_killed_run_started_again_gives_the_same_outputs() {
         assert_same_outputs(&clean, &out, &format!("killed after {delay_ms} ms, then run again"));
     }
 }
+
+/// Scripts get nothing on stderr by default; `--stats` gives them one
+/// summary per stage that ran, even with `-q`.
+#[test]
+fn stats_flag_prints_a_summary_per_stage() {
+    let tmp = tempdir();
+    let out = tmp.path().join("out");
+    let quiet = overlap_ok(["run", "testdata/sample.warc.gz", "-q", "--no-fuzzy", "--out", &arg(&out)]);
+    assert!(quiet.stderr.is_empty(), "{}", String::from_utf8_lossy(&quiet.stderr));
+    std::fs::remove_dir_all(&out).unwrap();
+    let run =
+        overlap_ok(["run", "testdata/sample.warc.gz", "-q", "--stats", "--no-fuzzy", "--out", &arg(&out)]);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    for stage in ["fingerprint:", "exact:", "pairs:", "report:"] {
+        assert_eq!(
+            stderr.lines().filter(|l| l.starts_with(&format!("overlap: {stage}"))).count(),
+            1,
+            "{stderr}"
+        );
+    }
+    // An up-to-date stage did no work and has no summary.
+    let again = overlap_ok(["pairs", &arg(&out), "--stats", "-q"]);
+    assert!(again.stderr.is_empty(), "{}", String::from_utf8_lossy(&again.stderr));
+}
