@@ -21,7 +21,7 @@ use rayon::prelude::*;
 use crate::chunk::{Chunker, Chunking, exact_hash};
 use crate::extract;
 use crate::progress::Progress;
-use crate::read::{self, Item, ReadOptions, SkipReason};
+use crate::read::{self, Input, InputSkip, Item, ReadOptions, SkipReason};
 use crate::stage::{Outcome, Stage};
 use crate::stats::{CORRUPT_SAMPLES, CorruptSample, FingerprintStats, InputStats};
 use crate::store::{self, ChunkRecord, ExactRecord, Header, Mapped, OutDir, RecordWriter, StageKey};
@@ -97,7 +97,7 @@ fn stage_key(cfg: &FingerprintConfig) -> String {
     key.finish()
 }
 
-/// Fails early, before any work, when an input is missing or not a file.
+/// Fails early, before any work, when an input is missing.
 fn check_inputs(inputs: &[PathBuf]) -> anyhow::Result<()> {
     if inputs.is_empty() {
         bail!("no inputs given");
@@ -109,10 +109,8 @@ fn check_inputs(inputs: &[PathBuf]) -> anyhow::Result<()> {
         if input.as_os_str() == "-" {
             continue;
         }
-        let meta = std::fs::metadata(input).with_context(|| format!("cannot open {}", input.display()))?;
-        if meta.is_dir() {
-            bail!("{} is a directory, not a crawl file", input.display());
-        }
+        // A directory is skipped with a warning when it is reached.
+        std::fs::metadata(input).with_context(|| format!("cannot open {}", input.display()))?;
     }
     Ok(())
 }
@@ -121,6 +119,8 @@ fn check_inputs(inputs: &[PathBuf]) -> anyhow::Result<()> {
 struct Batch {
     input: usize,
     items: Vec<Item>,
+    /// Set, with no items, when the whole input is skipped.
+    skipped: Option<InputSkip>,
 }
 
 /// One record after extraction and fingerprinting.
@@ -198,7 +198,13 @@ fn read_one(
     max_bytes: usize,
     tx: &SyncSender<anyhow::Result<Batch>>,
 ) -> anyhow::Result<()> {
-    let mut reader = read::open(path, opts)?;
+    let mut reader = match read::open(path, opts)? {
+        Input::Records(reader) => reader,
+        Input::Skipped(why) => {
+            let _ = tx.send(Ok(Batch { input: index, items: Vec::new(), skipped: Some(why) }));
+            return Ok(());
+        }
+    };
     let mut items = Vec::with_capacity(BATCH_RECORDS);
     let mut bytes = 0usize;
     loop {
@@ -212,6 +218,7 @@ fn read_one(
             let batch = Batch {
                 input: index,
                 items: std::mem::replace(&mut items, Vec::with_capacity(BATCH_RECORDS)),
+                skipped: None,
             };
             bytes = 0;
             if tx.send(Ok(batch)).is_err() {
@@ -220,7 +227,7 @@ fn read_one(
         }
     }
     // An empty batch still tells the sink that this input was read.
-    let _ = tx.send(Ok(Batch { input: index, items }));
+    let _ = tx.send(Ok(Batch { input: index, items, skipped: None }));
     Ok(())
 }
 
@@ -241,11 +248,14 @@ fn process_batches(
             Err(_) => done = true,
         }
         if pending.len() >= window || (done && !pending.is_empty()) {
-            let processed: Vec<(usize, Vec<Processed>)> = pending
+            let processed: Vec<(usize, Option<InputSkip>, Vec<Processed>)> = pending
                 .par_drain(..)
-                .map(|batch| (batch.input, process_batch(batch.items, chunking, max_doc_bytes)))
+                .map(|b| (b.input, b.skipped, process_batch(b.items, chunking, max_doc_bytes)))
                 .collect();
-            for (input, items) in processed {
+            for (input, skipped, items) in processed {
+                if let Some(why) = skipped {
+                    sink.skip_input(input, why);
+                }
                 sink.write(input, items)?;
             }
         }
@@ -370,6 +380,17 @@ impl<'a> Sink<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Counts and reports an input that holds no records to read.
+    fn skip_input(&mut self, input: usize, why: InputSkip) {
+        self.stats.inputs_skipped += 1;
+        self.stats.inputs[input].skipped = Some(why.name().to_string());
+        let what = match why {
+            InputSkip::Empty => "it is empty",
+            InputSkip::Directory => "it is a directory (give the crawl files in it instead)",
+        };
+        self.progress.warn(&format!("{}: skipped input ({}): {what}", self.inputs[input], why.name()));
     }
 
     fn skip(&mut self, input: usize, offset: u64, reason: SkipReason, detail: String) {

@@ -32,6 +32,10 @@ pub struct InputStats {
     pub bytes: Option<u64>,
     pub records: u64,
     pub documents: u64,
+    /// Why the whole input was skipped (`empty_file`, `directory`), if it
+    /// was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -44,6 +48,9 @@ pub struct FingerprintStats {
     pub url_field: String,
     pub text_field: String,
     pub inputs: Vec<InputStats>,
+    /// Inputs skipped whole: empty files and directories (each named, with
+    /// its reason, in `inputs`).
+    pub inputs_skipped: u64,
     /// Records read, documents or not.
     pub records: u64,
     pub documents: u64,

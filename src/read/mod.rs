@@ -240,6 +240,37 @@ impl Default for ReadOptions {
 /// How many leading bytes format detection looks at.
 const SNIFF_BYTES: usize = 4096;
 
+/// An input as [`open`] finds it: records to read, or a whole input that
+/// holds none and is skipped (counted and reported by the caller, not an
+/// error, so that one empty file in a long list does not stop a run).
+pub enum Input {
+    Records(Box<dyn Reader>),
+    Skipped(InputSkip),
+}
+
+/// Why a whole input is skipped. The names from [`InputSkip::name`] are
+/// the keys stats.json uses: keep them stable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputSkip {
+    /// Nothing to read: zero bytes, or a gzip file that decompresses to
+    /// zero bytes (crawlers leave such files behind when they are stopped
+    /// before the first record).
+    Empty,
+    /// A directory. It is not read into: which of its files are crawl
+    /// files, and in what order, is for the user to say (a shell glob
+    /// gives a defined order), since docIDs follow input order.
+    Directory,
+}
+
+impl InputSkip {
+    pub fn name(self) -> &'static str {
+        match self {
+            InputSkip::Empty => "empty_file",
+            InputSkip::Directory => "directory",
+        }
+    }
+}
+
 /// Opens one input: a file path, or "-" for standard input. Detects the
 /// format when `Auto` by sniffing the first decompressed bytes (after
 /// leading whitespace and a UTF-8 byte order mark: `WARC/` is WARC, `{` is
@@ -247,22 +278,27 @@ const SNIFF_BYTES: usize = 4096;
 /// falling back to the file extension (`.warc`, `.warc.gz`, `.wet`,
 /// `.wet.gz`, `.jsonl`, `.jsonl.gz`, `.ndjson`, `.ndjson.gz`, `.arc`,
 /// `.arc.gz`); if neither decides, an error saying to pass
-/// --input-format. Errors name the path: "cannot open data/x.warc.gz: No
-/// such file or directory (os error 2)" (printed with `{:#}`).
-pub fn open(path: &Path, opts: &ReadOptions) -> anyhow::Result<Box<dyn Reader>> {
+/// --input-format. A directory, or an input with nothing in it, is
+/// [`Input::Skipped`]. Errors name the path: "cannot open data/x.warc.gz:
+/// No such file or directory (os error 2)" (printed with `{:#}`).
+pub fn open(path: &Path, opts: &ReadOptions) -> anyhow::Result<Input> {
     let stdin = path == Path::new("-");
     let raw: Box<dyn BufRead + Send> = if stdin {
         Box::new(BufReader::with_capacity(gz::BUF_SIZE, io::stdin()))
     } else {
-        let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-        let meta = file.metadata().with_context(|| format!("cannot open {}", path.display()))?;
+        let meta = std::fs::metadata(path).with_context(|| format!("cannot open {}", path.display()))?;
         if meta.is_dir() {
-            bail!("cannot open {}: it is a directory, not an input file", path.display());
+            return Ok(Input::Skipped(InputSkip::Directory));
         }
+        let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
         Box::new(BufReader::with_capacity(gz::BUF_SIZE, file))
     };
     let name = if stdin { "standard input".to_string() } else { path.display().to_string() };
-    reader_for(raw, path, &name, opts)
+    let mut src = gz::Source::new(raw).with_context(|| format!("cannot read {name}"))?;
+    if src.peek(1).with_context(|| format!("cannot read {name}"))?.is_empty() && !src.at_break() {
+        return Ok(Input::Skipped(InputSkip::Empty));
+    }
+    reader_for(src, path, &name, opts).map(Input::Records)
 }
 
 /// Opens `path` again at `offset`, where a record starts (an offset as
@@ -286,19 +322,20 @@ pub fn open_at(path: &Path, offset: u64, opts: &ReadOptions) -> anyhow::Result<O
         file.seek(SeekFrom::Start(offset)).with_context(|| format!("cannot read {}", path.display()))?;
     }
     let raw = Box::new(BufReader::with_capacity(gz::BUF_SIZE, file));
+    let name = path.display().to_string();
+    let src = gz::Source::new(raw).with_context(|| format!("cannot read {name}"))?;
     // A record start sniffs like the start of its file.
-    reader_for(raw, path, &path.display().to_string(), opts).map(Some)
+    reader_for(src, path, &name, opts).map(Some)
 }
 
-/// A reader of the raw bytes `raw` of `path` in the format `opts` asks for,
+/// A reader of `src`, the bytes of `path`, in the format `opts` asks for,
 /// sniffed from the first bytes when it says `Auto`.
 fn reader_for(
-    raw: Box<dyn BufRead + Send>,
+    mut src: gz::Source,
     path: &Path,
     name: &str,
     opts: &ReadOptions,
 ) -> anyhow::Result<Box<dyn Reader>> {
-    let mut src = gz::Source::new(raw).with_context(|| format!("cannot read {name}"))?;
     let format = match opts.format {
         InputFormat::Auto => {
             let head = src.peek(SNIFF_BYTES).with_context(|| format!("cannot read {name}"))?;
@@ -394,7 +431,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(name);
         std::fs::write(&path, data).unwrap();
-        let mut reader = open(&path, opts)?;
+        let Input::Records(mut reader) = open(&path, opts)? else { panic!("{name}: input skipped") };
         let mut items = Vec::new();
         while let Some(item) = reader.next_item()? {
             items.push(item);
@@ -446,7 +483,7 @@ mod tests {
         assert!(matches!(&items[..], [Item::Skip(Skip { reason: SkipReason::Garbage, .. })]), "{items:?}");
         let items = open_bytes("x.ndjson", b"junk\n", &opts).unwrap();
         assert!(matches!(&items[..], [Item::Skip(Skip { reason: SkipReason::BadJson, .. })]), "{items:?}");
-        assert!(open_bytes("x.wet", b"", &opts).unwrap().is_empty());
+        assert!(open_bytes("x.wet", b"\n", &opts).unwrap().is_empty());
         // An ARC file without its version block.
         let items = open_bytes("old.ARC.gz", &gz(&ARC[131..]), &opts).unwrap();
         assert_eq!(urls(&items), ["http://r/"]);
@@ -464,16 +501,30 @@ mod tests {
     }
 
     #[test]
-    fn missing_file_and_directory_are_errors_naming_them() {
+    fn missing_file_is_an_error_naming_it() {
         let err = open(Path::new("data/no-such.warc.gz"), &ReadOptions::default()).err().unwrap();
         assert_eq!(
             format!("{err:#}"),
             "cannot open data/no-such.warc.gz: No such file or directory (os error 2)"
         );
+    }
+
+    #[test]
+    fn directories_and_empty_inputs_are_skipped_whole() {
+        let opts = ReadOptions::default();
         let dir = tempfile::tempdir().unwrap();
-        let err = open(dir.path(), &ReadOptions::default()).err().unwrap();
-        let msg = format!("{err:#}");
-        assert!(msg.contains(&dir.path().display().to_string()) && msg.contains("directory"), "{msg}");
+        assert!(matches!(open(dir.path(), &opts), Ok(Input::Skipped(InputSkip::Directory))));
+        for (name, data) in
+            [("x", Vec::new()), ("notes.txt", gz(b"")), ("x.warc.gz", [gz(b""), gz(b"")].concat())]
+        {
+            let path = dir.path().join(name);
+            std::fs::write(&path, &data).unwrap();
+            assert!(matches!(open(&path, &opts), Ok(Input::Skipped(InputSkip::Empty))), "{name}");
+        }
+        // Blank is not empty: the reader reads it (and finds no records).
+        let path = dir.path().join("blank.warc");
+        std::fs::write(&path, b"\r\n").unwrap();
+        assert!(matches!(open(&path, &opts), Ok(Input::Records(_))));
     }
 
     /// Every item a reader of `format` makes of `data`, with a bound that
