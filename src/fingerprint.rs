@@ -18,6 +18,8 @@ use std::thread;
 use anyhow::{Context, bail};
 use rayon::prelude::*;
 
+mod copies;
+
 use crate::chunk::{Chunker, Chunking, exact_hash};
 use crate::extract;
 use crate::progress::Progress;
@@ -25,6 +27,7 @@ use crate::read::{self, Input, InputSkip, Item, ReadOptions, SkipReason};
 use crate::stage::{Outcome, Stage};
 use crate::stats::{CORRUPT_SAMPLES, CorruptSample, FingerprintStats, InputStats};
 use crate::store::{self, ChunkRecord, ExactRecord, Header, Mapped, OutDir, RecordWriter, StageKey};
+use copies::{Became, Claim, CopyIndex, Key};
 
 /// Number of fingerprint partitions. Fixed, so the files are the same
 /// whatever the thread count or memory budget. At 64, a 150 GB crawl
@@ -32,6 +35,9 @@ use crate::store::{self, ChunkRecord, ExactRecord, Header, Mapped, OutDir, Recor
 /// 450 MB, each sorted in memory.
 pub const PARTITIONS: u32 = 64;
 const PARTITION_SHIFT: u32 = 64 - PARTITIONS.trailing_zeros();
+
+/// The columns of `fingerprint-docs.csv`.
+const DOCS_HEADER: [&str; 8] = ["doc_id", "url", "host", "source", "bytes", "lines", "chunks", "title"];
 
 /// Records per batch sent from the reader.
 const BATCH_RECORDS: usize = 512;
@@ -74,10 +80,17 @@ pub fn run(
     // Partitions of an earlier run must not survive into this one.
     out.empty_fprint_dir()?;
     let scratch = stage.scratch()?;
-    let mut stats = ingest(out, cfg, &scratch, progress)?;
-    let mut outputs = sort_partitions(out, cfg, &scratch, &mut stats, progress)?;
+    let (mut stats, copies) = ingest(out, cfg, &scratch, progress)?;
+    if !copies.is_empty() {
+        stats.empty_documents += copies::fill_exact(out, &cfg.chunking.to_string(), &copies)?;
+        copies::fill_docs(out, &copies)?;
+    }
+    let mut by_original: Vec<(u32, u32)> = copies.iter().map(|&(copy, original)| (original, copy)).collect();
+    by_original.sort_unstable();
+    let mut outputs = sort_partitions(out, cfg, &scratch, &by_original, &mut stats, progress)?;
     outputs.push(out.fprint_exact());
     outputs.push(out.fingerprint_docs());
+    outputs.push(out.redirects());
     stage.finish(&mut stats, &outputs)?;
     Ok(Outcome::Ran(stats))
 }
@@ -125,8 +138,22 @@ struct Batch {
 
 /// One record after extraction and fingerprinting.
 enum Processed {
-    Doc(DocOut),
-    Skip { offset: u64, reason: SkipReason, detail: String },
+    /// With the key it claimed as an original, whose outcome the sink
+    /// records.
+    Doc(DocOut, Option<Key>),
+    Skip {
+        offset: u64,
+        reason: SkipReason,
+        detail: String,
+        key: Option<Key>,
+    },
+    Copy(CopyOf),
+    Redirect {
+        offset: u64,
+        url: String,
+        status: u16,
+        target: String,
+    },
 }
 
 struct DocOut {
@@ -153,7 +180,7 @@ fn ingest(
     cfg: &FingerprintConfig,
     scratch: &Path,
     progress: &Progress,
-) -> anyhow::Result<FingerprintStats> {
+) -> anyhow::Result<(FingerprintStats, copies::Copies)> {
     let window = 2 * rayon::current_num_threads();
     let channel = window + 2;
     let (tx, rx) = sync_channel::<anyhow::Result<Batch>>(channel);
@@ -248,9 +275,12 @@ fn process_batches(
             Err(_) => done = true,
         }
         if pending.len() >= window || (done && !pending.is_empty()) {
-            let processed: Vec<(usize, Option<InputSkip>, Vec<Processed>)> = pending
-                .par_drain(..)
-                .map(|b| (b.input, b.skipped, process_batch(b.items, chunking, max_doc_bytes)))
+            // Copies are found here, in input order, before the parallel work.
+            let planned: Vec<(usize, Option<InputSkip>, Vec<Work>)> =
+                pending.drain(..).map(|b| (b.input, b.skipped, plan(b.items, &mut sink.index))).collect();
+            let processed: Vec<(usize, Option<InputSkip>, Vec<Processed>)> = planned
+                .into_par_iter()
+                .map(|(input, skipped, work)| (input, skipped, process_batch(work, chunking, max_doc_bytes)))
                 .collect();
             for (input, skipped, items) in processed {
                 if let Some(why) = skipped {
@@ -263,17 +293,79 @@ fn process_batches(
     Ok(())
 }
 
-fn process_batch(items: Vec<Item>, chunking: Chunking, max_doc_bytes: usize) -> Vec<Processed> {
-    let mut chunker = Chunker::new();
+/// A record on its way to processing: read, or already known to copy an
+/// earlier one.
+enum Work {
+    /// With the index key it claimed as an original, if any.
+    Read(Item, Option<Key>),
+    Copy(CopyOf),
+}
+
+/// A document whose text is an earlier record's: a response with the same
+/// payload digest, or a revisit.
+struct CopyOf {
+    offset: u64,
+    url: String,
+    host: String,
+    /// The record's own payload bytes (0 for a revisit).
+    bytes: u64,
+    /// The keys its original may be found by, tried in order.
+    keys: [Option<Key>; 2],
+    revisit: bool,
+}
+
+/// Finds, in input order, the documents that copy an earlier record by
+/// their WARC fields, and drops their payloads unread.
+fn plan(items: Vec<Item>, index: &mut CopyIndex) -> Vec<Work> {
     items
         .into_iter()
         .map(|item| match item {
-            Item::Skip(s) => Processed::Skip { offset: s.offset, reason: s.reason, detail: s.detail },
-            Item::Doc(raw) => match extract::extract(&raw) {
+            Item::Doc(raw) => match index.claim(&raw) {
+                Claim::Copy(key) => Work::Copy(CopyOf {
+                    offset: raw.offset,
+                    url: raw.url,
+                    host: String::new(),
+                    bytes: raw.body.len() as u64,
+                    keys: [Some(key), None],
+                    revisit: false,
+                }),
+                Claim::Original(key) => Work::Read(Item::Doc(raw), Some(key)),
+                Claim::None => Work::Read(Item::Doc(raw), None),
+            },
+            Item::Revisit(r) => Work::Copy(CopyOf {
+                offset: r.offset,
+                keys: CopyIndex::revisit_keys(&r),
+                url: r.url,
+                host: String::new(),
+                bytes: 0,
+                revisit: true,
+            }),
+            item => Work::Read(item, None),
+        })
+        .collect()
+}
+
+fn process_batch(work: Vec<Work>, chunking: Chunking, max_doc_bytes: usize) -> Vec<Processed> {
+    let mut chunker = Chunker::new();
+    work.into_iter()
+        .map(|work| match work {
+            Work::Copy(copy) => Processed::Copy(CopyOf { host: host_of(&copy.url), ..copy }),
+            Work::Read(Item::Revisit(r), _) => unresolved(r.offset),
+            Work::Read(Item::Redirect(r), _) => Processed::Redirect {
+                offset: r.offset,
+                target: resolve(&r.url, &r.location),
+                url: r.url,
+                status: r.status,
+            },
+            Work::Read(Item::Skip(s), key) => {
+                Processed::Skip { offset: s.offset, reason: s.reason, detail: s.detail, key }
+            }
+            Work::Read(Item::Doc(raw), key) => match extract::extract(&raw) {
                 Err(reason) => Processed::Skip {
                     offset: raw.offset,
                     reason,
                     detail: raw.content_type.clone().unwrap_or_default(),
+                    key,
                 },
                 Ok(mut text) => {
                     let capped = extract::cap(&mut text, max_doc_bytes);
@@ -282,7 +374,7 @@ fn process_batch(items: Vec<Item>, chunking: Chunking, max_doc_bytes: usize) -> 
                     fprints.sort_unstable();
                     fprints.dedup();
                     let exact = (!text.text.is_empty()).then(|| exact_hash(&text.text));
-                    Processed::Doc(DocOut {
+                    let doc = DocOut {
                         offset: raw.offset,
                         host: host_of(&raw.url),
                         url: raw.url,
@@ -294,11 +386,25 @@ fn process_batch(items: Vec<Item>, chunking: Chunking, max_doc_bytes: usize) -> 
                         fprints,
                         exact,
                         capped,
-                    })
+                    };
+                    Processed::Doc(doc, key)
                 }
             },
         })
         .collect()
+}
+
+fn unresolved(offset: u64) -> Processed {
+    Processed::Skip { offset, reason: SkipReason::RevisitUnresolved, detail: String::new(), key: None }
+}
+
+/// A redirect's target: `location` resolved against `url`, or `location`
+/// as sent when either does not parse.
+fn resolve(url: &str, location: &str) -> String {
+    url::Url::parse(url)
+        .and_then(|base| base.join(location))
+        .map(String::from)
+        .unwrap_or_else(|_| location.to_string())
 }
 
 /// The lowercase host of a URL without port, or empty when the URL has
@@ -321,8 +427,14 @@ struct Sink<'a> {
     exact: RecordWriter<ExactRecord>,
     docs_path: PathBuf,
     docs: csv::Writer<BufWriter<File>>,
+    redirects_path: PathBuf,
+    redirects: csv::Writer<BufWriter<File>>,
     next_doc: u64,
     stats: FingerprintStats,
+    /// The keys of the records written so far, for finding copies.
+    index: CopyIndex,
+    /// `(copy, original)` docIDs, in docID order.
+    copies: copies::Copies,
 }
 
 impl<'a> Sink<'a> {
@@ -341,11 +453,9 @@ impl<'a> Sink<'a> {
         let exact =
             RecordWriter::create(&out.fprint_exact(), Header::new::<ExactRecord>(&spec, false, 0, 1))?;
         let docs_path = out.fingerprint_docs();
-        let tmp = store::temp_path(&docs_path);
-        let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
-        let mut docs = csv::Writer::from_writer(BufWriter::with_capacity(1 << 16, file));
-        docs.write_record(["doc_id", "url", "host", "source", "bytes", "lines", "chunks", "title"])
-            .with_context(|| format!("cannot write {}", tmp.display()))?;
+        let docs = create_csv(&docs_path, &DOCS_HEADER)?;
+        let redirects_path = out.redirects();
+        let redirects = create_csv(&redirects_path, &["source", "url", "status", "target"])?;
         let inputs: Vec<String> = cfg.inputs.iter().map(|p| p.to_string_lossy().into_owned()).collect();
         let stats = FingerprintStats {
             chunk: spec,
@@ -367,7 +477,21 @@ impl<'a> Sink<'a> {
             ..FingerprintStats::default()
         };
         let bar = progress.bytes("fingerprint", None);
-        Ok(Sink { inputs, progress, bar, parts, exact, docs_path, docs, next_doc: 0, stats })
+        Ok(Sink {
+            inputs,
+            progress,
+            bar,
+            parts,
+            exact,
+            docs_path,
+            docs,
+            redirects_path,
+            redirects,
+            next_doc: 0,
+            stats,
+            index: CopyIndex::default(),
+            copies: Vec::new(),
+        })
     }
 
     fn write(&mut self, input: usize, items: Vec<Processed>) -> anyhow::Result<()> {
@@ -375,8 +499,28 @@ impl<'a> Sink<'a> {
             self.stats.records += 1;
             self.stats.inputs[input].records += 1;
             match item {
-                Processed::Skip { offset, reason, detail } => self.skip(input, offset, reason, detail),
-                Processed::Doc(doc) => self.doc(input, doc)?,
+                Processed::Skip { offset, reason, detail, key } => {
+                    self.skip(input, offset, reason, detail);
+                    if let Some(key) = key {
+                        self.index.record(key, Became::Skip(reason));
+                    }
+                }
+                Processed::Doc(doc, key) => {
+                    let id = self.doc(input, doc)?;
+                    if let Some(key) = key {
+                        self.index.record(key, Became::Doc(id));
+                    }
+                }
+                Processed::Copy(copy) => self.copy(input, copy)?,
+                Processed::Redirect { offset, url, status, target } => {
+                    self.skip(input, offset, SkipReason::HttpRedirect, String::new());
+                    let source = format!("{}:{offset}", self.inputs[input]);
+                    self.redirects
+                        .write_record([source.as_str(), &url, &status.to_string(), &target])
+                        .with_context(|| {
+                            format!("cannot write {}", store::temp_path(&self.redirects_path).display())
+                        })?;
+                }
             }
         }
         Ok(())
@@ -411,15 +555,52 @@ impl<'a> Sink<'a> {
         }
     }
 
-    fn doc(&mut self, input: usize, doc: DocOut) -> anyhow::Result<()> {
+    /// The next docID, counted as a document of `input`.
+    fn next_id(&mut self, input: usize) -> anyhow::Result<u32> {
         let id = self.next_doc;
         if id >= u64::from(u32::MAX) {
             bail!("more than {} documents: too many for one local run", u32::MAX - 1);
         }
-        let id32 = id as u32;
         self.next_doc += 1;
         self.stats.documents += 1;
         self.stats.inputs[input].documents += 1;
+        Ok(id as u32)
+    }
+
+    /// Writes a copy of an earlier document, or skips it as its original
+    /// was skipped; its text fields are filled in after the ingest.
+    fn copy(&mut self, input: usize, copy: CopyOf) -> anyhow::Result<()> {
+        let found = copy.keys.iter().flatten().find_map(|k| self.index.outcome(k));
+        let original = match found {
+            Some(Became::Doc(original)) => original,
+            Some(Became::Skip(reason)) => {
+                let detail = "same payload as an earlier record skipped for this reason".to_string();
+                self.skip(input, copy.offset, reason, detail);
+                return Ok(());
+            }
+            _ => {
+                self.skip(input, copy.offset, SkipReason::RevisitUnresolved, String::new());
+                return Ok(());
+            }
+        };
+        let id = self.next_id(input)?;
+        if copy.revisit {
+            self.stats.revisits += 1;
+        } else {
+            self.stats.payload_digest_copies += 1;
+            self.stats.payload_digest_copy_bytes += copy.bytes;
+        }
+        self.copies.push((id, original));
+        let source = format!("{}:{}", self.inputs[input], copy.offset);
+        self.docs
+            .write_record([id.to_string().as_str(), &copy.url, &copy.host, &source, "", "", "", ""])
+            .with_context(|| format!("cannot write {}", store::temp_path(&self.docs_path).display()))?;
+        Ok(())
+    }
+
+    fn doc(&mut self, input: usize, doc: DocOut) -> anyhow::Result<u32> {
+        let id32 = self.next_id(input)?;
+        let id = u64::from(id32);
         self.stats.document_bytes += doc.bytes;
         self.stats.text_bytes += doc.text_bytes;
         self.stats.lines += doc.lines;
@@ -450,24 +631,38 @@ impl<'a> Sink<'a> {
             ])
             .with_context(|| format!("cannot write {}", store::temp_path(&self.docs_path).display()))?;
         self.bar.inc(doc.bytes);
-        Ok(())
+        Ok(id32)
     }
 
-    fn finish(self) -> anyhow::Result<FingerprintStats> {
+    fn finish(self) -> anyhow::Result<(FingerprintStats, copies::Copies)> {
         self.bar.finish_and_clear();
         for part in self.parts {
             part.finish()?;
         }
         self.exact.finish()?;
-        let tmp = store::temp_path(&self.docs_path);
-        self.docs
-            .into_inner()
-            .map_err(|e| e.into_error())
-            .and_then(|w| w.into_inner().map_err(|e| e.into_error()))
-            .with_context(|| format!("cannot write {}", tmp.display()))?;
-        store::commit(&self.docs_path)?;
-        Ok(self.stats)
+        finish_csv(self.docs, &self.docs_path)?;
+        finish_csv(self.redirects, &self.redirects_path)?;
+        Ok((self.stats, self.copies))
     }
+}
+
+/// A CSV file written under its temporary name, with its header row.
+fn create_csv(path: &Path, header: &[&str]) -> anyhow::Result<csv::Writer<BufWriter<File>>> {
+    let tmp = store::temp_path(path);
+    let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+    let mut writer = csv::Writer::from_writer(BufWriter::with_capacity(1 << 16, file));
+    writer.write_record(header).with_context(|| format!("cannot write {}", tmp.display()))?;
+    Ok(writer)
+}
+
+/// Flushes a CSV file from [`create_csv`] and renames it into place.
+fn finish_csv(writer: csv::Writer<BufWriter<File>>, path: &Path) -> anyhow::Result<()> {
+    writer
+        .into_inner()
+        .map_err(|e| e.into_error())
+        .and_then(|w| w.into_inner().map_err(|e| e.into_error()))
+        .with_context(|| format!("cannot write {}", store::temp_path(path).display()))?;
+    store::commit(path)
 }
 
 /// Sorts every unsorted partition into its final file, in parallel, each
@@ -476,13 +671,14 @@ fn sort_partitions(
     out: &OutDir,
     cfg: &FingerprintConfig,
     scratch: &Path,
+    by_original: &[(u32, u32)],
     stats: &mut FingerprintStats,
     progress: &Progress,
 ) -> anyhow::Result<Vec<PathBuf>> {
     let share = cfg.memory / rayon::current_num_threads().max(1) as u64;
     let bar = progress.items("sort", u64::from(PARTITIONS), "partitions");
     let spec = cfg.chunking.to_string();
-    let results: Vec<anyhow::Result<(PathBuf, u64)>> = (0..PARTITIONS)
+    let results: Vec<anyhow::Result<(PathBuf, u64, u64)>> = (0..PARTITIONS)
         .into_par_iter()
         .map(|p| {
             let src_path = scratch.join(format!("unsorted-{p:05}.fpd"));
@@ -495,6 +691,8 @@ fn sort_partitions(
                 .with_context(|| format!("cannot create {}", part_scratch.display()))?;
             let mut last: Option<ChunkRecord> = None;
             let mut distinct = 0u64;
+            let mut copies = copies::Expander::new(by_original);
+            let mut emit = |r: ChunkRecord| dst.push(&r);
             store::sort::sorted(&src, share, &part_scratch, |r| {
                 if last == Some(r) {
                     return Ok(());
@@ -503,21 +701,23 @@ fn sort_partitions(
                     distinct += 1;
                 }
                 last = Some(r);
-                dst.push(&r)
+                copies.push(r, &mut emit)
             })?;
+            copies.flush(&mut emit)?;
             dst.finish()?;
             drop(src);
             std::fs::remove_file(&src_path)
                 .with_context(|| format!("cannot remove {}", src_path.display()))?;
             bar.inc(1);
-            Ok((dst_path, distinct))
+            Ok((dst_path, distinct, copies.added))
         })
         .collect();
     bar.finish_and_clear();
     let mut parts = Vec::with_capacity(results.len());
     for r in results {
-        let (path, distinct) = r?;
+        let (path, distinct, copied) = r?;
         stats.distinct_fingerprints += distinct;
+        stats.fingerprints += copied;
         parts.push(path);
     }
     Ok(parts)

@@ -63,14 +63,25 @@ pub struct FingerprintStats {
     pub corrupt: Vec<CorruptSample>,
     /// Documents whose text was cut at `--max-doc-bytes`.
     pub capped_documents: u64,
-    /// Payload bytes of documents, before extraction.
+    /// Documents made from WARC `revisit` records: copies of the record
+    /// they revisit (included in `documents`).
+    pub revisits: u64,
+    /// Responses not extracted because an earlier response had the same
+    /// `WARC-Payload-Digest`, content type, charset and HTTP codings: they
+    /// are copies of it (included in `documents`), and their payload bytes.
+    pub payload_digest_copies: u64,
+    pub payload_digest_copy_bytes: u64,
+    /// Payload bytes of documents, before extraction. This and the next
+    /// three count extracted documents, not copies made without
+    /// extraction (revisits, payload-digest copies).
     pub document_bytes: u64,
     /// Normalized text bytes.
     pub text_bytes: u64,
     pub lines: u64,
     /// Windows cut, counting repeats inside a document.
     pub chunks: u64,
-    /// FPrint-DocID records: distinct fingerprints per document, summed.
+    /// FPrint-DocID records: distinct fingerprints per document, summed
+    /// (copies included).
     pub fingerprints: u64,
     /// Distinct fingerprint values over the whole input.
     pub distinct_fingerprints: u64,

@@ -316,6 +316,7 @@ impl ArcReader {
                     content_type,
                     charset,
                     body: content,
+                    ..RawDoc::default()
                 })
             }
         };
@@ -418,7 +419,7 @@ impl ArcReader {
             Err(detail) => return skip(offset, SkipReason::CorruptHeader, format!("HTTP header: {detail}")),
         };
         if resp.status != 200 {
-            return skip(offset, SkipReason::HttpStatus, resp.status.to_string());
+            return http::not_ok_item(offset, &url, &resp);
         }
         content.drain(..resp.body_start.min(content.len()));
         match http::decode_body(&resp, content, self.max_record_bytes) {
@@ -428,6 +429,7 @@ impl ArcReader {
                 content_type: resp.content_type,
                 charset: resp.charset,
                 body,
+                ..RawDoc::default()
             }),
             Err(BodyError::TooLarge) => skip(
                 offset,
@@ -607,18 +609,14 @@ mod tests {
             .map(|i| match i {
                 Item::Doc(_) => None,
                 Item::Skip(s) => Some(s.reason),
+                Item::Redirect(_) => Some(SkipReason::HttpRedirect),
+                Item::Revisit(_) => Some(SkipReason::RevisitUnresolved),
             })
             .collect()
     }
 
     fn offsets(items: &[Item]) -> Vec<u64> {
-        items
-            .iter()
-            .map(|i| match i {
-                Item::Doc(d) => d.offset,
-                Item::Skip(s) => s.offset,
-            })
-            .collect()
+        items.iter().map(Item::offset).collect()
     }
 
     /// Start offsets of consecutive pieces.
@@ -962,6 +960,7 @@ mod tests {
             v1("http://y/", "text/html", chunked),
             v1("http://z/", "text/html", b"HTTP/1.1 200 OK\r\nbroken\r\n\r\nx"),
             v1("http://w/", "text/html", b"HTTP/1.0 302 Found\r\nLocation: /\r\n\r\n"),
+            v1("http://v/", "text/html", b"HTTP/1.0 304 Not Modified\r\n\r\n"),
         ]
         .concat();
         let items = read_all(data);
@@ -970,8 +969,10 @@ mod tests {
         assert_eq!(doc(&items[1]).content_type, None);
         assert_eq!(skipped(&items[2]).reason, SkipReason::CorruptHeader);
         assert!(skipped(&items[2]).detail.contains("broken"));
-        assert_eq!(skipped(&items[3]).reason, SkipReason::HttpStatus);
-        assert_eq!(skipped(&items[3]).detail, "302");
+        let Item::Redirect(r) = &items[3] else { panic!("{:?}", items[3]) };
+        assert_eq!((r.url.as_str(), r.status, r.location.as_str()), ("http://w/", 302, "/"));
+        assert_eq!(skipped(&items[4]).reason, SkipReason::HttpStatus);
+        assert_eq!(skipped(&items[4]).detail, "304");
     }
 
     #[test]

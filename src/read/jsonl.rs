@@ -113,6 +113,7 @@ impl JsonlReader {
                 content_type: Some("text/plain".to_string()),
                 charset: None,
                 body: text.into_bytes(),
+                ..RawDoc::default()
             }),
             Err(detail) => skip(start.offset, SkipReason::BadJson, detail),
         };

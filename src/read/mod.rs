@@ -14,6 +14,7 @@
 //! the next record the reader can find.
 
 pub mod arc;
+pub mod digest;
 pub mod gz;
 pub mod http;
 pub mod jsonl;
@@ -25,6 +26,8 @@ use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use anyhow::{Context, bail};
+
+pub use digest::Digest;
 
 /// A record that carries a page.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -44,6 +47,44 @@ pub struct RawDoc {
     pub charset: Option<String>,
     /// The payload: for HTTP responses, the body after the HTTP header.
     pub body: Vec<u8>,
+    /// WARC only: the `WARC-Payload-Digest`, normalized. Records with the
+    /// same digest carry the same payload bytes, which lets the fingerprint
+    /// stage reuse one extraction and resolve revisits.
+    pub payload_digest: Option<Digest>,
+    /// WARC only: `WARC-Date` as written, which a revisit names in
+    /// `WARC-Refers-To-Date`.
+    pub date: Option<String>,
+    /// The HTTP transfer and content codings the reader undid on the body
+    /// (`chunked`, `gzip`, ...), comma-separated, empty when none. With the
+    /// content type and charset it decides how a stored payload became
+    /// `body`, so two records share an extraction only when all agree.
+    pub codings: String,
+}
+
+/// A WARC `revisit` record: a later capture whose payload is the same as
+/// an earlier record's, which the writer did not store again. The
+/// fingerprint stage makes it a copy of that record when it has read it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Revisit {
+    pub offset: u64,
+    /// The revisited URL, as recorded.
+    pub url: String,
+    /// `WARC-Payload-Digest`: the payload it repeats.
+    pub payload_digest: Option<Digest>,
+    /// `WARC-Refers-To-Target-URI` (angle brackets removed) and
+    /// `WARC-Refers-To-Date`: the record it repeats.
+    pub refers_to: Option<(String, String)>,
+}
+
+/// An HTTP redirect (a 3xx response with a `Location`): not a document,
+/// but a link from one URL to another that the report can follow.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Redirect {
+    pub offset: u64,
+    pub url: String,
+    pub status: u16,
+    /// The `Location` header as sent (possibly relative to `url`).
+    pub location: String,
 }
 
 /// A record that did not become a page, with why.
@@ -68,17 +109,26 @@ pub enum SkipReason {
     WarcMetadata,
     /// WARC `warcinfo` record.
     WarcInfo,
-    /// WARC `revisit` record.
-    WarcRevisit,
-    /// Any other WARC record type (`continuation`, unknown types).
+    /// WARC `revisit` record whose original was not read before it (or was
+    /// read but had neither a matching payload digest nor, when it had no
+    /// digest, a matching target URI and date).
+    RevisitUnresolved,
+    /// A segment of a record split over several (`WARC-Segment-Number`,
+    /// `continuation` records): the writer splits only records larger than
+    /// its file size limit, far beyond the record size limit here, so
+    /// segments are counted, not reassembled.
+    SegmentedRecord,
+    /// Any other WARC record type (unknown types).
     WarcOtherType,
     /// ARC `filedesc:` record: the version block at the start of an ARC
     /// file.
     ArcFileHeader,
     /// Any other ARC record that is not a page fetch: `dns:` lookups.
     ArcOther,
-    /// HTTP response whose status is not 200.
+    /// HTTP response whose status is not 200 (and not a redirect).
     HttpStatus,
+    /// HTTP redirect (3xx with `Location`), listed in `redirects.csv`.
+    HttpRedirect,
     /// Payload whose content type is not text/plain, text/html or
     /// application/xhtml+xml (decided by `extract`, not by readers).
     UnsupportedContentType,
@@ -106,15 +156,17 @@ pub enum SkipReason {
 
 impl SkipReason {
     /// Every reason, in the order stats.json lists them.
-    pub const ALL: [SkipReason; 16] = [
+    pub const ALL: [SkipReason; 18] = [
         SkipReason::WarcRequest,
         SkipReason::WarcMetadata,
         SkipReason::WarcInfo,
-        SkipReason::WarcRevisit,
+        SkipReason::RevisitUnresolved,
+        SkipReason::SegmentedRecord,
         SkipReason::WarcOtherType,
         SkipReason::ArcFileHeader,
         SkipReason::ArcOther,
         SkipReason::HttpStatus,
+        SkipReason::HttpRedirect,
         SkipReason::UnsupportedContentType,
         SkipReason::RecordTooLarge,
         SkipReason::UnsupportedEncoding,
@@ -131,11 +183,13 @@ impl SkipReason {
             SkipReason::WarcRequest => "warc_request",
             SkipReason::WarcMetadata => "warc_metadata",
             SkipReason::WarcInfo => "warc_warcinfo",
-            SkipReason::WarcRevisit => "warc_revisit",
+            SkipReason::RevisitUnresolved => "revisit_unresolved",
+            SkipReason::SegmentedRecord => "segmented_record",
             SkipReason::WarcOtherType => "warc_other_type",
             SkipReason::ArcFileHeader => "arc_filedesc",
             SkipReason::ArcOther => "arc_other",
             SkipReason::HttpStatus => "http_status_not_200",
+            SkipReason::HttpRedirect => "http_redirect",
             SkipReason::UnsupportedContentType => "unsupported_content_type",
             SkipReason::RecordTooLarge => "record_too_large",
             SkipReason::UnsupportedEncoding => "unsupported_content_encoding",
@@ -172,6 +226,20 @@ impl SkipReason {
 pub enum Item {
     Doc(RawDoc),
     Skip(Skip),
+    Revisit(Revisit),
+    Redirect(Redirect),
+}
+
+impl Item {
+    /// Where the record starts in its input.
+    pub fn offset(&self) -> u64 {
+        match self {
+            Item::Doc(d) => d.offset,
+            Item::Skip(s) => s.offset,
+            Item::Revisit(r) => r.offset,
+            Item::Redirect(r) => r.offset,
+        }
+    }
 }
 
 /// A source of records: one open input in one format.
@@ -410,14 +478,14 @@ pub(crate) mod testing {
     pub fn doc(item: &Item) -> &RawDoc {
         match item {
             Item::Doc(d) => d,
-            Item::Skip(s) => panic!("expected a document, got {s:?}"),
+            other => panic!("expected a document, got {other:?}"),
         }
     }
 
     pub fn skipped(item: &Item) -> &Skip {
         match item {
             Item::Skip(s) => s,
-            Item::Doc(d) => panic!("expected a skip, got {d:?}"),
+            other => panic!("expected a skip, got {other:?}"),
         }
     }
 }
@@ -450,7 +518,7 @@ mod tests {
             .iter()
             .filter_map(|i| match i {
                 Item::Doc(d) => Some(d.url.clone()),
-                Item::Skip(_) => None,
+                _ => None,
             })
             .collect()
     }
@@ -579,10 +647,7 @@ mod tests {
                 let items = read_bytes(format, data, max);
                 if data.first() != Some(&0x1f) {
                     for item in &items {
-                        let offset = match item {
-                            Item::Doc(d) => d.offset,
-                            Item::Skip(s) => s.offset,
-                        };
+                        let offset = item.offset();
                         assert!(offset < data.len() as u64, "{format:?}: offset {offset} past the end");
                     }
                 }

@@ -188,9 +188,7 @@ impl PageFeedReader {
             Some(Err(detail)) => {
                 skip(start.offset, SkipReason::CorruptHeader, format!("HTTP header: {detail}"))
             }
-            Some(Ok(resp)) if resp.status != 200 => {
-                skip(start.offset, SkipReason::HttpStatus, resp.status.to_string())
-            }
+            Some(Ok(resp)) if resp.status != 200 => http::not_ok_item(start.offset, &url, &resp),
             _ if len > self.max_record_bytes => skip(
                 start.offset,
                 SkipReason::RecordTooLarge,
@@ -203,6 +201,7 @@ impl PageFeedReader {
                     content_type: resp.content_type,
                     charset: resp.charset,
                     body,
+                    ..RawDoc::default()
                 }),
                 Err(BodyError::TooLarge) => skip(
                     start.offset,
@@ -213,9 +212,7 @@ impl PageFeedReader {
                     skip(start.offset, SkipReason::UnsupportedEncoding, detail)
                 }
             },
-            None => {
-                Item::Doc(RawDoc { offset: start.offset, url, content_type: None, charset: None, body: page })
-            }
+            None => Item::Doc(RawDoc { offset: start.offset, url, body: page, ..RawDoc::default() }),
         };
         self.queue.push_back(item);
         Ok(())
@@ -433,8 +430,8 @@ mod tests {
         let reasons: Vec<_> = items
             .iter()
             .map(|i| match i {
-                Item::Doc(d) => Err(d.url.clone()),
                 Item::Skip(s) => Ok(s.reason),
+                i => Err(crate::read::testing::doc(i).url.clone()),
             })
             .collect();
         use SkipReason::CorruptHeader;

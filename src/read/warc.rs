@@ -59,9 +59,10 @@
 use std::collections::VecDeque;
 use std::io::{self, BufRead};
 
+use super::digest::{self, Digest};
 use super::gz::{self, Source, Start, push_break_skips, skip};
 use super::http::{self, BodyError};
-use super::{Item, RawDoc, Reader, SkipReason};
+use super::{Item, RawDoc, Reader, Revisit, SkipReason};
 
 /// The longest record header read; a longer one is a corrupt header (real
 /// ones are well under 10 KiB).
@@ -110,6 +111,7 @@ enum Kind {
     Response,
     Resource,
     Conversion,
+    Revisit,
     NotDocument(SkipReason),
     Missing,
 }
@@ -124,13 +126,15 @@ impl Kind {
             "request" => Kind::NotDocument(SkipReason::WarcRequest),
             "metadata" => Kind::NotDocument(SkipReason::WarcMetadata),
             "warcinfo" => Kind::NotDocument(SkipReason::WarcInfo),
-            "revisit" => Kind::NotDocument(SkipReason::WarcRevisit),
+            "revisit" => Kind::Revisit,
+            "continuation" => Kind::NotDocument(SkipReason::SegmentedRecord),
             _ => Kind::NotDocument(SkipReason::WarcOtherType),
         }
     }
 
+    /// Whether the block is kept: a revisit's is too, for its HTTP status.
     fn may_be_document(self) -> bool {
-        matches!(self, Kind::Response | Kind::Resource | Kind::Conversion)
+        matches!(self, Kind::Response | Kind::Resource | Kind::Conversion | Kind::Revisit)
     }
 }
 
@@ -141,6 +145,11 @@ struct Fields {
     content_length: u64,
     target_uri: Option<String>,
     content_type: Option<String>,
+    payload_digest: Option<String>,
+    date: Option<String>,
+    refers_to_uri: Option<String>,
+    refers_to_date: Option<String>,
+    segment_number: Option<String>,
 }
 
 impl WarcReader {
@@ -330,9 +339,28 @@ impl WarcReader {
         let url = fields.target_uri.as_deref().map(strip_angle_brackets).unwrap_or_default().to_string();
         let (content_type, charset) =
             fields.content_type.as_deref().map(http::parse_content_type).unwrap_or_default();
+        let payload_digest = fields.payload_digest.as_deref().and_then(digest::parse);
+        let raw = |content_type, charset, body| {
+            let date = fields.date.clone();
+            Item::Doc(RawDoc {
+                offset,
+                url: url.clone(),
+                content_type,
+                charset,
+                body,
+                payload_digest,
+                date,
+                ..RawDoc::default()
+            })
+        };
         match kind {
             Kind::NotDocument(reason) => skip(offset, reason, ""),
             Kind::Missing => skip(offset, SkipReason::CorruptHeader, "record without WARC-Type"),
+            _ if fields.segment_number.is_some() => skip(
+                offset,
+                SkipReason::SegmentedRecord,
+                format!("segment {} of a segmented record", fields.segment_number.as_deref().unwrap_or("")),
+            ),
             _ if !keep => skip(
                 offset,
                 SkipReason::RecordTooLarge,
@@ -341,29 +369,35 @@ impl WarcReader {
                     fields.content_length, self.max_record_bytes
                 ),
             ),
+            Kind::Revisit => revisit_item(offset, url.clone(), fields, payload_digest, &block),
             Kind::Response
                 if content_type.as_deref() == Some("application/http") || block.starts_with(b"HTTP/") =>
             {
-                self.http_item(offset, url, block)
+                self.http_item(offset, url.clone(), block, payload_digest, fields.date.clone())
             }
-            Kind::Conversion => {
-                let content_type = content_type.or_else(|| Some("text/plain".to_string()));
-                Item::Doc(RawDoc { offset, url, content_type, charset, body: block })
-            }
-            _ => Item::Doc(RawDoc { offset, url, content_type, charset, body: block }),
+            Kind::Conversion => raw(content_type.or_else(|| Some("text/plain".to_string())), charset, block),
+            _ => raw(content_type, charset, block),
         }
     }
 
     /// The item for a response record whose block is an HTTP response.
-    fn http_item(&self, offset: u64, url: String, mut block: Vec<u8>) -> Item {
+    fn http_item(
+        &self,
+        offset: u64,
+        url: String,
+        mut block: Vec<u8>,
+        payload_digest: Option<Digest>,
+        date: Option<String>,
+    ) -> Item {
         let resp = match http::parse_response(&block) {
             Ok(resp) => resp,
             Err(detail) => return skip(offset, SkipReason::CorruptHeader, format!("HTTP header: {detail}")),
         };
         if resp.status != 200 {
-            return skip(offset, SkipReason::HttpStatus, resp.status.to_string());
+            return http::not_ok_item(offset, &url, &resp);
         }
         block.drain(..resp.body_start.min(block.len()));
+        let codings = resp.codings();
         match http::decode_body(&resp, block, self.max_record_bytes) {
             Ok(body) => Item::Doc(RawDoc {
                 offset,
@@ -371,6 +405,9 @@ impl WarcReader {
                 content_type: resp.content_type,
                 charset: resp.charset,
                 body,
+                payload_digest,
+                date,
+                codings,
             }),
             Err(BodyError::TooLarge) => skip(
                 offset,
@@ -380,6 +417,30 @@ impl WarcReader {
             Err(BodyError::Unsupported(detail)) => skip(offset, SkipReason::UnsupportedEncoding, detail),
         }
     }
+}
+
+/// The item for a revisit record. Its block, when it has one, is the HTTP
+/// header of the new capture: a status other than 200 makes it what such a
+/// response would be (a redirect, a skip), since only a 200 repeats a page.
+fn revisit_item(
+    offset: u64,
+    url: String,
+    fields: &Fields,
+    payload_digest: Option<Digest>,
+    block: &[u8],
+) -> Item {
+    if block.starts_with(b"HTTP/") {
+        match http::parse_response(block) {
+            Ok(resp) if resp.status != 200 => return http::not_ok_item(offset, &url, &resp),
+            Ok(_) => {}
+            Err(detail) => return skip(offset, SkipReason::CorruptHeader, format!("HTTP header: {detail}")),
+        }
+    }
+    let refers_to = match (&fields.refers_to_uri, &fields.refers_to_date) {
+        (Some(uri), Some(date)) => Some((strip_angle_brackets(uri).to_string(), date.clone())),
+        _ => None,
+    };
+    Item::Revisit(Revisit { offset, url, payload_digest, refers_to })
 }
 
 impl Reader for WarcReader {
@@ -420,6 +481,11 @@ fn parse_header(head: &[u8]) -> Result<Fields, String> {
         content_length: parse_length(&length)?,
         target_uri: get("WARC-Target-URI"),
         content_type: get("Content-Type"),
+        payload_digest: get("WARC-Payload-Digest"),
+        date: get("WARC-Date"),
+        refers_to_uri: get("WARC-Refers-To-Target-URI"),
+        refers_to_date: get("WARC-Refers-To-Date"),
+        segment_number: get("WARC-Segment-Number"),
     })
 }
 
@@ -507,6 +573,8 @@ mod tests {
             .map(|i| match i {
                 Item::Doc(_) => None,
                 Item::Skip(s) => Some(s.reason),
+                Item::Redirect(_) => Some(SkipReason::HttpRedirect),
+                Item::Revisit(_) => Some(SkipReason::RevisitUnresolved),
             })
             .collect()
     }
@@ -551,19 +619,13 @@ mod tests {
                 None,
                 Some(WarcMetadata),
                 Some(HttpStatus),
-                Some(WarcRevisit),
+                Some(RevisitUnresolved),
                 None,
                 None,
-                Some(WarcOtherType)
+                Some(SegmentedRecord)
             ]
         );
-        let offsets_got: Vec<u64> = items
-            .iter()
-            .map(|i| match i {
-                Item::Doc(d) => d.offset,
-                Item::Skip(s) => s.offset,
-            })
-            .collect();
+        let offsets_got: Vec<u64> = items.iter().map(Item::offset).collect();
         assert_eq!(offsets_got, offsets);
         let a = doc(&items[2]);
         assert_eq!(a.url, "http://a.example/");
@@ -798,10 +860,10 @@ mod tests {
                 Some(CorruptGzip),
                 Some(WarcMetadata),
                 Some(HttpStatus),
-                Some(WarcRevisit),
+                Some(RevisitUnresolved),
                 None,
                 None,
-                Some(WarcOtherType)
+                Some(SegmentedRecord)
             ]
         );
         assert_eq!(skipped(&items[2]).offset, offsets[2]);

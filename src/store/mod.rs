@@ -7,6 +7,7 @@
 //! | `fprint-docid/part-NNNNN.fpd` | fingerprint | FPrint-DocID-Chunk: `(fprint, doc_id)` records of one fingerprint range, sorted by `(fprint, doc_id)`, no duplicates |
 //! | `fprint-exact.fpd` | fingerprint | FPrint-DocID-Exact: one `(hash, doc_id)` record per non-empty document, in docID order |
 //! | `fingerprint-docs.csv` | fingerprint | `doc_id,url,host,source,bytes,lines,chunks,title` |
+//! | `redirects.csv` | fingerprint | `source,url,status,target`: HTTP redirects |
 //! | `centers.fpd` | exact | one `center` record per document, in docID order |
 //! | `docs.csv` | exact | `doc_id,url,host,source,bytes,lines,chunks,exact_center,title` |
 //! | `overlap.csv` | pairs | `doc_i,doc_j,shared`, sorted by `(doc_i, doc_j)` |
@@ -119,6 +120,10 @@ impl OutDir {
 
     pub fn docs(&self) -> PathBuf {
         self.root.join("docs.csv")
+    }
+
+    pub fn redirects(&self) -> PathBuf {
+        self.root.join("redirects.csv")
     }
 
     pub fn overlap(&self) -> PathBuf {
