@@ -405,6 +405,48 @@ impl Source {
         Ok(done)
     }
 
+    /// Like [`Source::read_exact`] for the block of a record that starts a
+    /// gzip member (`start.at_member`), but stops at the start of the next
+    /// member when `record_start` says its first bytes begin a record:
+    /// with one member per record, a length that runs into the next record
+    /// is a lie, and believing it would swallow the records after it.
+    /// Returns the bytes consumed and whether it stopped there. (Members
+    /// cut at fixed sizes, as BGZF does, rarely start with a record, and
+    /// reading goes on through them.)
+    pub fn read_in_member(
+        &mut self,
+        n: u64,
+        mut out: Option<&mut Vec<u8>>,
+        start: Start,
+        record_start: impl Fn(&[u8]) -> bool,
+    ) -> io::Result<(u64, bool)> {
+        if !self.gzip || !start.at_member {
+            return Ok((self.read_exact(n, out)?, false));
+        }
+        let mut done = 0u64;
+        while done < n {
+            let avail = self.fill_buf()?.len();
+            if avail == 0 {
+                return Ok((done, false));
+            }
+            if done > 0 && self.member_start_at(self.pos).is_some() {
+                break;
+            }
+            let want = usize::try_from(n - done).unwrap_or(usize::MAX).min(avail);
+            let take = self.to_next_member().map_or(want, |limit| want.min(limit));
+            let got = self.read_exact(take as u64, out.as_deref_mut())?;
+            done += got;
+            if got < take as u64 {
+                return Ok((done, false));
+            }
+        }
+        if done < n && record_start(self.peek(64)?) {
+            return Ok((done, true));
+        }
+        let rest = self.read_exact(n - done, out)?;
+        Ok((done + rest, false))
+    }
+
     /// Decompressed bytes produced so far (consumed or buffered).
     fn produced(&self) -> u64 {
         self.pos + (self.end - self.start) as u64

@@ -49,7 +49,10 @@
 //! record, whose bytes up to the next record start belong to it. A header
 //! that runs into the next record's version line is a `CorruptHeader` skip
 //! too, and reading goes on with that record. A record without `WARC-Type`
-//! is a `CorruptHeader` skip, its block skipped by its length. A record that
+//! is a `CorruptHeader` skip, its block skipped by its length. In a
+//! per-record gzip file, a `Content-Length` that runs past the record's
+//! gzip member into a member that starts with a record is a lie: the record
+//! is a `CorruptHeader` skip and reading goes on with that next record. A record that
 //! ends before its header or block does is a
 //! [`SkipReason::TruncatedRecord`] skip. A block longer than
 //! `max_record_bytes` in a record that could be a document is read past and
@@ -261,12 +264,15 @@ impl WarcReader {
         let len = fields.content_length;
         let keep = kind.may_be_document() && len <= self.max_record_bytes;
         let mut block = Vec::new();
-        let got = if keep {
+        if keep {
             block.reserve(usize::try_from(len.min(RESERVE_MAX)).unwrap_or(0));
-            self.src.read_exact(len, Some(&mut block))?
-        } else {
-            self.src.read_exact(len, None)?
-        };
+        }
+        let (got, overran) =
+            self.src.read_in_member(len, keep.then_some(&mut block), start, looks_like_version)?;
+        if overran {
+            let detail = format!("Content-Length {len} runs past the end of its gzip member ({got} bytes)");
+            return self.push_unless_damaged(start, skip(start.offset, SkipReason::CorruptHeader, detail));
+        }
         if got < len {
             self.lost(start, format!("block cut off at end of input after {got} of {len} bytes"));
             return Ok(());
@@ -837,6 +843,24 @@ mod tests {
         let items = read_all(file[..file.len() - 30].to_vec());
         assert_eq!(reasons(&items), [None, Some(SkipReason::TruncatedRecord)]);
         assert_eq!(skipped(&items[1]).offset, whole.len() as u64);
+    }
+
+    #[test]
+    fn a_length_past_the_records_gzip_member_does_not_swallow_the_next_records() {
+        let r = crawl();
+        for lie in ["99999999999", "40"] {
+            let text = String::from_utf8(r[6].clone()).unwrap();
+            let bad = text.replacen("content-length: 11", &format!("content-length: {lie}"), 1);
+            assert_ne!(bad, text);
+            let members = [gz(&r[7]), gz(bad.as_bytes()), gz(&r[2]), gz(&r[7])];
+            let items = read_all(members.concat());
+            assert_eq!(reasons(&items), [None, Some(SkipReason::CorruptHeader), None, None], "{lie}");
+            assert_eq!(skipped(&items[1]).offset, members[0].len() as u64);
+            assert!(skipped(&items[1]).detail.contains("gzip member"));
+        }
+        // Whole-file gzip cannot tell: the record runs on as it says.
+        let items = read_all(gz(&[r[7].clone(), r[6].clone()].concat()));
+        assert_eq!(reasons(&items), [None, None]);
     }
 
     #[test]
