@@ -247,6 +247,18 @@ pub fn read_stats(dir: &Path) -> serde_json::Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("stats.json is not JSON: {e}"))
 }
 
+/// The reasons in a stats section's `skipped` whose count is not zero
+/// (stats.json lists every reason).
+pub fn nonzero_skipped(section: &serde_json::Value) -> BTreeMap<String, u64> {
+    section["skipped"]
+        .as_object()
+        .expect("the section has a skipped object")
+        .iter()
+        .map(|(k, v)| (k.clone(), v.as_u64().expect("counts are numbers")))
+        .filter(|&(_, v)| v > 0)
+        .collect()
+}
+
 /// stats.json without the fields that vary from run to run.
 pub fn stable_stats(dir: &Path) -> serde_json::Value {
     fn strip(v: &mut serde_json::Value) {
