@@ -91,6 +91,7 @@ pub fn run(
     outputs.push(out.fprint_exact());
     outputs.push(out.fingerprint_docs());
     outputs.push(out.redirects());
+    outputs.push(out.copies());
     stage.finish(&mut stats, &outputs)?;
     Ok(Outcome::Ran(stats))
 }
@@ -425,10 +426,10 @@ struct Sink<'a> {
     bar: indicatif::ProgressBar,
     parts: Vec<RecordWriter<ChunkRecord>>,
     exact: RecordWriter<ExactRecord>,
-    docs_path: PathBuf,
-    docs: csv::Writer<BufWriter<File>>,
-    redirects_path: PathBuf,
-    redirects: csv::Writer<BufWriter<File>>,
+    docs: CsvOut,
+    redirects: CsvOut,
+    /// `copies.csv`: the documents made without extraction.
+    copy_list: CsvOut,
     next_doc: u64,
     stats: FingerprintStats,
     /// The keys of the records written so far, for finding copies.
@@ -452,10 +453,9 @@ impl<'a> Sink<'a> {
         }
         let exact =
             RecordWriter::create(&out.fprint_exact(), Header::new::<ExactRecord>(&spec, false, 0, 1))?;
-        let docs_path = out.fingerprint_docs();
-        let docs = create_csv(&docs_path, &DOCS_HEADER)?;
-        let redirects_path = out.redirects();
-        let redirects = create_csv(&redirects_path, &["source", "url", "status", "target"])?;
+        let docs = CsvOut::create(out.fingerprint_docs(), &DOCS_HEADER)?;
+        let redirects = CsvOut::create(out.redirects(), &["source", "url", "status", "target"])?;
+        let copy_list = CsvOut::create(out.copies(), &["doc_id", "original", "kind"])?;
         let inputs: Vec<String> = cfg.inputs.iter().map(|p| p.to_string_lossy().into_owned()).collect();
         let stats = FingerprintStats {
             chunk: spec,
@@ -483,10 +483,9 @@ impl<'a> Sink<'a> {
             bar,
             parts,
             exact,
-            docs_path,
             docs,
-            redirects_path,
             redirects,
+            copy_list,
             next_doc: 0,
             stats,
             index: CopyIndex::default(),
@@ -515,11 +514,7 @@ impl<'a> Sink<'a> {
                 Processed::Redirect { offset, url, status, target } => {
                     self.skip(input, offset, SkipReason::HttpRedirect, String::new());
                     let source = format!("{}:{offset}", self.inputs[input]);
-                    self.redirects
-                        .write_record([source.as_str(), &url, &status.to_string(), &target])
-                        .with_context(|| {
-                            format!("cannot write {}", store::temp_path(&self.redirects_path).display())
-                        })?;
+                    self.redirects.row([source.as_str(), &url, &status.to_string(), &target])?;
                 }
             }
         }
@@ -584,18 +579,19 @@ impl<'a> Sink<'a> {
             }
         };
         let id = self.next_id(input)?;
-        if copy.revisit {
+        let kind = if copy.revisit {
             self.stats.revisits += 1;
+            "revisit"
         } else {
             self.stats.payload_digest_copies += 1;
             self.stats.payload_digest_copy_bytes += copy.bytes;
-        }
+            "payload_digest"
+        };
         self.copies.push((id, original));
+        let id = id.to_string();
         let source = format!("{}:{}", self.inputs[input], copy.offset);
-        self.docs
-            .write_record([id.to_string().as_str(), &copy.url, &copy.host, &source, "", "", "", ""])
-            .with_context(|| format!("cannot write {}", store::temp_path(&self.docs_path).display()))?;
-        Ok(())
+        self.docs.row([id.as_str(), &copy.url, &copy.host, &source, "", "", "", ""])?;
+        self.copy_list.row([id.as_str(), &original.to_string(), kind])
     }
 
     fn doc(&mut self, input: usize, doc: DocOut) -> anyhow::Result<u32> {
@@ -618,18 +614,16 @@ impl<'a> Sink<'a> {
             self.parts[p].push(&ChunkRecord { fprint, doc: id32 })?;
         }
         let source = format!("{}:{}", self.inputs[input], doc.offset);
-        self.docs
-            .write_record([
-                id.to_string().as_str(),
-                &doc.url,
-                &doc.host,
-                &source,
-                &doc.bytes.to_string(),
-                &doc.lines.to_string(),
-                &doc.chunks.to_string(),
-                &doc.title,
-            ])
-            .with_context(|| format!("cannot write {}", store::temp_path(&self.docs_path).display()))?;
+        self.docs.row([
+            id.to_string().as_str(),
+            &doc.url,
+            &doc.host,
+            &source,
+            &doc.bytes.to_string(),
+            &doc.lines.to_string(),
+            &doc.chunks.to_string(),
+            &doc.title,
+        ])?;
         self.bar.inc(doc.bytes);
         Ok(id32)
     }
@@ -640,29 +634,46 @@ impl<'a> Sink<'a> {
             part.finish()?;
         }
         self.exact.finish()?;
-        finish_csv(self.docs, &self.docs_path)?;
-        finish_csv(self.redirects, &self.redirects_path)?;
+        self.docs.finish()?;
+        self.redirects.finish()?;
+        self.copy_list.finish()?;
         Ok((self.stats, self.copies))
     }
 }
 
-/// A CSV file written under its temporary name, with its header row.
-fn create_csv(path: &Path, header: &[&str]) -> anyhow::Result<csv::Writer<BufWriter<File>>> {
-    let tmp = store::temp_path(path);
-    let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
-    let mut writer = csv::Writer::from_writer(BufWriter::with_capacity(1 << 16, file));
-    writer.write_record(header).with_context(|| format!("cannot write {}", tmp.display()))?;
-    Ok(writer)
+/// A CSV output, written under its temporary name and renamed into place
+/// when complete.
+struct CsvOut {
+    path: PathBuf,
+    writer: csv::Writer<BufWriter<File>>,
 }
 
-/// Flushes a CSV file from [`create_csv`] and renames it into place.
-fn finish_csv(writer: csv::Writer<BufWriter<File>>, path: &Path) -> anyhow::Result<()> {
-    writer
-        .into_inner()
-        .map_err(|e| e.into_error())
-        .and_then(|w| w.into_inner().map_err(|e| e.into_error()))
-        .with_context(|| format!("cannot write {}", store::temp_path(path).display()))?;
-    store::commit(path)
+impl CsvOut {
+    /// Starts `path` with its header row.
+    fn create(path: PathBuf, header: &[&str]) -> anyhow::Result<CsvOut> {
+        let tmp = store::temp_path(&path);
+        let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+        let writer = csv::Writer::from_writer(BufWriter::with_capacity(1 << 16, file));
+        let mut out = CsvOut { path, writer };
+        out.row(header)?;
+        Ok(out)
+    }
+
+    fn row<T: AsRef<[u8]>>(&mut self, fields: impl IntoIterator<Item = T>) -> anyhow::Result<()> {
+        self.writer
+            .write_record(fields)
+            .with_context(|| format!("cannot write {}", store::temp_path(&self.path).display()))
+    }
+
+    /// Flushes the file and renames it into place.
+    fn finish(self) -> anyhow::Result<()> {
+        self.writer
+            .into_inner()
+            .map_err(|e| e.into_error())
+            .and_then(|w| w.into_inner().map_err(|e| e.into_error()))
+            .with_context(|| format!("cannot write {}", store::temp_path(&self.path).display()))?;
+        store::commit(&self.path)
+    }
 }
 
 /// Sorts every unsorted partition into its final file, in parallel, each

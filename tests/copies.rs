@@ -200,6 +200,10 @@ fn declared_copies_are_documents_in_their_originals_group() {
         assert_ne!(c.source, o.source);
     }
     assert_eq!(docs[6].host, "www.a.example");
+    assert_eq!(
+        fs::read_to_string(out.join("copies.csv")).unwrap(),
+        "doc_id,original,kind\n1,0,payload_digest\n5,0,revisit\n6,3,revisit\n"
+    );
     // The same bytes as plain text are a document of their own.
     assert_eq!(docs[2].exact_center, Some(2));
     assert_ne!(docs[2].lines, docs[0].lines);

@@ -50,7 +50,7 @@ use anyhow::{Context, bail};
 use xxhash_rust::xxh3::{Xxh3Builder, xxh3_64, xxh3_128};
 
 use crate::read::{Digest, RawDoc, Revisit, SkipReason};
-use crate::store::{self, ChunkRecord, ExactRecord, Header, Mapped, OutDir, RecordWriter};
+use crate::store::{ChunkRecord, ExactRecord, Header, Mapped, OutDir, RecordWriter};
 
 /// An index key: 96 bits of a hash of a digest, or of a URI and a date.
 pub type Key = [u8; 12];
@@ -244,8 +244,7 @@ pub fn fill_docs(out: &OutDir, copies: &Copies) -> anyhow::Result<()> {
     let mut reader =
         csv::Reader::from_path(&path).with_context(|| format!("cannot open {}", path.display()))?;
     let headers = reader.headers().with_context(|| format!("cannot read {}", path.display()))?.clone();
-    let mut writer = super::create_csv(&path, &headers.iter().collect::<Vec<_>>())?;
-    let tmp = store::temp_path(&path);
+    let mut writer = super::CsvOut::create(path.clone(), &headers.iter().collect::<Vec<_>>())?;
     // Copies left per original, and the rows of originals still needed.
     let mut wanted: HashMap<u32, u32> = HashMap::new();
     for &(_, original) in copies {
@@ -264,7 +263,7 @@ pub fn fill_docs(out: &OutDir, copies: &Copies) -> anyhow::Result<()> {
                 };
                 // doc_id,url,host,source from the copy; the rest from the original.
                 let filled: Vec<&str> = record.iter().take(4).chain(src.iter().skip(4)).collect();
-                writer.write_record(&filled).with_context(|| format!("cannot write {}", tmp.display()))?;
+                writer.row(&filled)?;
                 let left = wanted.get_mut(&original).map(|n| {
                     *n -= 1;
                     *n
@@ -277,12 +276,12 @@ pub fn fill_docs(out: &OutDir, copies: &Copies) -> anyhow::Result<()> {
                 if wanted.contains_key(&row) {
                     held.insert(row, record.clone());
                 }
-                writer.write_record(&record).with_context(|| format!("cannot write {}", tmp.display()))?;
+                writer.row(&record)?;
             }
         }
         row += 1;
     }
-    super::finish_csv(writer, &path)
+    writer.finish()
 }
 
 /// Adds the copies' FPrint-DocID records to a sorted stream of one
