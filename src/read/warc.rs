@@ -944,6 +944,101 @@ mod tests {
         assert_eq!(reasons(&items), [Some(SkipReason::TruncatedRecord)]);
     }
 
+    /// `n` resource records with distinct bodies.
+    fn numbered(n: usize) -> Vec<Vec<u8>> {
+        (0..n)
+            .map(|i| {
+                let body = format!("page {i}\n{}\n", "text ".repeat(i * 7 % 50));
+                record("resource", Some(&format!("http://e/{i}")), Some("text/plain"), body.as_bytes())
+            })
+            .collect()
+    }
+
+    /// The (offset, url, body) of every document among `items`.
+    fn documents(items: &[Item]) -> Vec<(u64, String, Vec<u8>)> {
+        items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Doc(d) => Some((d.offset, d.url.clone(), d.body.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+
+        /// Damage to one record of a per-record gzip file (bytes changed
+        /// anywhere in its member, the member cut short, garbage after it)
+        /// loses at most that record: every other comes out whole, at its
+        /// offset.
+        #[test]
+        fn damage_to_one_gzip_member_loses_only_its_record(
+            n in 2usize..7,
+            victim in 0usize..7,
+            flips in proptest::collection::vec((proptest::prelude::any::<usize>(), 1..=255u8), 0..4),
+            cut in proptest::option::of(proptest::prelude::any::<usize>()),
+            garbage in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40),
+        ) {
+            let victim = victim % n;
+            let records = numbered(n);
+            let mut members: Vec<Vec<u8>> = records.iter().map(|r| gz(r)).collect();
+            let m = &mut members[victim];
+            for (at, x) in flips {
+                let i = at % m.len();
+                m[i] ^= x;
+            }
+            if let Some(cut) = cut {
+                m.truncate(1 + cut % m.len());
+            }
+            // Garbage that starts like a member or a record would be one.
+            if !garbage.starts_with(&[0x1f]) && !garbage.starts_with(b"W") {
+                m.extend_from_slice(&garbage);
+            }
+            let offsets = starts(&members);
+            let got = documents(&read_all(members.concat()));
+            for (i, rec) in records.iter().enumerate() {
+                if i == victim {
+                    continue;
+                }
+                let want = documents(&read_all(rec.clone()));
+                let want = (offsets[i], want[0].1.clone(), want[0].2.clone());
+                proptest::prop_assert!(got.contains(&want), "record {} of {} lost (victim {})", i, n, victim);
+            }
+        }
+
+        /// In a plain file, garbage between records and a broken header
+        /// line lose nothing else either.
+        #[test]
+        fn damage_between_plain_records_loses_only_what_it_hits(
+            n in 2usize..7,
+            victim in 0usize..7,
+            garbage in "[a-zA-Z0-9 :\r\n]{1,60}",
+            break_header in proptest::prelude::any::<bool>(),
+        ) {
+            let victim = victim % n;
+            let mut records = numbered(n);
+            if break_header {
+                let text = String::from_utf8(records[victim].clone()).unwrap();
+                records[victim] = text.replacen("\r\n", "\r\nno colon here\r\n", 1).into_bytes();
+            }
+            let mut pieces = records.clone();
+            // No line of the garbage may look like a record start.
+            pieces.insert(victim + 1, format!("\n{}\n", garbage.replace("WARC", "warc")).into_bytes());
+            let offsets = starts(&pieces);
+            let got = documents(&read_all(pieces.concat()));
+            for i in 0..n {
+                if i == victim && break_header {
+                    continue;
+                }
+                let want = documents(&read_all(numbered(n)[i].clone()));
+                let at = if i > victim { i + 1 } else { i };
+                let want = (offsets[at], want[0].1.clone(), want[0].2.clone());
+                proptest::prop_assert!(got.contains(&want), "record {} lost", i);
+            }
+        }
+    }
+
     #[test]
     fn bom_before_the_first_record_is_ignored() {
         let r = crawl();
