@@ -172,6 +172,8 @@ struct DocOut {
     exact: Option<u128>,
     /// Whether the text was cut at `--max-doc-bytes`.
     capped: bool,
+    /// How its bytes were decoded (see [`extract::Extracted::charset`]).
+    charset: Option<(extract::charset::CharsetSource, &'static str, bool)>,
 }
 
 /// Reads every input and writes the unsorted partitions, the exact-hash
@@ -387,6 +389,7 @@ fn process_batch(work: Vec<Work>, chunking: Chunking, max_doc_bytes: usize) -> V
                         fprints,
                         exact,
                         capped,
+                        charset: text.charset,
                     };
                     Processed::Doc(doc, key)
                 }
@@ -604,6 +607,11 @@ impl<'a> Sink<'a> {
         self.stats.fingerprints += doc.fprints.len() as u64;
         if doc.capped {
             self.stats.capped_documents += 1;
+        }
+        if let Some((source, encoding, malformed)) = doc.charset {
+            *self.stats.charset_sources.entry(source.name().to_string()).or_insert(0) += 1;
+            *self.stats.encodings.entry(encoding.to_string()).or_insert(0) += 1;
+            self.stats.malformed_encoding_documents += u64::from(malformed);
         }
         match doc.exact {
             Some(hash) => self.exact.push(&ExactRecord { hash, doc: id32 })?,

@@ -63,6 +63,14 @@ pub struct FingerprintStats {
     pub corrupt: Vec<CorruptSample>,
     /// Documents whose text was cut at `--max-doc-bytes`.
     pub capped_documents: u64,
+    /// Extracted documents by the rule that chose their encoding (`bom`,
+    /// `http`, `meta`, `default` for undeclared UTF-8, `detected`), and by
+    /// encoding (WHATWG names: `UTF-8`, `windows-1252`, ...).
+    pub charset_sources: BTreeMap<String, u64>,
+    pub encodings: BTreeMap<String, u64>,
+    /// Extracted documents with bytes malformed in their encoding (each
+    /// replaced by U+FFFD).
+    pub malformed_encoding_documents: u64,
     /// Documents made from WARC `revisit` records: copies of the record
     /// they revisit (included in `documents`).
     pub revisits: u64,

@@ -9,34 +9,17 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 
-/// One WARC/1.1 record with the given header fields (beyond type and
-/// length) and block.
-fn record(wtype: &str, fields: &[(&str, &str)], block: &[u8]) -> Vec<u8> {
-    let mut out = format!("WARC/1.1\r\nWARC-Type: {wtype}\r\n");
-    for (name, value) in fields {
-        out.push_str(&format!("{name}: {value}\r\n"));
-    }
-    out.push_str(&format!("Content-Length: {}\r\n\r\n", block.len()));
-    let mut out = out.into_bytes();
-    out.extend_from_slice(block);
-    out.extend_from_slice(b"\r\n\r\n");
-    out
-}
-
-fn http(status: &str, headers: &str, body: &[u8]) -> Vec<u8> {
-    let mut out =
-        format!("HTTP/1.1 {status}\r\n{headers}Content-Length: {}\r\n\r\n", body.len()).into_bytes();
-    out.extend_from_slice(body);
-    out
-}
-
 fn response(url: &str, date: &str, digest: Option<&str>, content_type: &str, body: &[u8]) -> Vec<u8> {
     let mut fields =
         vec![("WARC-Target-URI", url), ("WARC-Date", date), ("Content-Type", "application/http")];
     if let Some(d) = digest {
         fields.push(("WARC-Payload-Digest", d));
     }
-    record("response", &fields, &http("200 OK", &format!("Content-Type: {content_type}\r\n"), body))
+    warc_record(
+        "response",
+        &fields,
+        &http_response("200 OK", &format!("Content-Type: {content_type}\r\n"), body),
+    )
 }
 
 fn page(name: &str) -> Vec<u8> {
@@ -72,18 +55,18 @@ fn crawl(with_digests: bool) -> Vec<u8> {
         // 3: no digest; revisited below by URI and date.
         response("http://a.example/swap", "2024-01-01T00:00:05Z", None, "text/html", &swap),
         // A redirect, relative.
-        record(
+        warc_record(
             "response",
             &[("WARC-Target-URI", "http://a.example/old"), ("Content-Type", "application/http")],
-            &http("301 Moved Permanently", "Location: ../new/take\r\n", b""),
+            &http_response("301 Moved Permanently", "Location: ../new/take\r\n", b""),
         ),
         // A segmented record: its first segment and its continuation.
-        record(
+        warc_record(
             "response",
             &[("WARC-Target-URI", "http://big.example/"), ("WARC-Segment-Number", "1")],
-            &http("200 OK", "Content-Type: text/html\r\n", b"<p>first part"),
+            &http_response("200 OK", "Content-Type: text/html\r\n", b"<p>first part"),
         ),
-        record(
+        warc_record(
             "continuation",
             &[("WARC-Segment-Number", "2"), ("WARC-Segment-Total-Length", "100")],
             b" second part</p>",
@@ -91,7 +74,7 @@ fn crawl(with_digests: bool) -> Vec<u8> {
         // 4: another page (digest D2), so later revisits are not the last.
         response("http://a.example/replace", "2024-01-01T00:00:06Z", d(D2), "text/html", &replace),
         // 5: revisit of 0 by digest, with the new capture's HTTP header.
-        record(
+        warc_record(
             "revisit",
             &[
                 ("WARC-Target-URI", "<http://a.example/take>"),
@@ -100,10 +83,10 @@ fn crawl(with_digests: bool) -> Vec<u8> {
                 ("WARC-Refers-To-Target-URI", "http://a.example/take"),
                 ("WARC-Refers-To-Date", "2024-01-01T00:00:00Z"),
             ],
-            &http("200 OK", "Content-Type: text/html\r\n", b""),
+            &http_response("200 OK", "Content-Type: text/html\r\n", b""),
         ),
         // 6: revisit of 3 by URI and date (3 has no digest), no block.
-        record(
+        warc_record(
             "revisit",
             &[
                 ("WARC-Target-URI", "http://www.a.example/swap"),
@@ -113,22 +96,22 @@ fn crawl(with_digests: bool) -> Vec<u8> {
             b"",
         ),
         // Revisit of something never read: unresolved.
-        record(
+        warc_record(
             "revisit",
             &[("WARC-Target-URI", "http://z.example/"), ("WARC-Payload-Digest", D_UNSEEN)],
             b"",
         ),
         // Revisit of the image: skipped as the image was.
-        record(
+        warc_record(
             "revisit",
             &[("WARC-Target-URI", "http://c.example/logo"), ("WARC-Payload-Digest", D_IMG)],
             b"",
         ),
         // Revisit whose new capture was a 404: not a copy.
-        record(
+        warc_record(
             "revisit",
             &[("WARC-Target-URI", "http://a.example/take"), ("WARC-Payload-Digest", D1_B32)],
-            &http("404 Not Found", "", b""),
+            &http_response("404 Not Found", "", b""),
         ),
     ]
     .concat()
