@@ -8,6 +8,12 @@
 //! bits, and each partition is then sorted on its own (in memory when it
 //! fits the budget), which replaces one global external sort of the
 //! FPrint-DocID file with many small in-memory ones.
+//!
+//! Before a window goes to the pool, this thread finds, in input order, the
+//! records that the WARC file declares to be copies of earlier ones
+//! (revisits, and responses with an earlier response's payload digest):
+//! they are not extracted, and become copies of their originals
+//! ([`copies`]). Redirects go to `redirects.csv` as they are written.
 
 use std::fs::File;
 use std::io::BufWriter;

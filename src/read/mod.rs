@@ -2,9 +2,10 @@
 //!
 //! Every input format is one file beside this one (`warc.rs`, `arc.rs`,
 //! `jsonl.rs`, `pagefeed.rs`), and each turns a byte stream into a sequence of [`Item`]s:
-//! either a [`RawDoc`] (a record that carries a page and may become a
-//! document) or a [`Skip`] (a record that is not a document, or is corrupt),
-//! so that nothing read is ever silently dropped. Readers do not decide
+//! a [`RawDoc`] (a record that carries a page and may become a document), a
+//! [`Revisit`] (a WARC record that repeats an earlier one's payload), a
+//! [`Redirect`], or a [`Skip`] (a record that is not a document, or is
+//! corrupt), so that nothing read is ever silently dropped. Readers do not decide
 //! whether the content type is usable or assign document IDs: extraction and
 //! the fingerprint stage do that, in input order.
 //!
@@ -41,9 +42,8 @@ pub struct RawDoc {
     /// The media type of the payload, lowercased, without parameters
     /// (`text/html`), or `None` when the record does not say.
     pub content_type: Option<String>,
-    /// The charset parameter of the content type, lowercased, if any. Unused
-    /// for now (bytes are decoded as UTF-8); kept so charset handling can
-    /// come without touching readers.
+    /// The charset parameter of the content type, lowercased, if any: the
+    /// declared charset that `extract::charset` weighs.
     pub charset: Option<String>,
     /// The payload: for HTTP responses, the body after the HTTP header.
     pub body: Vec<u8>,
