@@ -102,10 +102,17 @@ pub fn run(
     Ok(Outcome::Ran(stats))
 }
 
+/// The revision of what records become (documents, copies, skips), part
+/// of the stage key so that outputs written by an earlier build under other
+/// rules are redone, not reused. Revision 2: revisits and payload-digest
+/// copies, redirects, segmented records, hidden HTML elements.
+const INPUT_RULES: &str = "input-rules-2";
+
 /// The key of this stage's outputs.
 fn stage_key(cfg: &FingerprintConfig) -> String {
     let mut key = StageKey::new(STAGE);
-    key.add(&cfg.chunking.to_string())
+    key.add(INPUT_RULES)
+        .add(&cfg.chunking.to_string())
         .add(cfg.read.format.name())
         .add(&cfg.read.url_field)
         .add(&cfg.read.text_field)
