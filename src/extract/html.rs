@@ -327,8 +327,10 @@ fn scan_attribute(bytes: &[u8], start: usize) -> Option<(usize, bool)> {
     let name_end = skip_until(bytes, start + 1, SPACE | SLASH | GT | EQUALS);
     let name = bytes.get(start..name_end).unwrap_or(&[]);
     let mut i = skip_spaces(bytes, name_end);
+    // Only `hidden` and `style` can hide: other names cost one length test.
+    let may_hide = matches!(name.len(), 5 | 6);
     if bytes.get(i) != Some(&b'=') {
-        return Some((i, hidden::hides(name, &[])));
+        return Some((i, may_hide && hidden::hides(name, &[])));
     }
     i = skip_spaces(bytes, i + 1);
     let (value, end) = match *bytes.get(i)? {
@@ -344,7 +346,7 @@ fn scan_attribute(bytes: &[u8], start: usize) -> Option<(usize, bool)> {
             (bytes.get(i..end).unwrap_or(&[]), end)
         }
     };
-    Some((end, hidden::hides(name, value)))
+    Some((end, may_hide && hidden::hides(name, value)))
 }
 
 /// `memchr`, but with a plain loop over the first bytes: most runs between
@@ -787,7 +789,11 @@ impl<'h> Converter<'h> {
 
     /// Follows a start tag into, inside or out of an element hidden by an
     /// attribute.
+    #[inline]
     fn track_hidden(&mut self, name: &[u8], kind: Kind, hides: bool) {
+        if !hides && self.region.is_none() {
+            return;
+        }
         if let Some(region) = &mut self.region
             && !region.start(name, kind == Kind::Block)
         {
