@@ -475,6 +475,17 @@ pub(crate) mod testing {
         items
     }
 
+    /// The (offset, url, body) of every document among `items`.
+    pub fn documents(items: &[Item]) -> Vec<(u64, String, Vec<u8>)> {
+        items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Doc(d) => Some((d.offset, d.url.clone(), d.body.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
     pub fn doc(item: &Item) -> &RawDoc {
         match item {
             Item::Doc(d) => d,

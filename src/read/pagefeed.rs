@@ -486,4 +486,35 @@ mod tests {
         assert!(read(b"").is_empty());
         assert!(read(b" \n\n").is_empty());
     }
+
+    proptest::proptest! {
+        /// A damaged header or page loses nothing but its own record.
+        #[test]
+        fn damage_to_one_record_loses_only_it(
+            n in 2usize..8,
+            victim in 0usize..8,
+            junk in "[ -~\t\r\n]{0,80}",
+            in_header in proptest::prelude::any::<bool>(),
+        ) {
+            let victim = victim % n;
+            let junk = junk.replace("==P=", "==p=");
+            let record = |i: usize, header: &str, page: &str| format!("{SEP}\nURL: http://p/{i}\n{header}\n{page}\n");
+            let pieces: Vec<String> = (0..n)
+                .map(|i| match (i == victim, in_header) {
+                    (true, true) => record(i, &format!("{}\n", junk.replace('\n', " ")), &format!("page {i}")),
+                    (true, false) => record(i, "", &junk),
+                    _ => record(i, "", &format!("page {i}")),
+                })
+                .collect();
+            let got = crate::read::testing::documents(&read(pieces.concat().as_bytes()));
+            let mut at = 0u64;
+            for (i, p) in pieces.iter().enumerate() {
+                if i != victim {
+                    let want = (at, format!("http://p/{i}"), format!("page {i}").into_bytes());
+                    proptest::prop_assert!(got.contains(&want), "record {} lost: {:?}", i, got);
+                }
+                at += p.len() as u64;
+            }
+        }
+    }
 }

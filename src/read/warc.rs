@@ -522,7 +522,7 @@ fn strip_angle_brackets(uri: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::read::testing::{doc, drain, skipped};
+    use crate::read::testing::{doc, documents, drain, skipped};
     use flate2::Compression;
     use flate2::write::GzEncoder;
     use std::collections::HashMap;
@@ -950,17 +950,6 @@ mod tests {
             .map(|i| {
                 let body = format!("page {i}\n{}\n", "text ".repeat(i * 7 % 50));
                 record("resource", Some(&format!("http://e/{i}")), Some("text/plain"), body.as_bytes())
-            })
-            .collect()
-    }
-
-    /// The (offset, url, body) of every document among `items`.
-    fn documents(items: &[Item]) -> Vec<(u64, String, Vec<u8>)> {
-        items
-            .iter()
-            .filter_map(|i| match i {
-                Item::Doc(d) => Some((d.offset, d.url.clone(), d.body.clone())),
-                _ => None,
             })
             .collect()
     }
