@@ -38,6 +38,10 @@
 //! response, about 0.35 GB for ten million. Keys are 96 bits of an xxh3-128
 //! so that an accidental collision stays negligible (about n²/2⁹⁷) at any
 //! crawl size one machine reads. The list of copies is 8 bytes per copy.
+//! [`fill_docs`] holds the docs.csv row (about 100-200 bytes, most of it
+//! the title) of each original whose copies are not all written yet: at
+//! worst one row per original with copies, usually far fewer, since a
+//! revisit or a mirror's copy tends to follow its original soon.
 //! Responses with a digest are not also indexed by URI and date: a revisit
 //! of the identical-payload-digest profile carries the digest, so that
 //! second slot would only serve revisits without one, whose originals
