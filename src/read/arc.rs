@@ -1022,4 +1022,45 @@ mod tests {
         assert!(read_all(b"\r\n\r\n  \n".to_vec()).is_empty());
         assert!(read_all(gz(b"")).is_empty());
     }
+
+    proptest::proptest! {
+        /// Garbage after one record, or its header line garbled, loses
+        /// nothing but that record; a gzip member damaged anywhere, nothing
+        /// but its record.
+        #[test]
+        fn damage_to_one_record_loses_only_it(
+            n in 2usize..7,
+            victim in 0usize..7,
+            junk in "[a-z0-9 ]{1,40}",
+            how in 0u8..3,
+            flip in (proptest::prelude::any::<usize>(), 1..=255u8),
+        ) {
+            let victim = victim % n;
+            let records: Vec<Vec<u8>> =
+                (0..n).map(|i| v1(&format!("http://a.example/{i}"), "text/plain", format!("page {i}").as_bytes())).collect();
+            let mut pieces = records.clone();
+            match how {
+                0 => pieces.insert(victim + 1, format!("{junk}\n").into_bytes()),
+                1 => pieces[victim] = [format!("{junk} ").as_bytes(), &records[victim]].concat(),
+                _ => {}
+            }
+            let gzip = how == 2;
+            if gzip {
+                pieces = pieces.iter().map(|p| gz(p)).collect();
+                let m = &mut pieces[victim];
+                let at = flip.0 % m.len();
+                m[at] ^= flip.1;
+            }
+            let starts = starts(&pieces);
+            let got = crate::read::testing::documents(&read_all(pieces.concat()));
+            for i in 0..n {
+                if i == victim {
+                    continue;
+                }
+                let at = if how == 0 && i > victim { starts[i + 1] } else { starts[i] };
+                let want = (at, format!("http://a.example/{i}"), format!("page {i}").into_bytes());
+                proptest::prop_assert!(got.contains(&want), "record {} lost: {:?}", i, got);
+            }
+        }
+    }
 }
