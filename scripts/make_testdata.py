@@ -13,6 +13,7 @@ From them this script writes (standard library only, same bytes every run):
   sample.warc.gz          a crawl as a per-record gzip WARC/1.1: a warcinfo
                           record, a request + response pair for every page,
                           metadata records, two 404 responses, a revisit record
+                          (a document: a copy of the page it revisits)
                           and one empty 200 page. Some pages are served by two
                           hosts (a mirror), which makes exact copies.
   sample.manifest.json    what a reader must make of sample.warc.gz: the
@@ -450,8 +451,11 @@ def make_sample(td, sources):
             old_rid, old_date, old_body, old_ctype = first_fetch[old_url]
             w.request(old_url, record_id("revisit:sample.warc.gz:" + old_url))
             counts["request"] += 1
-            w.revisit(old_url, old_rid, old_date, old_body, old_ctype)
+            offset = w.revisit(old_url, old_rid, old_date, old_body, old_ctype)
             counts["revisit"] += 1
+            # A revisit is a document: a copy of the record it refers to.
+            original = next(i for i, d in enumerate(docs) if d["url"] == old_url)
+            docs.append(dict(docs[original], offset=offset, revisit_of=original))
 
     write_file(os.path.join(td, "sample.warc.gz"), bytes(w.out))
     write_json(os.path.join(td, "sample.manifest.json"), {
@@ -465,6 +469,8 @@ def make_sample(td, sources):
     by_rel = dict(sources)
     lines = []
     for d in docs:
+        if "revisit_of" in d:
+            continue
         text = text_of(d["src"], by_rel[d["src"]]) if d["src"] else ""
         lines.append(jsonl_line(d["url"], text))
     write_file(os.path.join(td, "real.jsonl.gz"),
@@ -743,7 +749,8 @@ def main():
     check_members(os.path.join(td, "sample.warc.gz"))
     check_members(os.path.join(td, "equiv", "docs.warc.gz"))
     check_equiv(td, equiv)
-    assert len(warc_documents(os.path.join(td, "sample.warc.gz"))) == len(docs)
+    fetched = [d for d in docs if "revisit_of" not in d]
+    assert len(warc_documents(os.path.join(td, "sample.warc.gz"))) == len(fetched)
     bad = [c["offset"] for c in json.load(open(os.path.join(td, "corrupt.manifest.json")))["corrupt"]]
     check_members(os.path.join(td, "corrupt.warc.gz"), expect_bad=bad)
     print("sample: %d documents; equiv: %d documents" % (len(docs), len(equiv)))

@@ -8,6 +8,12 @@
 //! bits, and each partition is then sorted on its own (in memory when it
 //! fits the budget), which replaces one global external sort of the
 //! FPrint-DocID file with many small in-memory ones.
+//!
+//! Before a window goes to the pool, this thread finds, in input order, the
+//! records that the WARC file declares to be copies of earlier ones
+//! (revisits, and responses with an earlier response's payload digest):
+//! they are not extracted, and become copies of their originals
+//! ([`copies`]). Redirects go to `redirects.csv` as they are written.
 
 use std::fs::File;
 use std::io::BufWriter;
@@ -18,16 +24,19 @@ use std::thread;
 use anyhow::{Context, bail};
 use rayon::prelude::*;
 
+mod copies;
+
 use crate::chunk::{Chunker, Chunking, exact_hash};
 use crate::extract;
 use crate::fuzzy;
 use crate::progress::Progress;
-use crate::read::{self, Item, ReadOptions, SkipReason};
+use crate::read::{self, Input, InputSkip, Item, ReadOptions, SkipReason};
 use crate::stage::{Outcome, Stage};
 use crate::stats::{CORRUPT_SAMPLES, CorruptSample, FingerprintStats, InputStats};
 use crate::store::{
     self, ChunkRecord, ExactRecord, FuzzySignature, Header, Mapped, OutDir, RecordWriter, StageKey,
 };
+use copies::{Became, Claim, CopyIndex, Key};
 
 /// Number of fingerprint partitions. Fixed, so the files are the same
 /// whatever the thread count or memory budget. At 64, a 150 GB crawl
@@ -35,6 +44,9 @@ use crate::store::{
 /// 450 MB, each sorted in memory.
 pub const PARTITIONS: u32 = 64;
 const PARTITION_SHIFT: u32 = 64 - PARTITIONS.trailing_zeros();
+
+/// The columns of `fingerprint-docs.csv`.
+const DOCS_HEADER: [&str; 8] = ["doc_id", "url", "host", "source", "bytes", "lines", "chunks", "title"];
 
 /// Records per batch sent from the reader.
 const BATCH_RECORDS: usize = 512;
@@ -77,19 +89,35 @@ pub fn run(
     // Partitions of an earlier run must not survive into this one.
     out.empty_fprint_dir()?;
     let scratch = stage.scratch()?;
-    let mut stats = ingest(out, cfg, &scratch, progress)?;
-    let mut outputs = sort_partitions(out, cfg, &scratch, &mut stats, progress)?;
+    let (mut stats, copies) = ingest(out, cfg, &scratch, progress)?;
+    if !copies.is_empty() {
+        stats.empty_documents += copies::fill_exact(out, &cfg.chunking.to_string(), &copies)?;
+        copies::fill_docs(out, &copies)?;
+        copies::fill_fuzzy(out, &cfg.chunking.to_string(), &copies)?;
+    }
+    let mut by_original: Vec<(u32, u32)> = copies.iter().map(|&(copy, original)| (original, copy)).collect();
+    by_original.sort_unstable();
+    let mut outputs = sort_partitions(out, cfg, &scratch, &by_original, &mut stats, progress)?;
     outputs.push(out.fprint_exact());
     outputs.push(out.fuzzy());
     outputs.push(out.fingerprint_docs());
+    outputs.push(out.redirects());
+    outputs.push(out.copies());
     stage.finish(&mut stats, &outputs)?;
     Ok(Outcome::Ran(stats))
 }
 
+/// The revision of what records become (documents, copies, skips), part
+/// of the stage key so that outputs written by an earlier build under other
+/// rules are redone, not reused. Revision 2: revisits and payload-digest
+/// copies, redirects, segmented records, hidden HTML elements.
+const INPUT_RULES: &str = "input-rules-2";
+
 /// The key of this stage's outputs.
 fn stage_key(cfg: &FingerprintConfig) -> String {
     let mut key = StageKey::new(STAGE);
-    key.add(&cfg.chunking.to_string())
+    key.add(INPUT_RULES)
+        .add(&cfg.chunking.to_string())
         .add(cfg.read.format.name())
         .add(&cfg.read.url_field)
         .add(&cfg.read.text_field)
@@ -101,7 +129,7 @@ fn stage_key(cfg: &FingerprintConfig) -> String {
     key.finish()
 }
 
-/// Fails early, before any work, when an input is missing or not a file.
+/// Fails early, before any work, when an input is missing.
 fn check_inputs(inputs: &[PathBuf]) -> anyhow::Result<()> {
     if inputs.is_empty() {
         bail!("no inputs given");
@@ -113,10 +141,8 @@ fn check_inputs(inputs: &[PathBuf]) -> anyhow::Result<()> {
         if input.as_os_str() == "-" {
             continue;
         }
-        let meta = std::fs::metadata(input).with_context(|| format!("cannot open {}", input.display()))?;
-        if meta.is_dir() {
-            bail!("{} is a directory, not a crawl file", input.display());
-        }
+        // A directory is skipped with a warning when it is reached.
+        std::fs::metadata(input).with_context(|| format!("cannot open {}", input.display()))?;
     }
     Ok(())
 }
@@ -125,12 +151,28 @@ fn check_inputs(inputs: &[PathBuf]) -> anyhow::Result<()> {
 struct Batch {
     input: usize,
     items: Vec<Item>,
+    /// Set, with no items, when the whole input is skipped.
+    skipped: Option<InputSkip>,
 }
 
 /// One record after extraction and fingerprinting.
 enum Processed {
-    Doc(DocOut),
-    Skip { offset: u64, reason: SkipReason, detail: String },
+    /// With the key it claimed as an original, whose outcome the sink
+    /// records.
+    Doc(DocOut, Option<Key>),
+    Skip {
+        offset: u64,
+        reason: SkipReason,
+        detail: String,
+        key: Option<Key>,
+    },
+    Copy(CopyOf),
+    Redirect {
+        offset: u64,
+        url: String,
+        status: u16,
+        target: String,
+    },
 }
 
 struct DocOut {
@@ -152,6 +194,8 @@ struct DocOut {
     /// while the text is at hand (the report would otherwise read every
     /// input again).
     fuzzy: u128,
+    /// How its bytes were decoded (see [`extract::Extracted::charset`]).
+    charset: Option<(extract::charset::CharsetSource, &'static str, bool)>,
 }
 
 /// Reads every input and writes the unsorted partitions, the exact-hash
@@ -161,7 +205,7 @@ fn ingest(
     cfg: &FingerprintConfig,
     scratch: &Path,
     progress: &Progress,
-) -> anyhow::Result<FingerprintStats> {
+) -> anyhow::Result<(FingerprintStats, copies::Copies)> {
     let window = 2 * rayon::current_num_threads();
     let channel = window + 2;
     let (tx, rx) = sync_channel::<anyhow::Result<Batch>>(channel);
@@ -206,7 +250,13 @@ fn read_one(
     max_bytes: usize,
     tx: &SyncSender<anyhow::Result<Batch>>,
 ) -> anyhow::Result<()> {
-    let mut reader = read::open(path, opts)?;
+    let mut reader = match read::open(path, opts)? {
+        Input::Records(reader) => reader,
+        Input::Skipped(why) => {
+            let _ = tx.send(Ok(Batch { input: index, items: Vec::new(), skipped: Some(why) }));
+            return Ok(());
+        }
+    };
     let mut items = Vec::with_capacity(BATCH_RECORDS);
     let mut bytes = 0usize;
     loop {
@@ -220,6 +270,7 @@ fn read_one(
             let batch = Batch {
                 input: index,
                 items: std::mem::replace(&mut items, Vec::with_capacity(BATCH_RECORDS)),
+                skipped: None,
             };
             bytes = 0;
             if tx.send(Ok(batch)).is_err() {
@@ -228,7 +279,7 @@ fn read_one(
         }
     }
     // An empty batch still tells the sink that this input was read.
-    let _ = tx.send(Ok(Batch { input: index, items }));
+    let _ = tx.send(Ok(Batch { input: index, items, skipped: None }));
     Ok(())
 }
 
@@ -249,11 +300,17 @@ fn process_batches(
             Err(_) => done = true,
         }
         if pending.len() >= window || (done && !pending.is_empty()) {
-            let processed: Vec<(usize, Vec<Processed>)> = pending
-                .par_drain(..)
-                .map(|batch| (batch.input, process_batch(batch.items, chunking, max_doc_bytes)))
+            // Copies are found here, in input order, before the parallel work.
+            let planned: Vec<(usize, Option<InputSkip>, Vec<Work>)> =
+                pending.drain(..).map(|b| (b.input, b.skipped, plan(b.items, &mut sink.index))).collect();
+            let processed: Vec<(usize, Option<InputSkip>, Vec<Processed>)> = planned
+                .into_par_iter()
+                .map(|(input, skipped, work)| (input, skipped, process_batch(work, chunking, max_doc_bytes)))
                 .collect();
-            for (input, items) in processed {
+            for (input, skipped, items) in processed {
+                if let Some(why) = skipped {
+                    sink.skip_input(input, why);
+                }
                 sink.write(input, items)?;
             }
         }
@@ -261,17 +318,79 @@ fn process_batches(
     Ok(())
 }
 
-fn process_batch(items: Vec<Item>, chunking: Chunking, max_doc_bytes: usize) -> Vec<Processed> {
-    let mut chunker = Chunker::new();
+/// A record on its way to processing: read, or already known to copy an
+/// earlier one.
+enum Work {
+    /// With the index key it claimed as an original, if any.
+    Read(Item, Option<Key>),
+    Copy(CopyOf),
+}
+
+/// A document whose text is an earlier record's: a response with the same
+/// payload digest, or a revisit.
+struct CopyOf {
+    offset: u64,
+    url: String,
+    host: String,
+    /// The record's own payload bytes (0 for a revisit).
+    bytes: u64,
+    /// The keys its original may be found by, tried in order.
+    keys: [Option<Key>; 2],
+    revisit: bool,
+}
+
+/// Finds, in input order, the documents that copy an earlier record by
+/// their WARC fields, and drops their payloads unread.
+fn plan(items: Vec<Item>, index: &mut CopyIndex) -> Vec<Work> {
     items
         .into_iter()
         .map(|item| match item {
-            Item::Skip(s) => Processed::Skip { offset: s.offset, reason: s.reason, detail: s.detail },
-            Item::Doc(raw) => match extract::extract(&raw) {
+            Item::Doc(raw) => match index.claim(&raw) {
+                Claim::Copy(key) => Work::Copy(CopyOf {
+                    offset: raw.offset,
+                    url: raw.url,
+                    host: String::new(),
+                    bytes: raw.body.len() as u64,
+                    keys: [Some(key), None],
+                    revisit: false,
+                }),
+                Claim::Original(key) => Work::Read(Item::Doc(raw), Some(key)),
+                Claim::None => Work::Read(Item::Doc(raw), None),
+            },
+            Item::Revisit(r) => Work::Copy(CopyOf {
+                offset: r.offset,
+                keys: CopyIndex::revisit_keys(&r),
+                url: r.url,
+                host: String::new(),
+                bytes: 0,
+                revisit: true,
+            }),
+            item => Work::Read(item, None),
+        })
+        .collect()
+}
+
+fn process_batch(work: Vec<Work>, chunking: Chunking, max_doc_bytes: usize) -> Vec<Processed> {
+    let mut chunker = Chunker::new();
+    work.into_iter()
+        .map(|work| match work {
+            Work::Copy(copy) => Processed::Copy(CopyOf { host: host_of(&copy.url), ..copy }),
+            Work::Read(Item::Revisit(r), _) => unresolved(r.offset),
+            Work::Read(Item::Redirect(r), _) => Processed::Redirect {
+                offset: r.offset,
+                target: resolve(&r.url, &r.location),
+                url: r.url,
+                status: r.status,
+            },
+            Work::Read(Item::Skip(s), key) => {
+                Processed::Skip { offset: s.offset, reason: s.reason, detail: s.detail, key }
+            }
+            Work::Read(Item::Doc(raw), key) => match extract::extract(&raw) {
                 Err(reason) => Processed::Skip {
                     offset: raw.offset,
                     reason,
                     detail: raw.content_type.clone().unwrap_or_default(),
+                    key,
                 },
                 Ok(mut text) => {
                     let capped = extract::cap(&mut text, max_doc_bytes);
@@ -285,7 +404,7 @@ fn process_batch(items: Vec<Item>, chunking: Chunking, max_doc_bytes: usize) -> 
                     } else {
                         fuzzy::fuzzy(&text.text, fuzzy::MIN_TOKEN_LEN, fuzzy::QUANT_RATE)
                     };
-                    Processed::Doc(DocOut {
+                    let doc = DocOut {
                         offset: raw.offset,
                         host: host_of(&raw.url),
                         url: raw.url,
@@ -298,11 +417,26 @@ fn process_batch(items: Vec<Item>, chunking: Chunking, max_doc_bytes: usize) -> 
                         exact,
                         capped,
                         fuzzy,
-                    })
+                        charset: text.charset,
+                    };
+                    Processed::Doc(doc, key)
                 }
             },
         })
         .collect()
+}
+
+fn unresolved(offset: u64) -> Processed {
+    Processed::Skip { offset, reason: SkipReason::RevisitUnresolved, detail: String::new(), key: None }
+}
+
+/// A redirect's target: `location` resolved against `url`, or `location`
+/// as sent when either does not parse.
+fn resolve(url: &str, location: &str) -> String {
+    url::Url::parse(url)
+        .and_then(|base| base.join(location))
+        .map(String::from)
+        .unwrap_or_else(|_| location.to_string())
 }
 
 /// The lowercase host of a URL without port, or empty when the URL has
@@ -324,10 +458,16 @@ struct Sink<'a> {
     parts: Vec<RecordWriter<ChunkRecord>>,
     exact: RecordWriter<ExactRecord>,
     fuzzy: RecordWriter<FuzzySignature>,
-    docs_path: PathBuf,
-    docs: csv::Writer<BufWriter<File>>,
+    docs: CsvOut,
+    redirects: CsvOut,
+    /// `copies.csv`: the documents made without extraction.
+    copy_list: CsvOut,
     next_doc: u64,
     stats: FingerprintStats,
+    /// The keys of the records written so far, for finding copies.
+    index: CopyIndex,
+    /// `(copy, original)` docIDs, in docID order.
+    copies: copies::Copies,
 }
 
 impl<'a> Sink<'a> {
@@ -346,12 +486,9 @@ impl<'a> Sink<'a> {
         let exact =
             RecordWriter::create(&out.fprint_exact(), Header::new::<ExactRecord>(&spec, false, 0, 1))?;
         let fuzzy = RecordWriter::create(&out.fuzzy(), Header::new::<FuzzySignature>(&spec, false, 0, 1))?;
-        let docs_path = out.fingerprint_docs();
-        let tmp = store::temp_path(&docs_path);
-        let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
-        let mut docs = csv::Writer::from_writer(BufWriter::with_capacity(1 << 16, file));
-        docs.write_record(["doc_id", "url", "host", "source", "bytes", "lines", "chunks", "title"])
-            .with_context(|| format!("cannot write {}", tmp.display()))?;
+        let docs = CsvOut::create(out.fingerprint_docs(), &DOCS_HEADER)?;
+        let redirects = CsvOut::create(out.redirects(), &["source", "url", "status", "target"])?;
+        let copy_list = CsvOut::create(out.copies(), &["doc_id", "original", "kind"])?;
         let inputs: Vec<String> = cfg.inputs.iter().map(|p| p.to_string_lossy().into_owned()).collect();
         let stats = FingerprintStats {
             chunk: spec,
@@ -373,7 +510,21 @@ impl<'a> Sink<'a> {
             ..FingerprintStats::default()
         };
         let bar = progress.bytes("fingerprint", None);
-        Ok(Sink { inputs, progress, bar, parts, exact, fuzzy, docs_path, docs, next_doc: 0, stats })
+        Ok(Sink {
+            inputs,
+            progress,
+            bar,
+            parts,
+            exact,
+            fuzzy,
+            docs,
+            redirects,
+            copy_list,
+            next_doc: 0,
+            stats,
+            index: CopyIndex::default(),
+            copies: Vec::new(),
+        })
     }
 
     fn write(&mut self, input: usize, items: Vec<Processed>) -> anyhow::Result<()> {
@@ -381,11 +532,38 @@ impl<'a> Sink<'a> {
             self.stats.records += 1;
             self.stats.inputs[input].records += 1;
             match item {
-                Processed::Skip { offset, reason, detail } => self.skip(input, offset, reason, detail),
-                Processed::Doc(doc) => self.doc(input, doc)?,
+                Processed::Skip { offset, reason, detail, key } => {
+                    self.skip(input, offset, reason, detail);
+                    if let Some(key) = key {
+                        self.index.record(key, Became::Skip(reason));
+                    }
+                }
+                Processed::Doc(doc, key) => {
+                    let id = self.doc(input, doc)?;
+                    if let Some(key) = key {
+                        self.index.record(key, Became::Doc(id));
+                    }
+                }
+                Processed::Copy(copy) => self.copy(input, copy)?,
+                Processed::Redirect { offset, url, status, target } => {
+                    self.skip(input, offset, SkipReason::HttpRedirect, String::new());
+                    let source = format!("{}:{offset}", self.inputs[input]);
+                    self.redirects.row([source.as_str(), &url, &status.to_string(), &target])?;
+                }
             }
         }
         Ok(())
+    }
+
+    /// Counts and reports an input that holds no records to read.
+    fn skip_input(&mut self, input: usize, why: InputSkip) {
+        self.stats.inputs_skipped += 1;
+        self.stats.inputs[input].skipped = Some(why.name().to_string());
+        let what = match why {
+            InputSkip::Empty => "it is empty",
+            InputSkip::Directory => "it is a directory (give the crawl files in it instead)",
+        };
+        self.progress.warn(&format!("{}: skipped input ({}): {what}", self.inputs[input], why.name()));
     }
 
     fn skip(&mut self, input: usize, offset: u64, reason: SkipReason, detail: String) {
@@ -406,15 +584,55 @@ impl<'a> Sink<'a> {
         }
     }
 
-    fn doc(&mut self, input: usize, doc: DocOut) -> anyhow::Result<()> {
+    /// The next docID, counted as a document of `input`.
+    fn next_id(&mut self, input: usize) -> anyhow::Result<u32> {
         let id = self.next_doc;
         if id >= u64::from(u32::MAX) {
             bail!("more than {} documents: too many for one local run", u32::MAX - 1);
         }
-        let id32 = id as u32;
         self.next_doc += 1;
         self.stats.documents += 1;
         self.stats.inputs[input].documents += 1;
+        Ok(id as u32)
+    }
+
+    /// Writes a copy of an earlier document, or skips it as its original
+    /// was skipped; its text fields are filled in after the ingest.
+    fn copy(&mut self, input: usize, copy: CopyOf) -> anyhow::Result<()> {
+        let found = copy.keys.iter().flatten().find_map(|k| self.index.outcome(k));
+        let original = match found {
+            Some(Became::Doc(original)) => original,
+            Some(Became::Skip(reason)) => {
+                let detail = "same payload as an earlier record skipped for this reason".to_string();
+                self.skip(input, copy.offset, reason, detail);
+                return Ok(());
+            }
+            _ => {
+                self.skip(input, copy.offset, SkipReason::RevisitUnresolved, String::new());
+                return Ok(());
+            }
+        };
+        let id = self.next_id(input)?;
+        let kind = if copy.revisit {
+            self.stats.revisits += 1;
+            "revisit"
+        } else {
+            self.stats.payload_digest_copies += 1;
+            self.stats.payload_digest_copy_bytes += copy.bytes;
+            "payload_digest"
+        };
+        self.copies.push((id, original));
+        // Its original's signature is filled in after the ingest.
+        self.fuzzy.push(&FuzzySignature(0))?;
+        let id = id.to_string();
+        let source = format!("{}:{}", self.inputs[input], copy.offset);
+        self.docs.row([id.as_str(), &copy.url, &copy.host, &source, "", "", "", ""])?;
+        self.copy_list.row([id.as_str(), &original.to_string(), kind])
+    }
+
+    fn doc(&mut self, input: usize, doc: DocOut) -> anyhow::Result<u32> {
+        let id32 = self.next_id(input)?;
+        let id = u64::from(id32);
         self.stats.document_bytes += doc.bytes;
         self.stats.text_bytes += doc.text_bytes;
         self.stats.lines += doc.lines;
@@ -422,6 +640,11 @@ impl<'a> Sink<'a> {
         self.stats.fingerprints += doc.fprints.len() as u64;
         if doc.capped {
             self.stats.capped_documents += 1;
+        }
+        if let Some((source, encoding, malformed)) = doc.charset {
+            *self.stats.charset_sources.entry(source.name().to_string()).or_insert(0) += 1;
+            *self.stats.encodings.entry(encoding.to_string()).or_insert(0) += 1;
+            self.stats.malformed_encoding_documents += u64::from(malformed);
         }
         match doc.exact {
             Some(hash) => self.exact.push(&ExactRecord { hash, doc: id32 })?,
@@ -433,37 +656,66 @@ impl<'a> Sink<'a> {
             self.parts[p].push(&ChunkRecord { fprint, doc: id32 })?;
         }
         let source = format!("{}:{}", self.inputs[input], doc.offset);
-        self.docs
-            .write_record([
-                id.to_string().as_str(),
-                &doc.url,
-                &doc.host,
-                &source,
-                &doc.bytes.to_string(),
-                &doc.lines.to_string(),
-                &doc.chunks.to_string(),
-                &doc.title,
-            ])
-            .with_context(|| format!("cannot write {}", store::temp_path(&self.docs_path).display()))?;
+        self.docs.row([
+            id.to_string().as_str(),
+            &doc.url,
+            &doc.host,
+            &source,
+            &doc.bytes.to_string(),
+            &doc.lines.to_string(),
+            &doc.chunks.to_string(),
+            &doc.title,
+        ])?;
         self.bar.inc(doc.bytes);
-        Ok(())
+        Ok(id32)
     }
 
-    fn finish(self) -> anyhow::Result<FingerprintStats> {
+    fn finish(self) -> anyhow::Result<(FingerprintStats, copies::Copies)> {
         self.bar.finish_and_clear();
         for part in self.parts {
             part.finish()?;
         }
         self.exact.finish()?;
         self.fuzzy.finish()?;
-        let tmp = store::temp_path(&self.docs_path);
-        self.docs
+        self.docs.finish()?;
+        self.redirects.finish()?;
+        self.copy_list.finish()?;
+        Ok((self.stats, self.copies))
+    }
+}
+
+/// A CSV output, written under its temporary name and renamed into place
+/// when complete.
+struct CsvOut {
+    path: PathBuf,
+    writer: csv::Writer<BufWriter<File>>,
+}
+
+impl CsvOut {
+    /// Starts `path` with its header row.
+    fn create(path: PathBuf, header: &[&str]) -> anyhow::Result<CsvOut> {
+        let tmp = store::temp_path(&path);
+        let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+        let writer = csv::Writer::from_writer(BufWriter::with_capacity(1 << 16, file));
+        let mut out = CsvOut { path, writer };
+        out.row(header)?;
+        Ok(out)
+    }
+
+    fn row<T: AsRef<[u8]>>(&mut self, fields: impl IntoIterator<Item = T>) -> anyhow::Result<()> {
+        self.writer
+            .write_record(fields)
+            .with_context(|| format!("cannot write {}", store::temp_path(&self.path).display()))
+    }
+
+    /// Flushes the file and renames it into place.
+    fn finish(self) -> anyhow::Result<()> {
+        self.writer
             .into_inner()
             .map_err(|e| e.into_error())
             .and_then(|w| w.into_inner().map_err(|e| e.into_error()))
-            .with_context(|| format!("cannot write {}", tmp.display()))?;
-        store::commit(&self.docs_path)?;
-        Ok(self.stats)
+            .with_context(|| format!("cannot write {}", store::temp_path(&self.path).display()))?;
+        store::commit(&self.path)
     }
 }
 
@@ -473,13 +725,14 @@ fn sort_partitions(
     out: &OutDir,
     cfg: &FingerprintConfig,
     scratch: &Path,
+    by_original: &[(u32, u32)],
     stats: &mut FingerprintStats,
     progress: &Progress,
 ) -> anyhow::Result<Vec<PathBuf>> {
     let share = cfg.memory / rayon::current_num_threads().max(1) as u64;
     let bar = progress.items("sort", u64::from(PARTITIONS), "partitions");
     let spec = cfg.chunking.to_string();
-    let results: Vec<anyhow::Result<(PathBuf, u64)>> = (0..PARTITIONS)
+    let results: Vec<anyhow::Result<(PathBuf, u64, u64)>> = (0..PARTITIONS)
         .into_par_iter()
         .map(|p| {
             let src_path = scratch.join(format!("unsorted-{p:05}.fpd"));
@@ -492,6 +745,8 @@ fn sort_partitions(
                 .with_context(|| format!("cannot create {}", part_scratch.display()))?;
             let mut last: Option<ChunkRecord> = None;
             let mut distinct = 0u64;
+            let mut copies = copies::Expander::new(by_original);
+            let mut emit = |r: ChunkRecord| dst.push(&r);
             store::sort::sorted(&src, share, &part_scratch, |r| {
                 if last == Some(r) {
                     return Ok(());
@@ -500,21 +755,23 @@ fn sort_partitions(
                     distinct += 1;
                 }
                 last = Some(r);
-                dst.push(&r)
+                copies.push(r, &mut emit)
             })?;
+            copies.flush(&mut emit)?;
             dst.finish()?;
             drop(src);
             std::fs::remove_file(&src_path)
                 .with_context(|| format!("cannot remove {}", src_path.display()))?;
             bar.inc(1);
-            Ok((dst_path, distinct))
+            Ok((dst_path, distinct, copies.added))
         })
         .collect();
     bar.finish_and_clear();
     let mut parts = Vec::with_capacity(results.len());
     for r in results {
-        let (path, distinct) = r?;
+        let (path, distinct, copied) = r?;
         stats.distinct_fingerprints += distinct;
+        stats.fingerprints += copied;
         parts.push(path);
     }
     Ok(parts)

@@ -32,6 +32,10 @@ pub struct InputStats {
     pub bytes: Option<u64>,
     pub records: u64,
     pub documents: u64,
+    /// Why the whole input was skipped (`empty_file`, `directory`), if it
+    /// was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -44,6 +48,9 @@ pub struct FingerprintStats {
     pub url_field: String,
     pub text_field: String,
     pub inputs: Vec<InputStats>,
+    /// Inputs skipped whole: empty files and directories (each named, with
+    /// its reason, in `inputs`).
+    pub inputs_skipped: u64,
     /// Records read, documents or not.
     pub records: u64,
     pub documents: u64,
@@ -56,14 +63,33 @@ pub struct FingerprintStats {
     pub corrupt: Vec<CorruptSample>,
     /// Documents whose text was cut at `--max-doc-bytes`.
     pub capped_documents: u64,
-    /// Payload bytes of documents, before extraction.
+    /// Extracted documents by the rule that chose their encoding (`bom`,
+    /// `http`, `meta`, `default` for undeclared UTF-8, `detected`), and by
+    /// encoding (WHATWG names: `UTF-8`, `windows-1252`, ...).
+    pub charset_sources: BTreeMap<String, u64>,
+    pub encodings: BTreeMap<String, u64>,
+    /// Extracted documents with bytes malformed in their encoding (each
+    /// replaced by U+FFFD).
+    pub malformed_encoding_documents: u64,
+    /// Documents made from WARC `revisit` records: copies of the record
+    /// they revisit (included in `documents`).
+    pub revisits: u64,
+    /// Responses not extracted because an earlier response had the same
+    /// `WARC-Payload-Digest`, content type, charset and HTTP codings: they
+    /// are copies of it (included in `documents`), and their payload bytes.
+    pub payload_digest_copies: u64,
+    pub payload_digest_copy_bytes: u64,
+    /// Payload bytes of documents, before extraction. This and the next
+    /// three count extracted documents, not copies made without
+    /// extraction (revisits, payload-digest copies).
     pub document_bytes: u64,
     /// Normalized text bytes.
     pub text_bytes: u64,
     pub lines: u64,
     /// Windows cut, counting repeats inside a document.
     pub chunks: u64,
-    /// FPrint-DocID records: distinct fingerprints per document, summed.
+    /// FPrint-DocID records: distinct fingerprints per document, summed
+    /// (copies included).
     pub fingerprints: u64,
     /// Distinct fingerprint values over the whole input.
     pub distinct_fingerprints: u64,

@@ -48,6 +48,37 @@ fn missing_input_file_is_an_error_naming_the_file() {
 }
 
 #[test]
+fn empty_files_and_directories_are_skipped_and_reported_not_errors() {
+    let tmp = tempdir();
+    let empty = tmp.path().join("empty.warc.gz");
+    fs::write(&empty, b"").unwrap();
+    let dir = tmp.path().join("crawl-dir");
+    fs::create_dir(&dir).unwrap();
+    let out = tmp.path().join("out");
+    let args = ["run", &arg(&empty), "testdata/equiv/docs.jsonl", &arg(&dir), "--out", &arg(&out), "-T", "3"];
+    let run = overlap_ok(args);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    for (path, reason) in [(&empty, "empty_file"), (&dir, "directory")] {
+        let line = format!("overlap: warning: {}: skipped input ({reason})", path.display());
+        assert_eq!(stderr.lines().filter(|l| l.starts_with(&line)).count(), 1, "{line}\n{stderr}");
+    }
+    let fp = &read_stats(&out)["fingerprint"];
+    assert_eq!(fp["inputs_skipped"], 2, "{fp:#}");
+    let inputs = fp["inputs"].as_array().unwrap();
+    assert_eq!(inputs[0]["skipped"], "empty_file");
+    assert_eq!(inputs[1].get("skipped"), None);
+    assert_eq!(inputs[2]["skipped"], "directory");
+    // The file between them is read as if alone: docIDs start at 0.
+    let alone = tmp.path().join("alone");
+    overlap_ok(["run", "testdata/equiv/docs.jsonl", "--out", &arg(&alone), "-T", "3", "-q"]);
+    assert!(fs::read(out.join("docs.csv")).unwrap() == fs::read(alone.join("docs.csv")).unwrap());
+    assert!(fs::read(out.join("overlap.csv")).unwrap() == fs::read(alone.join("overlap.csv")).unwrap());
+    // A missing file next to them is still an error.
+    let missing = arg(&tmp.path().join("missing.warc"));
+    assert_usage_error(&["run", &arg(&empty), &missing, "--out", &arg(&out)], &["missing.warc"]);
+}
+
+#[test]
 fn unknown_flag_is_an_error_naming_the_flag() {
     let tmp = tempdir();
     let out = arg(&tmp.path().join("out"));

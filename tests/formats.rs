@@ -432,3 +432,55 @@ fn sample_arc_documents_are_the_page_records_in_order() {
     let corrupt = fp["corrupt"].as_array().expect("fingerprint.corrupt is a list");
     assert!(corrupt.is_empty(), "the sample has no corrupt records: {corrupt:?}");
 }
+
+// ------------------------------------------------------------ charsets
+
+/// The same pages served in several encodings, declared in the HTTP header,
+/// in a `<meta>`, or not at all, give identical text: one exact group per
+/// page. stats.json says how each encoding was found.
+#[test]
+fn the_same_page_in_other_charsets_gives_the_same_text() {
+    let french = "<p>Le cœur déçu mais l'âme plutôt naïve, Louÿs rêva de crapaüter en canoë au delà des îles, \
+                  près du mälström où brûlent les novæ.</p><p>À Noël, où un zéphyr haï me vêt de glaçons \
+                  würmiens, je dîne d'exquis rôtis de bœuf au kir à l'aÿ d'âge mûr et cætera.</p>";
+    let japanese = "<p>いろはにほへと ちりぬるを わかよたれそ つねならむ うゐのおくやま けふこえて あさきゆめみし \
+                    ゑひもせす。</p><p>日本語の文章は、文字コードの判定が難しいと言われています。東京都の天気は晴れです。</p>";
+    let page = |head: &str, body: &str| {
+        format!("<html><head>{head}<title>T</title></head><body>{body}</body></html>")
+    };
+    let enc = |e: &'static encoding_rs::Encoding, s: &str| e.encode(s).0.into_owned();
+    let response = |url: &str, content_type: &str, body: &[u8]| {
+        warc_record(
+            "response",
+            &[("WARC-Target-URI", url), ("Content-Type", "application/http")],
+            &http_response("200 OK", &format!("Content-Type: {content_type}\r\n"), body),
+        )
+    };
+    let (w1252, sjis, utf8) = (encoding_rs::WINDOWS_1252, encoding_rs::SHIFT_JIS, encoding_rs::UTF_8);
+    let meta = "<meta http-equiv=\"Content-Type\" content=\"text/html; charset=windows-1252\">";
+    let warc = [
+        response("http://fr/utf8", "text/html; charset=utf-8", &enc(utf8, &page("", french))),
+        response("http://fr/meta", "text/html", &enc(w1252, &page(meta, french))),
+        response("http://fr/none", "text/html", &enc(w1252, &page("", french))),
+        response("http://ja/utf8", "text/html", &enc(utf8, &page("", japanese))),
+        response("http://ja/http", "text/html; charset=Shift_JIS", &enc(sjis, &page("", japanese))),
+        response("http://ja/none", "text/html", &enc(sjis, &page("", japanese))),
+    ]
+    .concat();
+    let tmp = tempdir();
+    let input = tmp.path().join("charsets.warc");
+    fs::write(&input, warc).unwrap();
+    let out = tmp.path().join("out");
+    run_out(&arg(&input), &out, &[]);
+    let docs = read_docs(&out);
+    assert_eq!(centers(&out), [Some(0), Some(0), Some(0), Some(3), Some(3), Some(3)], "{docs:#?}");
+    assert!(docs.iter().all(|d| d.lines == 2));
+    let fp = &read_stats(&out)["fingerprint"];
+    assert_eq!(
+        fp["charset_sources"],
+        serde_json::json!({"default": 1, "detected": 2, "http": 2, "meta": 1}),
+        "{fp:#}"
+    );
+    assert_eq!(fp["encodings"], serde_json::json!({"Shift_JIS": 2, "UTF-8": 2, "windows-1252": 2}));
+    assert_eq!(fp["malformed_encoding_documents"], 0);
+}

@@ -38,8 +38,10 @@
 //!   `;`), but not in raw text (`<xmp>`, `<plaintext>`). Unknown names stay as
 //!   typed; invalid code points become U+FFFD.
 //!
-//! The `hidden` attribute and `display:none` styles are not looked at: such
-//! content is kept.
+//! Elements with the `hidden` attribute or an inline `style` with
+//! `display: none` are dropped with their content (see [`hidden`] for how
+//! far they reach without a tree). Stylesheets are not read: an element
+//! hidden by a class is kept.
 //!
 //! Outside preformatted content, source CR and LF become spaces; tabs and
 //! form feeds are left alone since the line normalization that follows
@@ -86,6 +88,8 @@
 //! * The newline right after `<pre>` is not removed, NUL and other control
 //!   characters pass through, and CR LF inside preformatted content becomes
 //!   one `\n` (a lone CR becomes `\n`).
+
+mod hidden;
 
 use htmlize::{BARE_ENTITY_MAX_LENGTH, ENTITIES, ENTITY_MAX_LENGTH, ENTITY_MIN_LENGTH};
 use memchr::{memchr, memchr2, memchr3, memmem};
@@ -242,6 +246,8 @@ struct Tag {
     end: usize,
     /// Whether the tag ends with `/>`.
     self_closing: bool,
+    /// Whether an attribute hides the element (see [`hidden::hides`]).
+    hides: bool,
 }
 
 /// Byte classes for the tag scanner, looked up in [`CLASSES`] so that each
@@ -292,41 +298,55 @@ fn scan_tag(bytes: &[u8], name_start: usize) -> Option<Tag> {
     let name_end = skip_until(bytes, name_start, SPACE | SLASH | GT);
     let mut i = name_end;
     let mut self_closing = false;
+    let mut hides = false;
     loop {
         match *bytes.get(i)? {
             b'>' => {
-                return Some(Tag { name_end, end: i + 1, self_closing });
+                return Some(Tag { name_end, end: i + 1, self_closing, hides });
             }
             b'/' => {
                 i += 1;
                 self_closing = bytes.get(i) == Some(&b'>');
             }
             b if is_space(b) => i += 1,
-            _ => i = scan_attribute(bytes, i)?,
+            _ => {
+                let (end, hiding) = scan_attribute(bytes, i)?;
+                hides |= hiding;
+                i = end;
+            }
         }
     }
 }
 
 /// Scans one attribute starting at `start` (not whitespace, `/` or `>`) and
-/// returns the index after it, or `None` at the end of input.
-fn scan_attribute(bytes: &[u8], start: usize) -> Option<usize> {
+/// returns the index after it and whether it hides its element, or `None`
+/// at the end of input.
+fn scan_attribute(bytes: &[u8], start: usize) -> Option<(usize, bool)> {
     // The first character is part of the name even if it is '=' (HTML5's
     // unexpected-equals-sign-before-attribute-name).
-    let mut i = skip_until(bytes, start + 1, SPACE | SLASH | GT | EQUALS);
-    i = skip_spaces(bytes, i);
+    let name_end = skip_until(bytes, start + 1, SPACE | SLASH | GT | EQUALS);
+    let name = bytes.get(start..name_end).unwrap_or(&[]);
+    let mut i = skip_spaces(bytes, name_end);
+    // Only `hidden` and `style` can hide: other names cost one length test.
+    let may_hide = matches!(name.len(), 5 | 6);
     if bytes.get(i) != Some(&b'=') {
-        return Some(i);
+        return Some((i, may_hide && hidden::hides(name, &[])));
     }
     i = skip_spaces(bytes, i + 1);
-    match *bytes.get(i)? {
+    let (value, end) = match *bytes.get(i)? {
         quote @ (b'"' | b'\'') => {
             let value = bytes.get(i + 1..)?;
-            find_byte(quote, value).map(|len| i + 1 + len + 1)
+            let len = find_byte(quote, value)?;
+            (value.get(..len).unwrap_or(&[]), i + 1 + len + 1)
         }
         // `<a b=>`: a missing value; the '>' ends the tag.
-        b'>' => Some(i),
-        _ => Some(skip_until(bytes, i, SPACE | GT)),
-    }
+        b'>' => (&[][..], i),
+        _ => {
+            let end = skip_until(bytes, i, SPACE | GT);
+            (bytes.get(i..end).unwrap_or(&[]), end)
+        }
+    };
+    Some((end, may_hide && hidden::hides(name, value)))
 }
 
 /// `memchr`, but with a plain loop over the first bytes: most runs between
@@ -618,6 +638,8 @@ struct Converter<'h> {
     hidden_depth: u32,
     /// Open `<svg>`/`<math>` elements.
     foreign_depth: u32,
+    /// The element hidden by an attribute that is open, if any.
+    region: Option<hidden::Region>,
     /// The input from here on has no `]]>`: remembered so that many
     /// unterminated CDATA sections do not each search to the end (which
     /// would be quadratic).
@@ -637,6 +659,7 @@ impl<'h> Converter<'h> {
             pre_depth: 0,
             hidden_depth: 0,
             foreign_depth: 0,
+            region: None,
             no_cdata_end_from: usize::MAX,
         }
     }
@@ -668,7 +691,7 @@ impl<'h> Converter<'h> {
 
     /// Whether text is currently dropped.
     fn hidden(&self) -> bool {
-        self.hidden_depth > 0 || self.foreign_depth > 0
+        self.hidden_depth > 0 || self.foreign_depth > 0 || self.region.is_some()
     }
 
     fn space(&self) -> Space {
@@ -735,6 +758,7 @@ impl<'h> Converter<'h> {
             }
             self.foreign_depth = 0;
         }
+        self.track_hidden(name, kind, tag.hides);
         match kind {
             Kind::Inline => {}
             Kind::Block | Kind::LineBreak => self.newline(),
@@ -761,6 +785,23 @@ impl<'h> Converter<'h> {
             }
         }
         tag.end
+    }
+
+    /// Follows a start tag into, inside or out of an element hidden by an
+    /// attribute.
+    #[inline]
+    fn track_hidden(&mut self, name: &[u8], kind: Kind, hides: bool) {
+        if !hides && self.region.is_none() {
+            return;
+        }
+        if let Some(region) = &mut self.region
+            && !region.start(name, kind == Kind::Block)
+        {
+            self.region = None;
+        }
+        if hides && !self.hidden() && !hidden::is_void(name) {
+            self.region = Some(hidden::Region::new(name));
+        }
     }
 
     /// Appends the content of a preformatted raw text element (`<xmp>`,
@@ -851,6 +892,11 @@ impl<'h> Converter<'h> {
                 _ => {}
             }
             return;
+        }
+        if let Some(region) = &mut self.region
+            && !region.end(name)
+        {
+            self.region = None;
         }
         match kind {
             Kind::Block
@@ -954,6 +1000,24 @@ mod tests {
         assert_eq!(html_to_text(""), HtmlText::default());
         assert_eq!(html_to_text("just text").text, "just text");
         assert_eq!(lines("  \n "), Vec::<String>::new());
+    }
+
+    #[test]
+    fn hidden_elements_are_dropped() {
+        assert_eq!(lines("<p>a</p><div hidden><p>menu</p><div>x</div></div><p>b</p>"), ["a", "b"]);
+        assert_eq!(lines("<p>a<span style=\"display: none\">secret</span> b</p>"), ["a b"]);
+        assert_eq!(lines("<P HIDDEN>gone<P>kept"), ["kept"]);
+        assert_eq!(lines("<ul><li hidden>x<li>y</ul>"), ["y"]);
+        // An unclosed hidden element ends with its parent, not the page.
+        assert_eq!(lines("<div><span hidden>x</div><p>after</p>"), ["after"]);
+        assert_eq!(lines("<section><div hidden><b>x</section>after"), ["after"]);
+        // Void elements and other attributes hide nothing.
+        assert_eq!(lines("<p>a<img hidden>b</p><p aria-hidden=true>c</p>"), ["ab", "c"]);
+        assert_eq!(lines("<details hidden=until-found>found</details>"), ["found"]);
+        assert_eq!(lines("<div style='display:block'>shown</div>"), ["shown"]);
+        // Nested and raw text inside a hidden element.
+        assert_eq!(lines("<div hidden><div><script>x</script><div>y</div></div></div>z"), ["z"]);
+        assert_eq!(lines("<div hidden><textarea>t</textarea></div>z"), ["z"]);
     }
 
     #[test]

@@ -52,6 +52,9 @@ pub struct Extracted {
     pub lines: u64,
     /// The HTML `<title>`, if any.
     pub title: Option<String>,
+    /// How the bytes were decoded: the rule that chose the encoding, the
+    /// encoding's name, and whether some bytes were malformed in it.
+    pub charset: Option<(charset::CharsetSource, &'static str, bool)>,
 }
 
 /// Cuts normalized text to at most `max` bytes, at the last line end that
@@ -78,8 +81,12 @@ pub fn cap(ex: &mut Extracted, max: usize) -> bool {
 /// document.
 pub fn extract(doc: &RawDoc) -> Result<Extracted, SkipReason> {
     let kind = classify(doc.content_type.as_deref(), &doc.body).ok_or(SkipReason::UnsupportedContentType)?;
-    let decoded = charset::decode(&doc.body, doc.charset.as_deref(), kind == Kind::Html).text;
-    let mut out = Extracted::default();
+    let decoded = charset::decode(&doc.body, doc.charset.as_deref(), kind == Kind::Html);
+    let mut out = Extracted {
+        charset: Some((decoded.source, decoded.encoding.name(), decoded.had_errors)),
+        ..Extracted::default()
+    };
+    let decoded = decoded.text;
     match kind {
         Kind::Plain => {
             out.lines = normalize(&decoded, &mut out.text);
@@ -127,8 +134,11 @@ mod tests {
 
     #[test]
     fn cap_cuts_at_a_line_end_or_a_character() {
-        let ex =
-            |text: &str| Extracted { text: text.into(), lines: text.split('\n').count() as u64, title: None };
+        let ex = |text: &str| Extracted {
+            text: text.into(),
+            lines: text.split('\n').count() as u64,
+            ..Extracted::default()
+        };
         let mut e = ex("ab cd\nef\ngh");
         assert!(!cap(&mut e, 100));
         assert!(cap(&mut e, 9));
@@ -168,7 +178,7 @@ mod tests {
         fn cap_keeps_a_normalized_prefix(text in "[a é\n字]{0,40}", max in 0usize..50) {
             let mut normalized = String::new();
             let lines = normalize(&text, &mut normalized);
-            let mut e = Extracted { text: normalized.clone(), lines, title: None };
+            let mut e = Extracted { text: normalized.clone(), lines, ..Extracted::default() };
             let cut = cap(&mut e, max);
             proptest::prop_assert_eq!(cut, normalized.len() > max);
             proptest::prop_assert!(e.text.len() <= max || !cut);

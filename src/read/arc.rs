@@ -316,6 +316,7 @@ impl ArcReader {
                     content_type,
                     charset,
                     body: content,
+                    ..RawDoc::default()
                 })
             }
         };
@@ -418,7 +419,7 @@ impl ArcReader {
             Err(detail) => return skip(offset, SkipReason::CorruptHeader, format!("HTTP header: {detail}")),
         };
         if resp.status != 200 {
-            return skip(offset, SkipReason::HttpStatus, resp.status.to_string());
+            return http::not_ok_item(offset, &url, &resp);
         }
         content.drain(..resp.body_start.min(content.len()));
         match http::decode_body(&resp, content, self.max_record_bytes) {
@@ -428,6 +429,7 @@ impl ArcReader {
                 content_type: resp.content_type,
                 charset: resp.charset,
                 body,
+                ..RawDoc::default()
             }),
             Err(BodyError::TooLarge) => skip(
                 offset,
@@ -607,18 +609,14 @@ mod tests {
             .map(|i| match i {
                 Item::Doc(_) => None,
                 Item::Skip(s) => Some(s.reason),
+                Item::Redirect(_) => Some(SkipReason::HttpRedirect),
+                Item::Revisit(_) => Some(SkipReason::RevisitUnresolved),
             })
             .collect()
     }
 
     fn offsets(items: &[Item]) -> Vec<u64> {
-        items
-            .iter()
-            .map(|i| match i {
-                Item::Doc(d) => d.offset,
-                Item::Skip(s) => s.offset,
-            })
-            .collect()
+        items.iter().map(Item::offset).collect()
     }
 
     /// Start offsets of consecutive pieces.
@@ -962,6 +960,7 @@ mod tests {
             v1("http://y/", "text/html", chunked),
             v1("http://z/", "text/html", b"HTTP/1.1 200 OK\r\nbroken\r\n\r\nx"),
             v1("http://w/", "text/html", b"HTTP/1.0 302 Found\r\nLocation: /\r\n\r\n"),
+            v1("http://v/", "text/html", b"HTTP/1.0 304 Not Modified\r\n\r\n"),
         ]
         .concat();
         let items = read_all(data);
@@ -970,8 +969,10 @@ mod tests {
         assert_eq!(doc(&items[1]).content_type, None);
         assert_eq!(skipped(&items[2]).reason, SkipReason::CorruptHeader);
         assert!(skipped(&items[2]).detail.contains("broken"));
-        assert_eq!(skipped(&items[3]).reason, SkipReason::HttpStatus);
-        assert_eq!(skipped(&items[3]).detail, "302");
+        let Item::Redirect(r) = &items[3] else { panic!("{:?}", items[3]) };
+        assert_eq!((r.url.as_str(), r.status, r.location.as_str()), ("http://w/", 302, "/"));
+        assert_eq!(skipped(&items[4]).reason, SkipReason::HttpStatus);
+        assert_eq!(skipped(&items[4]).detail, "304");
     }
 
     #[test]
@@ -1020,5 +1021,46 @@ mod tests {
         assert!(read_all(Vec::new()).is_empty());
         assert!(read_all(b"\r\n\r\n  \n".to_vec()).is_empty());
         assert!(read_all(gz(b"")).is_empty());
+    }
+
+    proptest::proptest! {
+        /// Garbage after one record, or its header line garbled, loses
+        /// nothing but that record; a gzip member damaged anywhere, nothing
+        /// but its record.
+        #[test]
+        fn damage_to_one_record_loses_only_it(
+            n in 2usize..7,
+            victim in 0usize..7,
+            junk in "[a-z0-9 ]{1,40}",
+            how in 0u8..3,
+            flip in (proptest::prelude::any::<usize>(), 1..=255u8),
+        ) {
+            let victim = victim % n;
+            let records: Vec<Vec<u8>> =
+                (0..n).map(|i| v1(&format!("http://a.example/{i}"), "text/plain", format!("page {i}").as_bytes())).collect();
+            let mut pieces = records.clone();
+            match how {
+                0 => pieces.insert(victim + 1, format!("{junk}\n").into_bytes()),
+                1 => pieces[victim] = [format!("{junk} ").as_bytes(), &records[victim]].concat(),
+                _ => {}
+            }
+            let gzip = how == 2;
+            if gzip {
+                pieces = pieces.iter().map(|p| gz(p)).collect();
+                let m = &mut pieces[victim];
+                let at = flip.0 % m.len();
+                m[at] ^= flip.1;
+            }
+            let starts = starts(&pieces);
+            let got = crate::read::testing::documents(&read_all(pieces.concat()));
+            for i in 0..n {
+                if i == victim {
+                    continue;
+                }
+                let at = if how == 0 && i > victim { starts[i + 1] } else { starts[i] };
+                let want = (at, format!("http://a.example/{i}"), format!("page {i}").into_bytes());
+                proptest::prop_assert!(got.contains(&want), "record {} lost: {:?}", i, got);
+            }
+        }
     }
 }

@@ -60,6 +60,37 @@ pub const HISTORY_MAX: usize = 4 << 20;
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
+/// How far into a file [`starts_like_gzip`] looks for a gzip member.
+const GZIP_SNIFF: usize = 64 << 10;
+
+/// The first three bytes of every gzip member: the magic and the deflate
+/// method.
+const GZIP_START: [u8; 3] = [GZIP_MAGIC[0], GZIP_MAGIC[1], 8];
+
+/// Whether a file starting with `head` is gzip by its first bytes: the
+/// magic, or two of the three bytes every gzip file starts with. Failing
+/// that, a start that no text format has ([`binary_start`]) with a member
+/// start (`1f 8b 08`) further on is gzip too (`Source::new` looks). So a
+/// damaged or cut first member does not make the whole file read as plain
+/// bytes: it is reported as damage, and reading goes on with the next
+/// member.
+fn starts_like_gzip(head: &[u8]) -> bool {
+    head.starts_with(&GZIP_MAGIC)
+        || (head.len() >= 3 && head.iter().zip(GZIP_START).filter(|&(&b, e)| b == e).count() >= 2)
+}
+
+/// Whether the first 16 bytes of `head` hold a control byte other than
+/// whitespace, or a byte sequence that is not UTF-8.
+fn binary_start(head: &[u8]) -> bool {
+    let prefix = head.get(..16).unwrap_or(head);
+    let text = match std::str::from_utf8(prefix) {
+        Ok(text) => text.as_bytes(),
+        Err(e) if e.error_len().is_some() => return true,
+        Err(e) => prefix.get(..e.valid_up_to()).unwrap_or_default(),
+    };
+    text.iter().any(|&b| b < 0x20 && !b.is_ascii_whitespace() || b == 0x7f)
+}
+
 /// Damage in gzip input that ended the decompressed data at the current
 /// position.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -180,7 +211,15 @@ impl Source {
     /// A source over `inner`, detecting gzip by its first two bytes.
     pub fn new(inner: Box<dyn BufRead + Send>) -> io::Result<Source> {
         let mut counting = Counting::new(inner);
-        let gzip = counting.peek(2)?.starts_with(&GZIP_MAGIC);
+        // Only a start that is not text makes it look further.
+        let head = counting.peek(16)?;
+        let gzip = if starts_like_gzip(head) {
+            true
+        } else if binary_start(head) {
+            memchr::memmem::find(counting.peek(GZIP_SNIFF)?, &GZIP_START).is_some()
+        } else {
+            false
+        };
         // The decoder is made over an empty reader and then given the real
         // one: `GzDecoder::new` would read a header at once, and the same
         // decoder is reset for every member to reuse its inflate state.
@@ -403,6 +442,48 @@ impl Source {
             done += take as u64;
         }
         Ok(done)
+    }
+
+    /// Like [`Source::read_exact`] for the block of a record that starts a
+    /// gzip member (`start.at_member`), but stops at the start of the next
+    /// member when `record_start` says its first bytes begin a record:
+    /// with one member per record, a length that runs into the next record
+    /// is a lie, and believing it would swallow the records after it.
+    /// Returns the bytes consumed and whether it stopped there. (Members
+    /// cut at fixed sizes, as BGZF does, rarely start with a record, and
+    /// reading goes on through them.)
+    pub fn read_in_member(
+        &mut self,
+        n: u64,
+        mut out: Option<&mut Vec<u8>>,
+        start: Start,
+        record_start: impl Fn(&[u8]) -> bool,
+    ) -> io::Result<(u64, bool)> {
+        if !self.gzip || !start.at_member {
+            return Ok((self.read_exact(n, out)?, false));
+        }
+        let mut done = 0u64;
+        while done < n {
+            let avail = self.fill_buf()?.len();
+            if avail == 0 {
+                return Ok((done, false));
+            }
+            if done > 0 && self.member_start_at(self.pos).is_some() {
+                break;
+            }
+            let want = usize::try_from(n - done).unwrap_or(usize::MAX).min(avail);
+            let take = self.to_next_member().map_or(want, |limit| want.min(limit));
+            let got = self.read_exact(take as u64, out.as_deref_mut())?;
+            done += got;
+            if got < take as u64 {
+                return Ok((done, false));
+            }
+        }
+        if done < n && record_start(self.peek(64)?) {
+            return Ok((done, true));
+        }
+        let rest = self.read_exact(n - done, out)?;
+        Ok((done + rest, false))
     }
 
     /// Decompressed bytes produced so far (consumed or buffered).
@@ -988,6 +1069,29 @@ mod tests {
         assert_eq!(breaks.len(), 1);
         assert_eq!(breaks[0].reason, SkipReason::TruncatedRecord);
         assert_eq!(breaks[0].offset, a.len() as u64);
+    }
+
+    #[test]
+    fn damaged_gzip_starts_are_gzip_and_text_is_not() {
+        let member = gz(b"WARC/1.0\r\n");
+        assert!(starts_like_gzip(&member));
+        for (i, x) in [(0, 0x01), (1, 0x40), (2, 0x80)] {
+            let mut m = member.clone();
+            m[i] ^= x;
+            assert!(starts_like_gzip(&m), "byte {i}");
+        }
+        // A first member cut or garbled beyond its header, then a good one.
+        let garbled = [b"{\x8b\x3c\x6c".as_slice(), &member].concat();
+        assert!(binary_start(&garbled) && Source::new(Box::new(Cursor::new(garbled))).unwrap().is_gzip());
+        for text in [
+            b"WARC/1.0\r\nWARC-Type: x\r\n".as_slice(),
+            b"{\"url\": \"http://example/\", \"text\": \"\x1f\x8b\x08\"}",
+            b"\xef\xbb\xbf==P=>>>>=i===<<<<=T===>=A=<=!Junghoo!==>",
+            b"caf\xc3\xa9, then more text \x1f\x8b\x08",
+            b"",
+        ] {
+            assert!(!Source::new(Box::new(Cursor::new(text.to_vec()))).unwrap().is_gzip(), "{text:?}");
+        }
     }
 
     #[test]

@@ -19,6 +19,7 @@ use std::io::{self, Read};
 use flate2::read::{DeflateDecoder, MultiGzDecoder, ZlibDecoder};
 
 use super::gz::find_byte;
+use super::{Item, Redirect, SkipReason};
 
 /// The parts of an HTTP response header that readers use.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -35,6 +36,25 @@ pub struct Response {
     /// Where the body starts: just after the blank line that ends the
     /// header, or the end of the block when no blank line ends it.
     pub body_start: usize,
+    /// The `Location` header (the first one), as sent.
+    pub location: Option<String>,
+}
+
+impl Response {
+    /// The codings [`decode_body`] undoes, as one string (`chunked,gzip`).
+    pub fn codings(&self) -> String {
+        match (self.chunked, self.content_encoding.is_empty()) {
+            (false, _) => self.content_encoding.clone(),
+            (true, true) => "chunked".to_string(),
+            (true, false) => format!("chunked,{}", self.content_encoding),
+        }
+    }
+
+    /// Whether the status is a redirect that says where to (3xx with a
+    /// non-empty `Location`).
+    pub fn is_redirect(&self) -> bool {
+        (300..400).contains(&self.status) && self.location.as_deref().is_some_and(|l| !l.is_empty())
+    }
 }
 
 /// Why a body could not be decoded.
@@ -45,6 +65,20 @@ pub enum BodyError {
     /// A content coding that is not decoded, or compressed data that does
     /// not decompress at all; the detail says which.
     Unsupported(String),
+}
+
+/// The item for a response whose status is not 200: a [`Redirect`] when it
+/// is one, otherwise a [`SkipReason::HttpStatus`] skip naming the code.
+pub fn not_ok_item(offset: u64, url: &str, resp: &Response) -> Item {
+    match &resp.location {
+        Some(location) if resp.is_redirect() => Item::Redirect(Redirect {
+            offset,
+            url: url.to_string(),
+            status: resp.status,
+            location: location.clone(),
+        }),
+        _ => super::gz::skip(offset, SkipReason::HttpStatus, resp.status.to_string()),
+    }
 }
 
 /// Parses the status line and header of the HTTP response at the start of
@@ -76,6 +110,8 @@ pub fn parse_response(block: &[u8]) -> Result<Response, String> {
             resp.chunked |= value.split(',').any(|t| t.trim().eq_ignore_ascii_case("chunked"));
         } else if name.eq_ignore_ascii_case("content-encoding") {
             encodings.push(value.to_ascii_lowercase());
+        } else if name.eq_ignore_ascii_case("location") && resp.location.is_none() {
+            resp.location = Some(value.clone());
         }
     }
     resp.content_encoding = encodings.join(",");

@@ -113,6 +113,7 @@ impl JsonlReader {
                 content_type: Some("text/plain".to_string()),
                 charset: None,
                 body: text.into_bytes(),
+                ..RawDoc::default()
             }),
             Err(detail) => skip(start.offset, SkipReason::BadJson, detail),
         };
@@ -356,5 +357,29 @@ mod tests {
     fn empty_input_gives_nothing() {
         assert!(read(b"", "url", "text").is_empty());
         assert!(read(b"\n\n", "url", "text").is_empty());
+    }
+
+    proptest::proptest! {
+        /// A damaged line loses nothing but itself.
+        #[test]
+        fn a_damaged_line_loses_only_itself(
+            n in 2usize..8,
+            victim in 0usize..8,
+            junk in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..60),
+        ) {
+            let victim = victim % n;
+            let line = |i: usize| format!("{{\"url\": \"http://j/{i}\", \"text\": \"text {i}\"}}\n").into_bytes();
+            let junk: Vec<u8> = junk.into_iter().filter(|&b| b != b'\n').chain([b'\n']).collect();
+            let lines: Vec<Vec<u8>> = (0..n).map(|i| if i == victim { junk.clone() } else { line(i) }).collect();
+            let got = crate::read::testing::documents(&read(&lines.concat(), "url", "text"));
+            let mut at = 0u64;
+            for (i, l) in lines.iter().enumerate() {
+                if i != victim {
+                    let want = (at, format!("http://j/{i}"), format!("text {i}").into_bytes());
+                    proptest::prop_assert!(got.contains(&want), "line {} lost", i);
+                }
+                at += l.len() as u64;
+            }
+        }
     }
 }

@@ -2,9 +2,10 @@
 //!
 //! Every input format is one file beside this one (`warc.rs`, `arc.rs`,
 //! `jsonl.rs`, `pagefeed.rs`), and each turns a byte stream into a sequence of [`Item`]s:
-//! either a [`RawDoc`] (a record that carries a page and may become a
-//! document) or a [`Skip`] (a record that is not a document, or is corrupt),
-//! so that nothing read is ever silently dropped. Readers do not decide
+//! a [`RawDoc`] (a record that carries a page and may become a document), a
+//! [`Revisit`] (a WARC record that repeats an earlier one's payload), a
+//! [`Redirect`], or a [`Skip`] (a record that is not a document, or is
+//! corrupt), so that nothing read is ever silently dropped. Readers do not decide
 //! whether the content type is usable or assign document IDs: extraction and
 //! the fingerprint stage do that, in input order.
 //!
@@ -14,6 +15,7 @@
 //! the next record the reader can find.
 
 pub mod arc;
+pub mod digest;
 pub mod gz;
 pub mod http;
 pub mod jsonl;
@@ -25,6 +27,8 @@ use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use anyhow::{Context, bail};
+
+pub use digest::Digest;
 
 /// A record that carries a page.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -38,12 +42,49 @@ pub struct RawDoc {
     /// The media type of the payload, lowercased, without parameters
     /// (`text/html`), or `None` when the record does not say.
     pub content_type: Option<String>,
-    /// The charset parameter of the content type, lowercased, if any. Unused
-    /// for now (bytes are decoded as UTF-8); kept so charset handling can
-    /// come without touching readers.
+    /// The charset parameter of the content type, lowercased, if any: the
+    /// declared charset that `extract::charset` weighs.
     pub charset: Option<String>,
     /// The payload: for HTTP responses, the body after the HTTP header.
     pub body: Vec<u8>,
+    /// WARC only: the `WARC-Payload-Digest`, normalized. Records with the
+    /// same digest carry the same payload bytes, which lets the fingerprint
+    /// stage reuse one extraction and resolve revisits.
+    pub payload_digest: Option<Digest>,
+    /// WARC only: `WARC-Date` as written, which a revisit names in
+    /// `WARC-Refers-To-Date`.
+    pub date: Option<String>,
+    /// The HTTP transfer and content codings the reader undid on the body
+    /// (`chunked`, `gzip`, ...), comma-separated, empty when none. With the
+    /// content type and charset it decides how a stored payload became
+    /// `body`, so two records share an extraction only when all agree.
+    pub codings: String,
+}
+
+/// A WARC `revisit` record: a later capture whose payload is the same as
+/// an earlier record's, which the writer did not store again. The
+/// fingerprint stage makes it a copy of that record when it has read it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Revisit {
+    pub offset: u64,
+    /// The revisited URL, as recorded.
+    pub url: String,
+    /// `WARC-Payload-Digest`: the payload it repeats.
+    pub payload_digest: Option<Digest>,
+    /// `WARC-Refers-To-Target-URI` (angle brackets removed) and
+    /// `WARC-Refers-To-Date`: the record it repeats.
+    pub refers_to: Option<(String, String)>,
+}
+
+/// An HTTP redirect (a 3xx response with a `Location`): not a document,
+/// but a link from one URL to another that the report can follow.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Redirect {
+    pub offset: u64,
+    pub url: String,
+    pub status: u16,
+    /// The `Location` header as sent (possibly relative to `url`).
+    pub location: String,
 }
 
 /// A record that did not become a page, with why.
@@ -68,17 +109,26 @@ pub enum SkipReason {
     WarcMetadata,
     /// WARC `warcinfo` record.
     WarcInfo,
-    /// WARC `revisit` record.
-    WarcRevisit,
-    /// Any other WARC record type (`continuation`, unknown types).
+    /// WARC `revisit` record whose original was not read before it (or was
+    /// read but had neither a matching payload digest nor, when it had no
+    /// digest, a matching target URI and date).
+    RevisitUnresolved,
+    /// A segment of a record split over several (`WARC-Segment-Number`,
+    /// `continuation` records): the writer splits only records larger than
+    /// its file size limit, far beyond the record size limit here, so
+    /// segments are counted, not reassembled.
+    SegmentedRecord,
+    /// Any other WARC record type (unknown types).
     WarcOtherType,
     /// ARC `filedesc:` record: the version block at the start of an ARC
     /// file.
     ArcFileHeader,
     /// Any other ARC record that is not a page fetch: `dns:` lookups.
     ArcOther,
-    /// HTTP response whose status is not 200.
+    /// HTTP response whose status is not 200 (and not a redirect).
     HttpStatus,
+    /// HTTP redirect (3xx with `Location`), listed in `redirects.csv`.
+    HttpRedirect,
     /// Payload whose content type is not text/plain, text/html or
     /// application/xhtml+xml (decided by `extract`, not by readers).
     UnsupportedContentType,
@@ -106,15 +156,17 @@ pub enum SkipReason {
 
 impl SkipReason {
     /// Every reason, in the order stats.json lists them.
-    pub const ALL: [SkipReason; 16] = [
+    pub const ALL: [SkipReason; 18] = [
         SkipReason::WarcRequest,
         SkipReason::WarcMetadata,
         SkipReason::WarcInfo,
-        SkipReason::WarcRevisit,
+        SkipReason::RevisitUnresolved,
+        SkipReason::SegmentedRecord,
         SkipReason::WarcOtherType,
         SkipReason::ArcFileHeader,
         SkipReason::ArcOther,
         SkipReason::HttpStatus,
+        SkipReason::HttpRedirect,
         SkipReason::UnsupportedContentType,
         SkipReason::RecordTooLarge,
         SkipReason::UnsupportedEncoding,
@@ -131,11 +183,13 @@ impl SkipReason {
             SkipReason::WarcRequest => "warc_request",
             SkipReason::WarcMetadata => "warc_metadata",
             SkipReason::WarcInfo => "warc_warcinfo",
-            SkipReason::WarcRevisit => "warc_revisit",
+            SkipReason::RevisitUnresolved => "revisit_unresolved",
+            SkipReason::SegmentedRecord => "segmented_record",
             SkipReason::WarcOtherType => "warc_other_type",
             SkipReason::ArcFileHeader => "arc_filedesc",
             SkipReason::ArcOther => "arc_other",
             SkipReason::HttpStatus => "http_status_not_200",
+            SkipReason::HttpRedirect => "http_redirect",
             SkipReason::UnsupportedContentType => "unsupported_content_type",
             SkipReason::RecordTooLarge => "record_too_large",
             SkipReason::UnsupportedEncoding => "unsupported_content_encoding",
@@ -172,6 +226,20 @@ impl SkipReason {
 pub enum Item {
     Doc(RawDoc),
     Skip(Skip),
+    Revisit(Revisit),
+    Redirect(Redirect),
+}
+
+impl Item {
+    /// Where the record starts in its input.
+    pub fn offset(&self) -> u64 {
+        match self {
+            Item::Doc(d) => d.offset,
+            Item::Skip(s) => s.offset,
+            Item::Revisit(r) => r.offset,
+            Item::Redirect(r) => r.offset,
+        }
+    }
 }
 
 /// A source of records: one open input in one format.
@@ -240,6 +308,37 @@ impl Default for ReadOptions {
 /// How many leading bytes format detection looks at.
 const SNIFF_BYTES: usize = 4096;
 
+/// An input as [`open`] finds it: records to read, or a whole input that
+/// holds none and is skipped (counted and reported by the caller, not an
+/// error, so that one empty file in a long list does not stop a run).
+pub enum Input {
+    Records(Box<dyn Reader>),
+    Skipped(InputSkip),
+}
+
+/// Why a whole input is skipped. The names from [`InputSkip::name`] are
+/// the keys stats.json uses: keep them stable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputSkip {
+    /// Nothing to read: zero bytes, or a gzip file that decompresses to
+    /// zero bytes (crawlers leave such files behind when they are stopped
+    /// before the first record).
+    Empty,
+    /// A directory. It is not read into: which of its files are crawl
+    /// files, and in what order, is for the user to say (a shell glob
+    /// gives a defined order), since docIDs follow input order.
+    Directory,
+}
+
+impl InputSkip {
+    pub fn name(self) -> &'static str {
+        match self {
+            InputSkip::Empty => "empty_file",
+            InputSkip::Directory => "directory",
+        }
+    }
+}
+
 /// Opens one input: a file path, or "-" for standard input. Detects the
 /// format when `Auto` by sniffing the first decompressed bytes (after
 /// leading whitespace and a UTF-8 byte order mark: `WARC/` is WARC, `{` is
@@ -247,22 +346,27 @@ const SNIFF_BYTES: usize = 4096;
 /// falling back to the file extension (`.warc`, `.warc.gz`, `.wet`,
 /// `.wet.gz`, `.jsonl`, `.jsonl.gz`, `.ndjson`, `.ndjson.gz`, `.arc`,
 /// `.arc.gz`); if neither decides, an error saying to pass
-/// --input-format. Errors name the path: "cannot open data/x.warc.gz: No
-/// such file or directory (os error 2)" (printed with `{:#}`).
-pub fn open(path: &Path, opts: &ReadOptions) -> anyhow::Result<Box<dyn Reader>> {
+/// --input-format. A directory, or an input with nothing in it, is
+/// [`Input::Skipped`]. Errors name the path: "cannot open data/x.warc.gz:
+/// No such file or directory (os error 2)" (printed with `{:#}`).
+pub fn open(path: &Path, opts: &ReadOptions) -> anyhow::Result<Input> {
     let stdin = path == Path::new("-");
     let raw: Box<dyn BufRead + Send> = if stdin {
         Box::new(BufReader::with_capacity(gz::BUF_SIZE, io::stdin()))
     } else {
-        let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-        let meta = file.metadata().with_context(|| format!("cannot open {}", path.display()))?;
+        let meta = std::fs::metadata(path).with_context(|| format!("cannot open {}", path.display()))?;
         if meta.is_dir() {
-            bail!("cannot open {}: it is a directory, not an input file", path.display());
+            return Ok(Input::Skipped(InputSkip::Directory));
         }
+        let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
         Box::new(BufReader::with_capacity(gz::BUF_SIZE, file))
     };
     let name = if stdin { "standard input".to_string() } else { path.display().to_string() };
-    reader_for(raw, path, &name, opts)
+    let mut src = gz::Source::new(raw).with_context(|| format!("cannot read {name}"))?;
+    if src.peek(1).with_context(|| format!("cannot read {name}"))?.is_empty() && !src.at_break() {
+        return Ok(Input::Skipped(InputSkip::Empty));
+    }
+    reader_for(src, path, &name, opts).map(Input::Records)
 }
 
 /// Opens `path` again at `offset`, where a record starts (an offset as
@@ -286,19 +390,20 @@ pub fn open_at(path: &Path, offset: u64, opts: &ReadOptions) -> anyhow::Result<O
         file.seek(SeekFrom::Start(offset)).with_context(|| format!("cannot read {}", path.display()))?;
     }
     let raw = Box::new(BufReader::with_capacity(gz::BUF_SIZE, file));
+    let name = path.display().to_string();
+    let src = gz::Source::new(raw).with_context(|| format!("cannot read {name}"))?;
     // A record start sniffs like the start of its file.
-    reader_for(raw, path, &path.display().to_string(), opts).map(Some)
+    reader_for(src, path, &name, opts).map(Some)
 }
 
-/// A reader of the raw bytes `raw` of `path` in the format `opts` asks for,
+/// A reader of `src`, the bytes of `path`, in the format `opts` asks for,
 /// sniffed from the first bytes when it says `Auto`.
 fn reader_for(
-    raw: Box<dyn BufRead + Send>,
+    mut src: gz::Source,
     path: &Path,
     name: &str,
     opts: &ReadOptions,
 ) -> anyhow::Result<Box<dyn Reader>> {
-    let mut src = gz::Source::new(raw).with_context(|| format!("cannot read {name}"))?;
     let format = match opts.format {
         InputFormat::Auto => {
             let head = src.peek(SNIFF_BYTES).with_context(|| format!("cannot read {name}"))?;
@@ -370,17 +475,28 @@ pub(crate) mod testing {
         items
     }
 
+    /// The (offset, url, body) of every document among `items`.
+    pub fn documents(items: &[Item]) -> Vec<(u64, String, Vec<u8>)> {
+        items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Doc(d) => Some((d.offset, d.url.clone(), d.body.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
     pub fn doc(item: &Item) -> &RawDoc {
         match item {
             Item::Doc(d) => d,
-            Item::Skip(s) => panic!("expected a document, got {s:?}"),
+            other => panic!("expected a document, got {other:?}"),
         }
     }
 
     pub fn skipped(item: &Item) -> &Skip {
         match item {
             Item::Skip(s) => s,
-            Item::Doc(d) => panic!("expected a skip, got {d:?}"),
+            other => panic!("expected a skip, got {other:?}"),
         }
     }
 }
@@ -394,7 +510,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(name);
         std::fs::write(&path, data).unwrap();
-        let mut reader = open(&path, opts)?;
+        let Input::Records(mut reader) = open(&path, opts)? else { panic!("{name}: input skipped") };
         let mut items = Vec::new();
         while let Some(item) = reader.next_item()? {
             items.push(item);
@@ -413,7 +529,7 @@ mod tests {
             .iter()
             .filter_map(|i| match i {
                 Item::Doc(d) => Some(d.url.clone()),
-                Item::Skip(_) => None,
+                _ => None,
             })
             .collect()
     }
@@ -446,7 +562,7 @@ mod tests {
         assert!(matches!(&items[..], [Item::Skip(Skip { reason: SkipReason::Garbage, .. })]), "{items:?}");
         let items = open_bytes("x.ndjson", b"junk\n", &opts).unwrap();
         assert!(matches!(&items[..], [Item::Skip(Skip { reason: SkipReason::BadJson, .. })]), "{items:?}");
-        assert!(open_bytes("x.wet", b"", &opts).unwrap().is_empty());
+        assert!(open_bytes("x.wet", b"\n", &opts).unwrap().is_empty());
         // An ARC file without its version block.
         let items = open_bytes("old.ARC.gz", &gz(&ARC[131..]), &opts).unwrap();
         assert_eq!(urls(&items), ["http://r/"]);
@@ -464,16 +580,30 @@ mod tests {
     }
 
     #[test]
-    fn missing_file_and_directory_are_errors_naming_them() {
+    fn missing_file_is_an_error_naming_it() {
         let err = open(Path::new("data/no-such.warc.gz"), &ReadOptions::default()).err().unwrap();
         assert_eq!(
             format!("{err:#}"),
             "cannot open data/no-such.warc.gz: No such file or directory (os error 2)"
         );
+    }
+
+    #[test]
+    fn directories_and_empty_inputs_are_skipped_whole() {
+        let opts = ReadOptions::default();
         let dir = tempfile::tempdir().unwrap();
-        let err = open(dir.path(), &ReadOptions::default()).err().unwrap();
-        let msg = format!("{err:#}");
-        assert!(msg.contains(&dir.path().display().to_string()) && msg.contains("directory"), "{msg}");
+        assert!(matches!(open(dir.path(), &opts), Ok(Input::Skipped(InputSkip::Directory))));
+        for (name, data) in
+            [("x", Vec::new()), ("notes.txt", gz(b"")), ("x.warc.gz", [gz(b""), gz(b"")].concat())]
+        {
+            let path = dir.path().join(name);
+            std::fs::write(&path, &data).unwrap();
+            assert!(matches!(open(&path, &opts), Ok(Input::Skipped(InputSkip::Empty))), "{name}");
+        }
+        // Blank is not empty: the reader reads it (and finds no records).
+        let path = dir.path().join("blank.warc");
+        std::fs::write(&path, b"\r\n").unwrap();
+        assert!(matches!(open(&path, &opts), Ok(Input::Records(_))));
     }
 
     /// Every item a reader of `format` makes of `data`, with a bound that
@@ -528,10 +658,7 @@ mod tests {
                 let items = read_bytes(format, data, max);
                 if data.first() != Some(&0x1f) {
                     for item in &items {
-                        let offset = match item {
-                            Item::Doc(d) => d.offset,
-                            Item::Skip(s) => s.offset,
-                        };
+                        let offset = item.offset();
                         assert!(offset < data.len() as u64, "{format:?}: offset {offset} past the end");
                     }
                 }

@@ -188,9 +188,7 @@ impl PageFeedReader {
             Some(Err(detail)) => {
                 skip(start.offset, SkipReason::CorruptHeader, format!("HTTP header: {detail}"))
             }
-            Some(Ok(resp)) if resp.status != 200 => {
-                skip(start.offset, SkipReason::HttpStatus, resp.status.to_string())
-            }
+            Some(Ok(resp)) if resp.status != 200 => http::not_ok_item(start.offset, &url, &resp),
             _ if len > self.max_record_bytes => skip(
                 start.offset,
                 SkipReason::RecordTooLarge,
@@ -203,6 +201,7 @@ impl PageFeedReader {
                     content_type: resp.content_type,
                     charset: resp.charset,
                     body,
+                    ..RawDoc::default()
                 }),
                 Err(BodyError::TooLarge) => skip(
                     start.offset,
@@ -213,9 +212,7 @@ impl PageFeedReader {
                     skip(start.offset, SkipReason::UnsupportedEncoding, detail)
                 }
             },
-            None => {
-                Item::Doc(RawDoc { offset: start.offset, url, content_type: None, charset: None, body: page })
-            }
+            None => Item::Doc(RawDoc { offset: start.offset, url, body: page, ..RawDoc::default() }),
         };
         self.queue.push_back(item);
         Ok(())
@@ -433,8 +430,8 @@ mod tests {
         let reasons: Vec<_> = items
             .iter()
             .map(|i| match i {
-                Item::Doc(d) => Err(d.url.clone()),
                 Item::Skip(s) => Ok(s.reason),
+                i => Err(crate::read::testing::doc(i).url.clone()),
             })
             .collect();
         use SkipReason::CorruptHeader;
@@ -488,5 +485,36 @@ mod tests {
     fn empty_input_gives_nothing() {
         assert!(read(b"").is_empty());
         assert!(read(b" \n\n").is_empty());
+    }
+
+    proptest::proptest! {
+        /// A damaged header or page loses nothing but its own record.
+        #[test]
+        fn damage_to_one_record_loses_only_it(
+            n in 2usize..8,
+            victim in 0usize..8,
+            junk in "[ -~\t\r\n]{0,80}",
+            in_header in proptest::prelude::any::<bool>(),
+        ) {
+            let victim = victim % n;
+            let junk = junk.replace("==P=", "==p=");
+            let record = |i: usize, header: &str, page: &str| format!("{SEP}\nURL: http://p/{i}\n{header}\n{page}\n");
+            let pieces: Vec<String> = (0..n)
+                .map(|i| match (i == victim, in_header) {
+                    (true, true) => record(i, &format!("{}\n", junk.replace('\n', " ")), &format!("page {i}")),
+                    (true, false) => record(i, "", &junk),
+                    _ => record(i, "", &format!("page {i}")),
+                })
+                .collect();
+            let got = crate::read::testing::documents(&read(pieces.concat().as_bytes()));
+            let mut at = 0u64;
+            for (i, p) in pieces.iter().enumerate() {
+                if i != victim {
+                    let want = (at, format!("http://p/{i}"), format!("page {i}").into_bytes());
+                    proptest::prop_assert!(got.contains(&want), "record {} lost: {:?}", i, got);
+                }
+                at += p.len() as u64;
+            }
+        }
     }
 }

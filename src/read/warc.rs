@@ -49,7 +49,10 @@
 //! record, whose bytes up to the next record start belong to it. A header
 //! that runs into the next record's version line is a `CorruptHeader` skip
 //! too, and reading goes on with that record. A record without `WARC-Type`
-//! is a `CorruptHeader` skip, its block skipped by its length. A record that
+//! is a `CorruptHeader` skip, its block skipped by its length. In a
+//! per-record gzip file, a `Content-Length` that runs past the record's
+//! gzip member into a member that starts with a record is a lie: the record
+//! is a `CorruptHeader` skip and reading goes on with that next record. A record that
 //! ends before its header or block does is a
 //! [`SkipReason::TruncatedRecord`] skip. A block longer than
 //! `max_record_bytes` in a record that could be a document is read past and
@@ -59,9 +62,10 @@
 use std::collections::VecDeque;
 use std::io::{self, BufRead};
 
+use super::digest::{self, Digest};
 use super::gz::{self, Source, Start, push_break_skips, skip};
 use super::http::{self, BodyError};
-use super::{Item, RawDoc, Reader, SkipReason};
+use super::{Item, RawDoc, Reader, Revisit, SkipReason};
 
 /// The longest record header read; a longer one is a corrupt header (real
 /// ones are well under 10 KiB).
@@ -110,6 +114,7 @@ enum Kind {
     Response,
     Resource,
     Conversion,
+    Revisit,
     NotDocument(SkipReason),
     Missing,
 }
@@ -124,13 +129,15 @@ impl Kind {
             "request" => Kind::NotDocument(SkipReason::WarcRequest),
             "metadata" => Kind::NotDocument(SkipReason::WarcMetadata),
             "warcinfo" => Kind::NotDocument(SkipReason::WarcInfo),
-            "revisit" => Kind::NotDocument(SkipReason::WarcRevisit),
+            "revisit" => Kind::Revisit,
+            "continuation" => Kind::NotDocument(SkipReason::SegmentedRecord),
             _ => Kind::NotDocument(SkipReason::WarcOtherType),
         }
     }
 
+    /// Whether the block is kept: a revisit's is too, for its HTTP status.
     fn may_be_document(self) -> bool {
-        matches!(self, Kind::Response | Kind::Resource | Kind::Conversion)
+        matches!(self, Kind::Response | Kind::Resource | Kind::Conversion | Kind::Revisit)
     }
 }
 
@@ -141,6 +148,11 @@ struct Fields {
     content_length: u64,
     target_uri: Option<String>,
     content_type: Option<String>,
+    payload_digest: Option<String>,
+    date: Option<String>,
+    refers_to_uri: Option<String>,
+    refers_to_date: Option<String>,
+    segment_number: Option<String>,
 }
 
 impl WarcReader {
@@ -252,12 +264,15 @@ impl WarcReader {
         let len = fields.content_length;
         let keep = kind.may_be_document() && len <= self.max_record_bytes;
         let mut block = Vec::new();
-        let got = if keep {
+        if keep {
             block.reserve(usize::try_from(len.min(RESERVE_MAX)).unwrap_or(0));
-            self.src.read_exact(len, Some(&mut block))?
-        } else {
-            self.src.read_exact(len, None)?
-        };
+        }
+        let (got, overran) =
+            self.src.read_in_member(len, keep.then_some(&mut block), start, looks_like_version)?;
+        if overran {
+            let detail = format!("Content-Length {len} runs past the end of its gzip member ({got} bytes)");
+            return self.push_unless_damaged(start, skip(start.offset, SkipReason::CorruptHeader, detail));
+        }
         if got < len {
             self.lost(start, format!("block cut off at end of input after {got} of {len} bytes"));
             return Ok(());
@@ -330,9 +345,28 @@ impl WarcReader {
         let url = fields.target_uri.as_deref().map(strip_angle_brackets).unwrap_or_default().to_string();
         let (content_type, charset) =
             fields.content_type.as_deref().map(http::parse_content_type).unwrap_or_default();
+        let payload_digest = fields.payload_digest.as_deref().and_then(digest::parse);
+        let raw = |content_type, charset, body| {
+            let date = fields.date.clone();
+            Item::Doc(RawDoc {
+                offset,
+                url: url.clone(),
+                content_type,
+                charset,
+                body,
+                payload_digest,
+                date,
+                ..RawDoc::default()
+            })
+        };
         match kind {
             Kind::NotDocument(reason) => skip(offset, reason, ""),
             Kind::Missing => skip(offset, SkipReason::CorruptHeader, "record without WARC-Type"),
+            _ if fields.segment_number.is_some() => skip(
+                offset,
+                SkipReason::SegmentedRecord,
+                format!("segment {} of a segmented record", fields.segment_number.as_deref().unwrap_or("")),
+            ),
             _ if !keep => skip(
                 offset,
                 SkipReason::RecordTooLarge,
@@ -341,29 +375,35 @@ impl WarcReader {
                     fields.content_length, self.max_record_bytes
                 ),
             ),
+            Kind::Revisit => revisit_item(offset, url.clone(), fields, payload_digest, &block),
             Kind::Response
                 if content_type.as_deref() == Some("application/http") || block.starts_with(b"HTTP/") =>
             {
-                self.http_item(offset, url, block)
+                self.http_item(offset, url.clone(), block, payload_digest, fields.date.clone())
             }
-            Kind::Conversion => {
-                let content_type = content_type.or_else(|| Some("text/plain".to_string()));
-                Item::Doc(RawDoc { offset, url, content_type, charset, body: block })
-            }
-            _ => Item::Doc(RawDoc { offset, url, content_type, charset, body: block }),
+            Kind::Conversion => raw(content_type.or_else(|| Some("text/plain".to_string())), charset, block),
+            _ => raw(content_type, charset, block),
         }
     }
 
     /// The item for a response record whose block is an HTTP response.
-    fn http_item(&self, offset: u64, url: String, mut block: Vec<u8>) -> Item {
+    fn http_item(
+        &self,
+        offset: u64,
+        url: String,
+        mut block: Vec<u8>,
+        payload_digest: Option<Digest>,
+        date: Option<String>,
+    ) -> Item {
         let resp = match http::parse_response(&block) {
             Ok(resp) => resp,
             Err(detail) => return skip(offset, SkipReason::CorruptHeader, format!("HTTP header: {detail}")),
         };
         if resp.status != 200 {
-            return skip(offset, SkipReason::HttpStatus, resp.status.to_string());
+            return http::not_ok_item(offset, &url, &resp);
         }
         block.drain(..resp.body_start.min(block.len()));
+        let codings = resp.codings();
         match http::decode_body(&resp, block, self.max_record_bytes) {
             Ok(body) => Item::Doc(RawDoc {
                 offset,
@@ -371,6 +411,9 @@ impl WarcReader {
                 content_type: resp.content_type,
                 charset: resp.charset,
                 body,
+                payload_digest,
+                date,
+                codings,
             }),
             Err(BodyError::TooLarge) => skip(
                 offset,
@@ -380,6 +423,30 @@ impl WarcReader {
             Err(BodyError::Unsupported(detail)) => skip(offset, SkipReason::UnsupportedEncoding, detail),
         }
     }
+}
+
+/// The item for a revisit record. Its block, when it has one, is the HTTP
+/// header of the new capture: a status other than 200 makes it what such a
+/// response would be (a redirect, a skip), since only a 200 repeats a page.
+fn revisit_item(
+    offset: u64,
+    url: String,
+    fields: &Fields,
+    payload_digest: Option<Digest>,
+    block: &[u8],
+) -> Item {
+    if block.starts_with(b"HTTP/") {
+        match http::parse_response(block) {
+            Ok(resp) if resp.status != 200 => return http::not_ok_item(offset, &url, &resp),
+            Ok(_) => {}
+            Err(detail) => return skip(offset, SkipReason::CorruptHeader, format!("HTTP header: {detail}")),
+        }
+    }
+    let refers_to = match (&fields.refers_to_uri, &fields.refers_to_date) {
+        (Some(uri), Some(date)) => Some((strip_angle_brackets(uri).to_string(), date.clone())),
+        _ => None,
+    };
+    Item::Revisit(Revisit { offset, url, payload_digest, refers_to })
 }
 
 impl Reader for WarcReader {
@@ -420,6 +487,11 @@ fn parse_header(head: &[u8]) -> Result<Fields, String> {
         content_length: parse_length(&length)?,
         target_uri: get("WARC-Target-URI"),
         content_type: get("Content-Type"),
+        payload_digest: get("WARC-Payload-Digest"),
+        date: get("WARC-Date"),
+        refers_to_uri: get("WARC-Refers-To-Target-URI"),
+        refers_to_date: get("WARC-Refers-To-Date"),
+        segment_number: get("WARC-Segment-Number"),
     })
 }
 
@@ -450,7 +522,7 @@ fn strip_angle_brackets(uri: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::read::testing::{doc, drain, skipped};
+    use crate::read::testing::{doc, documents, drain, skipped};
     use flate2::Compression;
     use flate2::write::GzEncoder;
     use std::collections::HashMap;
@@ -507,6 +579,8 @@ mod tests {
             .map(|i| match i {
                 Item::Doc(_) => None,
                 Item::Skip(s) => Some(s.reason),
+                Item::Redirect(_) => Some(SkipReason::HttpRedirect),
+                Item::Revisit(_) => Some(SkipReason::RevisitUnresolved),
             })
             .collect()
     }
@@ -551,19 +625,13 @@ mod tests {
                 None,
                 Some(WarcMetadata),
                 Some(HttpStatus),
-                Some(WarcRevisit),
+                Some(RevisitUnresolved),
                 None,
                 None,
-                Some(WarcOtherType)
+                Some(SegmentedRecord)
             ]
         );
-        let offsets_got: Vec<u64> = items
-            .iter()
-            .map(|i| match i {
-                Item::Doc(d) => d.offset,
-                Item::Skip(s) => s.offset,
-            })
-            .collect();
+        let offsets_got: Vec<u64> = items.iter().map(Item::offset).collect();
         assert_eq!(offsets_got, offsets);
         let a = doc(&items[2]);
         assert_eq!(a.url, "http://a.example/");
@@ -778,6 +846,24 @@ mod tests {
     }
 
     #[test]
+    fn a_length_past_the_records_gzip_member_does_not_swallow_the_next_records() {
+        let r = crawl();
+        for lie in ["99999999999", "40"] {
+            let text = String::from_utf8(r[6].clone()).unwrap();
+            let bad = text.replacen("content-length: 11", &format!("content-length: {lie}"), 1);
+            assert_ne!(bad, text);
+            let members = [gz(&r[7]), gz(bad.as_bytes()), gz(&r[2]), gz(&r[7])];
+            let items = read_all(members.concat());
+            assert_eq!(reasons(&items), [None, Some(SkipReason::CorruptHeader), None, None], "{lie}");
+            assert_eq!(skipped(&items[1]).offset, members[0].len() as u64);
+            assert!(skipped(&items[1]).detail.contains("gzip member"));
+        }
+        // Whole-file gzip cannot tell: the record runs on as it says.
+        let items = read_all(gz(&[r[7].clone(), r[6].clone()].concat()));
+        assert_eq!(reasons(&items), [None, None]);
+    }
+
+    #[test]
     fn corrupt_gzip_member_in_the_middle_is_one_skip() {
         let records = crawl();
         let mut members: Vec<Vec<u8>> = records.iter().map(|r| gz(r)).collect();
@@ -798,10 +884,10 @@ mod tests {
                 Some(CorruptGzip),
                 Some(WarcMetadata),
                 Some(HttpStatus),
-                Some(WarcRevisit),
+                Some(RevisitUnresolved),
                 None,
                 None,
-                Some(WarcOtherType)
+                Some(SegmentedRecord)
             ]
         );
         assert_eq!(skipped(&items[2]).offset, offsets[2]);
@@ -856,6 +942,90 @@ mod tests {
             b"WARC/1.0\r\nWARC-Type: resource\r\nContent-Length: 18000000000000000000\r\n\r\nabc".to_vec();
         let items = read_with(huge, u64::MAX);
         assert_eq!(reasons(&items), [Some(SkipReason::TruncatedRecord)]);
+    }
+
+    /// `n` resource records with distinct bodies.
+    fn numbered(n: usize) -> Vec<Vec<u8>> {
+        (0..n)
+            .map(|i| {
+                let body = format!("page {i}\n{}\n", "text ".repeat(i * 7 % 50));
+                record("resource", Some(&format!("http://e/{i}")), Some("text/plain"), body.as_bytes())
+            })
+            .collect()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+
+        /// Damage to one record of a per-record gzip file (bytes changed
+        /// anywhere in its member, the member cut short, garbage after it)
+        /// loses at most that record: every other comes out whole, at its
+        /// offset.
+        #[test]
+        fn damage_to_one_gzip_member_loses_only_its_record(
+            n in 2usize..7,
+            victim in 0usize..7,
+            flips in proptest::collection::vec((proptest::prelude::any::<usize>(), 1..=255u8), 0..4),
+            cut in proptest::option::of(proptest::prelude::any::<usize>()),
+            garbage in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40),
+        ) {
+            let victim = victim % n;
+            let records = numbered(n);
+            let mut members: Vec<Vec<u8>> = records.iter().map(|r| gz(r)).collect();
+            let m = &mut members[victim];
+            for (at, x) in flips {
+                let i = at % m.len();
+                m[i] ^= x;
+            }
+            if let Some(cut) = cut {
+                m.truncate(1 + cut % m.len());
+            }
+            // Garbage that starts like a member or a record would be one.
+            if !garbage.starts_with(&[0x1f]) && !garbage.starts_with(b"W") {
+                m.extend_from_slice(&garbage);
+            }
+            let offsets = starts(&members);
+            let got = documents(&read_all(members.concat()));
+            for (i, rec) in records.iter().enumerate() {
+                if i == victim {
+                    continue;
+                }
+                let want = documents(&read_all(rec.clone()));
+                let want = (offsets[i], want[0].1.clone(), want[0].2.clone());
+                proptest::prop_assert!(got.contains(&want), "record {} of {} lost (victim {})", i, n, victim);
+            }
+        }
+
+        /// In a plain file, garbage between records and a broken header
+        /// line lose nothing else either.
+        #[test]
+        fn damage_between_plain_records_loses_only_what_it_hits(
+            n in 2usize..7,
+            victim in 0usize..7,
+            garbage in "[a-zA-Z0-9 :\r\n]{1,60}",
+            break_header in proptest::prelude::any::<bool>(),
+        ) {
+            let victim = victim % n;
+            let mut records = numbered(n);
+            if break_header {
+                let text = String::from_utf8(records[victim].clone()).unwrap();
+                records[victim] = text.replacen("\r\n", "\r\nno colon here\r\n", 1).into_bytes();
+            }
+            let mut pieces = records.clone();
+            // No line of the garbage may look like a record start.
+            pieces.insert(victim + 1, format!("\n{}\n", garbage.replace("WARC", "warc")).into_bytes());
+            let offsets = starts(&pieces);
+            let got = documents(&read_all(pieces.concat()));
+            for i in 0..n {
+                if i == victim && break_header {
+                    continue;
+                }
+                let want = documents(&read_all(numbered(n)[i].clone()));
+                let at = if i > victim { i + 1 } else { i };
+                let want = (offsets[at], want[0].1.clone(), want[0].2.clone());
+                proptest::prop_assert!(got.contains(&want), "record {} lost", i);
+            }
+        }
     }
 
     #[test]

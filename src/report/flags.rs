@@ -206,7 +206,8 @@ impl Cursor {
                 None
             } else {
                 match read::open(path, opts) {
-                    Ok(r) => Some(r),
+                    Ok(read::Input::Records(r)) => Some(r),
+                    Ok(read::Input::Skipped(_)) => None,
                     Err(e) => {
                         progress.warn(&format!("no fuzzy signatures for {}: {e:#}", path.display()));
                         None
@@ -226,7 +227,9 @@ impl Cursor {
             }
             match self.reader.as_mut()?.next_item() {
                 Ok(Some(Item::Doc(raw))) => self.next = Some(raw),
-                Ok(Some(Item::Skip(_))) => {}
+                // A revisit has no text of its own: with other than the
+                // default parameters it gets no signature.
+                Ok(Some(Item::Skip(_) | Item::Revisit(_) | Item::Redirect(_))) => {}
                 Ok(None) => {
                     self.reader = None;
                     return None;

@@ -8,6 +8,8 @@
 //! | `fprint-exact.fpd` | fingerprint | FPrint-DocID-Exact: one `(hash, doc_id)` record per non-empty document, in docID order |
 //! | `fuzzy.fpd` | fingerprint | one fuzzy signature per document, in docID order |
 //! | `fingerprint-docs.csv` | fingerprint | `doc_id,url,host,source,bytes,lines,chunks,title` |
+//! | `redirects.csv` | fingerprint | `source,url,status,target`: HTTP redirects |
+//! | `copies.csv` | fingerprint | `doc_id,original,kind`: documents that copy another without extraction (`revisit`, `payload_digest`) |
 //! | `centers.fpd` | exact | one `center` record per document, in docID order |
 //! | `docs.csv` | exact | `doc_id,url,host,source,bytes,lines,chunks,exact_center,title` |
 //! | `overlap.csv` | pairs | `doc_i,doc_j,shared`, sorted by `(doc_i, doc_j)` |
@@ -131,6 +133,14 @@ impl OutDir {
 
     pub fn docs(&self) -> PathBuf {
         self.root.join("docs.csv")
+    }
+
+    pub fn redirects(&self) -> PathBuf {
+        self.root.join("redirects.csv")
+    }
+
+    pub fn copies(&self) -> PathBuf {
+        self.root.join("copies.csv")
     }
 
     pub fn overlap(&self) -> PathBuf {

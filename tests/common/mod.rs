@@ -102,6 +102,27 @@ pub fn tempdir() -> tempfile::TempDir {
 
 // ------------------------------------------------------------ test data
 
+/// One WARC/1.1 record (with CRLF line ends) with the given header fields (beyond type and
+/// length) and block.
+pub fn warc_record(wtype: &str, fields: &[(&str, &str)], block: &[u8]) -> Vec<u8> {
+    let mut out = format!("WARC/1.1\r\nWARC-Type: {wtype}\r\n");
+    for (name, value) in fields {
+        out.push_str(&format!("{name}: {value}\r\n"));
+    }
+    out.push_str(&format!("Content-Length: {}\r\n\r\n", block.len()));
+    let mut out = out.into_bytes();
+    out.extend_from_slice(block);
+    out.extend_from_slice(b"\r\n\r\n");
+    out
+}
+
+pub fn http_response(status: &str, headers: &str, body: &[u8]) -> Vec<u8> {
+    let mut out =
+        format!("HTTP/1.1 {status}\r\n{headers}Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+    out.extend_from_slice(body);
+    out
+}
+
 /// Decompresses a (possibly multi-member) gzip file.
 pub fn gunzip(path: &Path) -> Vec<u8> {
     let file = fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -245,6 +266,18 @@ pub fn read_stats(dir: &Path) -> serde_json::Value {
     let path = dir.join("stats.json");
     let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("stats.json is not JSON: {e}"))
+}
+
+/// The reasons in a stats section's `skipped` whose count is not zero
+/// (stats.json lists every reason).
+pub fn nonzero_skipped(section: &serde_json::Value) -> BTreeMap<String, u64> {
+    section["skipped"]
+        .as_object()
+        .expect("the section has a skipped object")
+        .iter()
+        .map(|(k, v)| (k.clone(), v.as_u64().expect("counts are numbers")))
+        .filter(|&(_, v)| v > 0)
+        .collect()
 }
 
 /// stats.json without the fields that vary from run to run.

@@ -1,0 +1,474 @@
+//! Copies the WARC file itself declares, found without extraction.
+//!
+//! Two kinds of record repeat an earlier one:
+//!
+//! - A response whose `WARC-Payload-Digest` equals an earlier response's,
+//!   decoded the same way (same content type, charset and HTTP codings):
+//!   its payload bytes are the same, so its extraction would give the same
+//!   text. It is not extracted again; it becomes a copy of the earlier
+//!   document (the *payload-digest shortcut*). The key includes the way the
+//!   body is decoded because a digest covers the stored payload only: the
+//!   same bytes served as `text/plain` and as `text/html`, or with another
+//!   charset, are different documents.
+//! - A `revisit` record: a later capture of a page the writer did not store
+//!   again because its payload was the same. It is found by its payload
+//!   digest, or by `WARC-Refers-To-Target-URI` and `WARC-Refers-To-Date`
+//!   naming the original's `WARC-Target-URI` and `WARC-Date`.
+//!
+//! A copy is a document of its own (its URL, its source) whose text is the
+//! original's: it gets the original's exact hash, so the exact stage puts
+//! it in the original's group (where the original, with the smaller docID,
+//! stays the center), the original's FPrint-DocID records under its own
+//! docID, and the original's `bytes`, `lines`, `chunks` and `title` in
+//! docs.csv. If the original was not a document (an image, a 404), the
+//! copy is skipped for the same reason. A revisit whose original was not
+//! read before it is skipped as `revisit_unresolved`.
+//!
+//! The copy's own rows are filled in after the ingest, from the files
+//! already written, so nothing of an original is held in memory while
+//! reading on the chance that a later record repeats it:
+//! [`fill_exact`] adds the copies' exact hashes, [`fill_docs`] their
+//! docs.csv fields, and [`Expander`] their fingerprints while partitions
+//! are sorted.
+//!
+//! Memory: the [`CopyIndex`] holds one 20-byte slot (a 96-bit key, the
+//! decoding's 32-bit hash, the outcome) per response with a payload digest,
+//! plus one per response without a digest that has a target URI and a
+//! date; with the hash table's spare capacity that is 23 to 46 bytes per
+//! response, about 0.35 GB for ten million. Keys are 96 bits of an xxh3-128
+//! so that an accidental collision stays negligible (about n²/2⁹⁷) at any
+//! crawl size one machine reads. The list of copies is 8 bytes per copy.
+//! [`fill_docs`] holds the docs.csv row (about 100-200 bytes, most of it
+//! the title) of each original whose copies are not all written yet: at
+//! worst one row per original with copies, usually far fewer, since a
+//! revisit or a mirror's copy tends to follow its original soon.
+//! Responses with a digest are not also indexed by URI and date: a revisit
+//! of the identical-payload-digest profile carries the digest, so that
+//! second slot would only serve revisits without one, whose originals
+//! mostly lack a digest too.
+
+use std::collections::HashMap;
+use std::collections::hash_map::Entry as MapEntry;
+
+use anyhow::{Context, bail};
+use xxhash_rust::xxh3::{Xxh3Builder, xxh3_64, xxh3_128};
+
+use crate::read::{Digest, RawDoc, Revisit, SkipReason};
+use crate::store::{ChunkRecord, ExactRecord, FuzzySignature, Header, Mapped, OutDir, RecordWriter};
+
+/// An index key: 96 bits of a hash of a digest, or of a URI and a date.
+pub type Key = [u8; 12];
+
+fn key_of(domain: u8, parts: &[&[u8]]) -> Key {
+    let mut buf = vec![domain];
+    for part in parts {
+        buf.extend_from_slice(&(part.len() as u64).to_le_bytes());
+        buf.extend_from_slice(part);
+    }
+    let h = xxh3_128(&buf).to_le_bytes();
+    let mut key = [0u8; 12];
+    key.copy_from_slice(&h[..12]);
+    key
+}
+
+fn digest_key(digest: Digest) -> Key {
+    key_of(b'd', &[&digest.0.to_le_bytes()])
+}
+
+fn uri_date_key(uri: &str, date: &str) -> Key {
+    key_of(b'u', &[uri.as_bytes(), date.trim().as_bytes()])
+}
+
+/// What became of the record a key names, packed in a `u32`: a docID, a
+/// skip reason, or not written yet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Became {
+    Pending,
+    Doc(u32),
+    Skip(SkipReason),
+}
+
+const PENDING: u32 = u32::MAX;
+/// Codes from here up are skip reasons and `PENDING`; docIDs stay below.
+const FIRST_CODE: u32 = u32::MAX - 1 - SkipReason::ALL.len() as u32;
+
+impl Became {
+    fn pack(self) -> u32 {
+        match self {
+            Became::Pending => PENDING,
+            Became::Doc(id) => id,
+            Became::Skip(reason) => {
+                FIRST_CODE + SkipReason::ALL.iter().position(|&r| r == reason).unwrap_or(0) as u32
+            }
+        }
+    }
+
+    fn unpack(code: u32) -> Became {
+        match code {
+            PENDING => Became::Pending,
+            c if c < FIRST_CODE => Became::Doc(c),
+            c => SkipReason::ALL.get((c - FIRST_CODE) as usize).map_or(Became::Pending, |&r| Became::Skip(r)),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    /// 32 bits of the hash of how the body was decoded (type, charset,
+    /// codings); 0 for URI-and-date keys.
+    decoding: u32,
+    outcome: u32,
+}
+
+/// What the index makes of a document-to-be, before extraction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Claim {
+    /// The first record with this key: extract it, then
+    /// [`CopyIndex::record`] what it became.
+    Original(Key),
+    /// Same payload and decoding as an earlier record: do not extract.
+    Copy(Key),
+    /// Nothing to index, or a digest seen before with another decoding.
+    None,
+}
+
+/// The keys of the records read so far, in input order.
+#[derive(Default)]
+pub struct CopyIndex {
+    slots: HashMap<Key, Slot, Xxh3Builder>,
+}
+
+impl CopyIndex {
+    /// Claims `doc`'s key, in input order.
+    pub fn claim(&mut self, doc: &RawDoc) -> Claim {
+        let (key, decoding) = match (&doc.payload_digest, &doc.date) {
+            (Some(digest), _) => (digest_key(*digest), decoding_hash(doc)),
+            (None, Some(date)) if !doc.url.is_empty() => (uri_date_key(&doc.url, date), 0),
+            _ => return Claim::None,
+        };
+        match self.slots.entry(key) {
+            MapEntry::Vacant(v) => {
+                v.insert(Slot { decoding, outcome: PENDING });
+                Claim::Original(key)
+            }
+            // Without a digest, the same URI and date twice is no proof of
+            // the same payload.
+            MapEntry::Occupied(o) if doc.payload_digest.is_some() && o.get().decoding == decoding => {
+                Claim::Copy(key)
+            }
+            MapEntry::Occupied(_) => Claim::None,
+        }
+    }
+
+    /// Records what the original claimed as `key` became.
+    pub fn record(&mut self, key: Key, outcome: Became) {
+        if let Became::Doc(id) = outcome
+            && id >= FIRST_CODE
+        {
+            return;
+        }
+        if let Some(slot) = self.slots.get_mut(&key) {
+            slot.outcome = outcome.pack();
+        }
+    }
+
+    /// What the record `key` names became, if it was read.
+    pub fn outcome(&self, key: &Key) -> Option<Became> {
+        self.slots.get(key).map(|s| Became::unpack(s.outcome)).filter(|o| *o != Became::Pending)
+    }
+
+    /// The keys a revisit may name its original by, digest first.
+    pub fn revisit_keys(revisit: &Revisit) -> [Option<Key>; 2] {
+        [
+            revisit.payload_digest.map(digest_key),
+            revisit.refers_to.as_ref().map(|(uri, date)| uri_date_key(uri, date)),
+        ]
+    }
+}
+
+fn decoding_hash(doc: &RawDoc) -> u32 {
+    let parts = [
+        doc.content_type.as_deref().unwrap_or(""),
+        doc.charset.as_deref().unwrap_or(""),
+        doc.codings.as_str(),
+    ];
+    xxh3_64(parts.join("\n").as_bytes()) as u32
+}
+
+/// A copy: `(copy, original)` docIDs, in the order copies were written
+/// (ascending copy docID). An original is never itself a copy.
+pub type Copies = Vec<(u32, u32)>;
+
+/// Adds to `fprint-exact.fpd` (in docID order) each copy's record with its
+/// original's hash. Returns how many copies are empty (their original had
+/// no text, so they have no record either).
+pub fn fill_exact(out: &OutDir, spec: &str, copies: &Copies) -> anyhow::Result<u64> {
+    let path = out.fprint_exact();
+    let src = Mapped::<ExactRecord>::open(&path)?;
+    let mut dst = RecordWriter::create(&path, Header::new::<ExactRecord>(spec, false, 0, 1))?;
+    let hash_of = |doc: u32| {
+        let (mut lo, mut hi) = (0usize, src.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if src.get(mid).doc < doc { lo = mid + 1 } else { hi = mid }
+        }
+        (lo < src.len()).then(|| src.get(lo)).filter(|r| r.doc == doc).map(|r| r.hash)
+    };
+    let mut empty = 0;
+    let mut next = copies.iter().peekable();
+    for record in src.iter() {
+        while let Some(&&(copy, original)) = next.peek()
+            && copy < record.doc
+        {
+            match hash_of(original) {
+                Some(hash) => dst.push(&ExactRecord { hash, doc: copy })?,
+                None => empty += 1,
+            }
+            next.next();
+        }
+        dst.push(&record)?;
+    }
+    for &(copy, original) in next {
+        match hash_of(original) {
+            Some(hash) => dst.push(&ExactRecord { hash, doc: copy })?,
+            None => empty += 1,
+        }
+    }
+    drop(src);
+    dst.finish()?;
+    Ok(empty)
+}
+
+/// Sets each copy's record in `fuzzy.fpd` (one per document, so a copy's
+/// place holds a zero until now) to its original's signature.
+pub fn fill_fuzzy(out: &OutDir, spec: &str, copies: &Copies) -> anyhow::Result<()> {
+    let path = out.fuzzy();
+    let src = Mapped::<FuzzySignature>::open(&path)?;
+    let mut dst = RecordWriter::create(&path, Header::new::<FuzzySignature>(spec, false, 0, 1))?;
+    let mut next = copies.iter().peekable();
+    for (doc, record) in src.iter().enumerate() {
+        match next.peek() {
+            Some(&&(copy, original)) if copy as usize == doc => {
+                dst.push(&src.get(original as usize))?;
+                next.next();
+            }
+            _ => dst.push(&record)?,
+        }
+    }
+    drop(src);
+    dst.finish()?;
+    Ok(())
+}
+
+/// Fills each copy's `bytes`, `lines`, `chunks` and `title` in
+/// `fingerprint-docs.csv` from its original's row, in one pass: originals
+/// come before their copies, and only the rows of originals that have
+/// copies are held, until their last copy.
+pub fn fill_docs(out: &OutDir, copies: &Copies) -> anyhow::Result<()> {
+    let path = out.fingerprint_docs();
+    let mut reader =
+        csv::Reader::from_path(&path).with_context(|| format!("cannot open {}", path.display()))?;
+    let headers = reader.headers().with_context(|| format!("cannot read {}", path.display()))?.clone();
+    let mut writer = super::CsvOut::create(path.clone(), &headers.iter().collect::<Vec<_>>())?;
+    // Copies left per original, and the rows of originals still needed.
+    let mut wanted: HashMap<u32, u32> = HashMap::new();
+    for &(_, original) in copies {
+        *wanted.entry(original).or_insert(0) += 1;
+    }
+    let mut held: HashMap<u32, csv::StringRecord> = HashMap::new();
+    let mut next = copies.iter().peekable();
+    let mut record = csv::StringRecord::new();
+    let mut row = 0u32;
+    while reader.read_record(&mut record).with_context(|| format!("cannot read {}", path.display()))? {
+        match next.peek() {
+            Some(&&(copy, original)) if copy == row => {
+                next.next();
+                let Some(src) = held.get(&original) else {
+                    bail!("{}: row {row} copies document {original}, which is not before it", path.display());
+                };
+                // doc_id,url,host,source from the copy; the rest from the original.
+                let filled: Vec<&str> = record.iter().take(4).chain(src.iter().skip(4)).collect();
+                writer.row(&filled)?;
+                let left = wanted.get_mut(&original).map(|n| {
+                    *n -= 1;
+                    *n
+                });
+                if left == Some(0) {
+                    held.remove(&original);
+                }
+            }
+            _ => {
+                if wanted.contains_key(&row) {
+                    held.insert(row, record.clone());
+                }
+                writer.row(&record)?;
+            }
+        }
+        row += 1;
+    }
+    writer.finish()
+}
+
+/// Adds the copies' FPrint-DocID records to a sorted stream of one
+/// partition: for every `(f, original)`, a `(f, copy)` in its sorted place.
+/// Copies have larger docIDs than their originals, so a copy's record is
+/// held until the stream passes its docID or the fingerprint changes; what
+/// is held is at most one fingerprint group's copies.
+pub struct Expander<'a> {
+    /// `(original, copy)`, sorted.
+    by_original: &'a [(u32, u32)],
+    fprint: u64,
+    held: std::collections::BinaryHeap<std::cmp::Reverse<u32>>,
+    /// Records added.
+    pub added: u64,
+}
+
+impl<'a> Expander<'a> {
+    pub fn new(by_original: &'a [(u32, u32)]) -> Expander<'a> {
+        Expander { by_original, fprint: 0, held: Default::default(), added: 0 }
+    }
+
+    /// Emits `record`, preceded by the held copies that sort before it and
+    /// followed by holding its own copies.
+    pub fn push(
+        &mut self,
+        record: ChunkRecord,
+        emit: &mut impl FnMut(ChunkRecord) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        if record.fprint != self.fprint {
+            self.flush(emit)?;
+            self.fprint = record.fprint;
+        }
+        while let Some(&std::cmp::Reverse(doc)) = self.held.peek()
+            && doc < record.doc
+        {
+            self.held.pop();
+            self.added += 1;
+            emit(ChunkRecord { fprint: self.fprint, doc })?;
+        }
+        emit(record)?;
+        let start = self.by_original.partition_point(|&(o, _)| o < record.doc);
+        for &(_, copy) in self.by_original[start..].iter().take_while(|&&(o, _)| o == record.doc) {
+            self.held.push(std::cmp::Reverse(copy));
+        }
+        Ok(())
+    }
+
+    /// Emits every held copy: call at the end of the stream.
+    pub fn flush(&mut self, emit: &mut impl FnMut(ChunkRecord) -> anyhow::Result<()>) -> anyhow::Result<()> {
+        while let Some(std::cmp::Reverse(doc)) = self.held.pop() {
+            self.added += 1;
+            emit(ChunkRecord { fprint: self.fprint, doc })?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(digest: Option<&str>, content_type: &str, url: &str, date: Option<&str>) -> RawDoc {
+        RawDoc {
+            url: url.into(),
+            content_type: Some(content_type.into()),
+            payload_digest: digest.and_then(crate::read::digest::parse),
+            date: date.map(str::to_string),
+            ..RawDoc::default()
+        }
+    }
+
+    #[test]
+    fn the_same_digest_decoded_the_same_way_is_a_copy() {
+        let mut index = CopyIndex::default();
+        let a = raw(Some("sha1:VL2MMHO4YXUKFWV63YHTWSBM3GXKSQ2N"), "text/html", "http://a/", None);
+        let Claim::Original(key) = index.claim(&a) else { panic!() };
+        // Base16 of the same digest, another URL.
+        let b = raw(Some("sha1:aaf4c61ddcc5e8a2dabede0f3b482cd9aea9434d"), "text/html", "http://b/", None);
+        assert_eq!(index.claim(&b), Claim::Copy(key));
+        // Same bytes as text/plain, or gzip-encoded: extracted on their own.
+        let c = raw(Some("sha1:VL2MMHO4YXUKFWV63YHTWSBM3GXKSQ2N"), "text/plain", "http://c/", None);
+        assert_eq!(index.claim(&c), Claim::None);
+        let d = RawDoc { codings: "gzip".into(), ..a.clone() };
+        assert_eq!(index.claim(&d), Claim::None);
+        assert_eq!(index.outcome(&key), None, "pending until written");
+        index.record(key, Became::Doc(7));
+        assert_eq!(index.outcome(&key), Some(Became::Doc(7)));
+        index.record(key, Became::Skip(SkipReason::UnsupportedContentType));
+        assert_eq!(index.outcome(&key), Some(Became::Skip(SkipReason::UnsupportedContentType)));
+    }
+
+    #[test]
+    fn revisits_find_originals_by_digest_or_by_uri_and_date() {
+        let mut index = CopyIndex::default();
+        let a = raw(Some("sha1:VL2MMHO4YXUKFWV63YHTWSBM3GXKSQ2N"), "text/html", "http://a/", Some("D1"));
+        let b = raw(None, "text/html", "http://b/", Some("2024-01-01T00:00:00Z"));
+        let Claim::Original(ka) = index.claim(&a) else { panic!() };
+        let Claim::Original(kb) = index.claim(&b) else { panic!() };
+        // The same URI and date again, without a digest: not a copy.
+        assert_eq!(index.claim(&b), Claim::None);
+        index.record(ka, Became::Doc(0));
+        index.record(kb, Became::Doc(1));
+        let by_digest = Revisit {
+            payload_digest: crate::read::digest::parse("sha1:aaf4c61ddcc5e8a2dabede0f3b482cd9aea9434d"),
+            ..Revisit::default()
+        };
+        let by_uri = Revisit {
+            refers_to: Some(("http://b/".into(), " 2024-01-01T00:00:00Z".into())),
+            ..Revisit::default()
+        };
+        let outcomes = |r: &Revisit| -> Vec<Option<Became>> {
+            CopyIndex::revisit_keys(r).iter().map(|k| k.as_ref().and_then(|k| index.outcome(k))).collect()
+        };
+        assert_eq!(outcomes(&by_digest), [Some(Became::Doc(0)), None]);
+        assert_eq!(outcomes(&by_uri), [None, Some(Became::Doc(1))]);
+        // The original with a digest is not indexed by URI and date.
+        let by_uri_a = Revisit { refers_to: Some(("http://a/".into(), "D1".into())), ..Revisit::default() };
+        assert_eq!(outcomes(&by_uri_a), [None, None]);
+    }
+
+    #[test]
+    fn outcomes_pack_and_unpack() {
+        for o in [Became::Pending, Became::Doc(0), Became::Doc(FIRST_CODE - 1)]
+            .into_iter()
+            .chain(SkipReason::ALL.iter().map(|&r| Became::Skip(r)))
+        {
+            assert_eq!(Became::unpack(o.pack()), o);
+        }
+    }
+
+    #[test]
+    fn expander_puts_copies_in_sorted_place() {
+        // Copies: 5 of 1, 3 of 1, 4 of 2.
+        let by_original = [(1, 3), (1, 5), (2, 4)];
+        let stream = [(10u64, 0u32), (10, 1), (10, 2), (10, 6), (11, 2), (12, 1)];
+        let mut got = Vec::new();
+        let mut ex = Expander::new(&by_original);
+        let mut emit = |r: ChunkRecord| {
+            got.push((r.fprint, r.doc));
+            Ok(())
+        };
+        for (fprint, doc) in stream {
+            ex.push(ChunkRecord { fprint, doc }, &mut emit).unwrap();
+        }
+        ex.flush(&mut emit).unwrap();
+        assert_eq!(
+            got,
+            [
+                (10, 0),
+                (10, 1),
+                (10, 2),
+                (10, 3),
+                (10, 4),
+                (10, 5),
+                (10, 6),
+                (11, 2),
+                (11, 4),
+                (12, 1),
+                (12, 3),
+                (12, 5)
+            ]
+        );
+        assert_eq!(ex.added, 6);
+    }
+}

@@ -1,0 +1,125 @@
+//! `WARC-Payload-Digest` values, normalized so that the same digest
+//! written two ways compares equal.
+//!
+//! Writers differ: Heritrix, wget and warcio write `sha1:` and 32 base32
+//! characters (RFC 4648, upper case), others base16, some `sha-1` or
+//! `SHA1`, some add padding. A digest is reduced to its algorithm (lower
+//! case, without `-`) and its raw bytes, and kept as the xxh3-128 of those
+//! ([`Digest`]): 16 bytes whatever the algorithm, which is what the
+//! fingerprint stage's copy index needs, and equal exactly when algorithm
+//! and bytes are equal (up to a 2^-128 accident).
+//!
+//! Base32 and base16 are decoded by hand: two short loops do not justify a
+//! dependency, and the alphabets are fixed by the standard.
+
+use xxhash_rust::xxh3::xxh3_128;
+
+/// A normalized payload digest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Digest(pub u128);
+
+/// Byte lengths of the digests writers use, by normalized algorithm name.
+fn known_len(algorithm: &str) -> Option<usize> {
+    match algorithm {
+        "md5" => Some(16),
+        "sha1" => Some(20),
+        "sha224" => Some(28),
+        "sha256" => Some(32),
+        "sha384" => Some(48),
+        "sha512" => Some(64),
+        _ => None,
+    }
+}
+
+/// Parses a `WARC-Payload-Digest` value (`algorithm:value`). The value is
+/// read as base16 when it is hex digits of exactly the algorithm's length
+/// (or of any even length for an unknown algorithm), otherwise as base32;
+/// a value that is neither is kept as written, so that two records with
+/// the same odd value still match. `None` when there is no `:` or either
+/// side is empty.
+pub fn parse(value: &str) -> Option<Digest> {
+    let (algorithm, encoded) = value.trim().split_once(':')?;
+    let algorithm: String =
+        algorithm.trim().chars().filter(|&c| c != '-' && c != '_').flat_map(char::to_lowercase).collect();
+    let encoded = encoded.trim();
+    if algorithm.is_empty() || encoded.is_empty() {
+        return None;
+    }
+    let hex_len_fits = match known_len(&algorithm) {
+        Some(n) => encoded.len() == 2 * n,
+        None => encoded.len() % 2 == 0,
+    };
+    let raw = if hex_len_fits && encoded.bytes().all(|b| b.is_ascii_hexdigit()) {
+        base16(encoded)
+    } else {
+        base32(encoded)
+    };
+    let raw = raw.unwrap_or_else(|| encoded.as_bytes().to_vec());
+    let mut key = Vec::with_capacity(algorithm.len() + 1 + raw.len());
+    key.extend_from_slice(algorithm.as_bytes());
+    key.push(0);
+    key.extend_from_slice(&raw);
+    Some(Digest(xxh3_128(&key)))
+}
+
+fn base16(s: &str) -> Option<Vec<u8>> {
+    let digit = |b: u8| char::from(b).to_digit(16);
+    s.as_bytes()
+        .chunks(2)
+        .map(|pair| match pair {
+            [hi, lo] => Some((digit(*hi)? * 16 + digit(*lo)?) as u8),
+            _ => None,
+        })
+        .collect()
+}
+
+/// RFC 4648 base32, either case, `=` padding optional.
+fn base32(s: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(s.len() * 5 / 8);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for b in s.trim_end_matches('=').bytes() {
+        let v = match b.to_ascii_uppercase() {
+            c @ b'A'..=b'Z' => c - b'A',
+            c @ b'2'..=b'7' => c - b'2' + 26,
+            _ => return None,
+        };
+        acc = (acc << 5) | u32::from(v);
+        bits += 5;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base32_and_base16_of_the_same_sha1_are_equal() {
+        // sha1("hello") = aaf4c61ddcc5e8a2dabede0f3b482cd9aea9434d
+        let b16 = parse("sha1:aaf4c61ddcc5e8a2dabede0f3b482cd9aea9434d").unwrap();
+        let b32 = parse("sha1:VL2MMHO4YXUKFWV63YHTWSBM3GXKSQ2N").unwrap();
+        assert_eq!(b16, b32);
+        assert_eq!(parse(" SHA-1:vl2mmho4yxukfwv63yhtwsbm3gxksq2n ").unwrap(), b32);
+        assert_eq!(parse("sha1:AAF4C61DDCC5E8A2DABEDE0F3B482CD9AEA9434D").unwrap(), b32);
+        // Another digest, another algorithm with the same bytes: different.
+        assert_ne!(parse("sha1:VL2MMHO4YXUKFWV63YHTWSBM3GXKSQ2O").unwrap(), b32);
+        assert_ne!(parse("md5:VL2MMHO4YXUKFWV63YHTWSBM3GXKSQ2N").unwrap(), b32);
+    }
+
+    #[test]
+    fn padding_odd_values_and_bad_fields() {
+        assert_eq!(base32("MZXW6==="), Some(b"foo".to_vec()));
+        assert_eq!(base32("MZXW6"), Some(b"foo".to_vec()));
+        assert_eq!(base32("MZ!W6"), None);
+        assert_eq!(parse("sha256:not base32!"), parse("sha256:not base32!"));
+        assert!(parse("sha256:not base32!").is_some());
+        assert_eq!(parse("nocolon"), None);
+        assert_eq!(parse("sha1:"), None);
+        assert_eq!(parse(":abc"), None);
+    }
+}
