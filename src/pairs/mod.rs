@@ -278,21 +278,27 @@ pub(crate) fn read_options(out: &OutDir) -> anyhow::Result<ReadOptions> {
     })
 }
 
-/// The counting method to run, with what `auto` measured to choose it.
-fn choose(input: &CountInput<'_>, cfg: &PairsConfig) -> anyhow::Result<(Chosen, Option<AutoStats>)> {
-    let coarse = |variant, p| {
-        Chosen::Coarse(coarse::CoarseCounting { variant, counters: cfg.counters, pair_instances: p })
+/// The counting method to run, its name, and what `auto` measured to
+/// choose it.
+type Chosen = (Box<dyn CountingMethod>, &'static str, Option<AutoStats>);
+
+fn choose(input: &CountInput<'_>, cfg: &PairsConfig) -> anyhow::Result<Chosen> {
+    let sort = |p| -> Box<dyn CountingMethod> { Box::new(sort::SortCounting { pair_instances: p }) };
+    let coarse = |variant, p| -> Box<dyn CountingMethod> {
+        Box::new(coarse::CoarseCounting { variant, counters: cfg.counters, pair_instances: p })
     };
-    let prefix = |index| Chosen::Prefix(prefix::PrefixCounting { index: std::cell::Cell::new(index) });
+    let prefix = |index| -> Box<dyn CountingMethod> {
+        Box::new(prefix::PrefixCounting { index: std::cell::Cell::new(index) })
+    };
     Ok(match cfg.method {
-        Method::Sort => (Chosen::Sort(sort::SortCounting { pair_instances: None }), None),
-        Method::Coarse(variant) => (coarse(variant, None), None),
-        Method::Prefix => (prefix(None), None),
+        Method::Sort => (sort(None), "sort", None),
+        Method::Coarse(variant) => (coarse(variant, None), "coarse", None),
+        Method::Prefix => (prefix(None), "prefix", None),
         Method::Auto(variant) => {
             let p = pair_instances(input)?;
             let mut auto = AutoStats { pair_instances: p, ..AutoStats::default() };
             if p < AUTO_COARSE_PAIRS {
-                return Ok((Chosen::Sort(sort::SortCounting { pair_instances: Some(p) }), Some(auto)));
+                return Ok((sort(Some(p)), "sort", Some(auto)));
             }
             let index = prefix::PrefixIndex::build(input)?;
             auto.prefix_candidate_instances = Some(index.candidate_instances());
@@ -300,42 +306,12 @@ fn choose(input: &CountInput<'_>, cfg: &PairsConfig) -> anyhow::Result<(Chosen, 
             // Coarse counting reads every pair instance twice (hashing,
             // then verification), at random places in its counters.
             if index.work() < p.saturating_mul(AUTO_COARSE_READS) {
-                (prefix(Some(index)), Some(auto))
+                (prefix(Some(index)), "prefix", Some(auto))
             } else {
-                (coarse(variant, Some(p)), Some(auto))
+                (coarse(variant, Some(p)), "coarse", Some(auto))
             }
         }
     })
-}
-
-/// A counting method ready to run.
-enum Chosen {
-    Sort(sort::SortCounting),
-    Coarse(coarse::CoarseCounting),
-    Prefix(prefix::PrefixCounting),
-}
-
-impl Chosen {
-    fn name(&self) -> &'static str {
-        match self {
-            Chosen::Sort(_) => "sort",
-            Chosen::Coarse(_) => "coarse",
-            Chosen::Prefix(_) => "prefix",
-        }
-    }
-
-    fn count(
-        &self,
-        input: &CountInput<'_>,
-        stats: &mut PairsStats,
-        emit: &mut dyn FnMut(Overlap) -> anyhow::Result<()>,
-    ) -> anyhow::Result<()> {
-        match self {
-            Chosen::Sort(m) => m.count(input, stats, emit),
-            Chosen::Coarse(m) => m.count(input, stats, emit),
-            Chosen::Prefix(m) => m.count(input, stats, emit),
-        }
-    }
 }
 
 /// Counts the Overlap table of `out` and writes `overlap.csv`.
@@ -383,8 +359,8 @@ pub fn run(out: &OutDir, cfg: &PairsConfig, progress: &Progress) -> anyhow::Resu
     w.write_all(b"doc_i,doc_j,shared\n").with_context(write_err)?;
     let mut emitted = 0u64;
     let mut line = String::with_capacity(32);
-    let (method, auto) = choose(&input, cfg)?;
-    stats.method = method.name().to_string();
+    let (method, name, auto) = choose(&input, cfg)?;
+    stats.method = name.to_string();
     stats.method_auto = auto.is_some();
     stats.auto = auto;
     method.count(&input, &mut stats, &mut |o| {
