@@ -20,7 +20,7 @@ use crate::report::{self, FuzzyConfig, ReportConfig};
 use crate::stage::Outcome;
 use crate::stats::Summary;
 use crate::store::OutDir;
-use crate::{dump, exact};
+use crate::{dump, exact, export};
 
 /// Measures how much of a web crawl is copied: exact copies, and every pair
 /// of documents sharing at least T chunk fingerprints (the Overlap table).
@@ -64,6 +64,8 @@ struct RunArgs {
     audit: AuditArgs,
     #[command(flatten)]
     resources: ResourceArgs,
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
 #[derive(Args, Debug)]
@@ -72,6 +74,32 @@ struct FingerprintArgs {
     input: InputArgs,
     #[command(flatten)]
     resources: ResourceArgs,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+#[derive(Args, Debug)]
+struct OutputArgs {
+    /// `parquet` also writes parquet/postings.parquet and parquet/docs.parquet after the
+    /// fingerprint stage, for Spark or DuckDB; `csv` writes only the usual files.
+    #[arg(long, value_name = "FORMAT", value_enum, default_value_t = OutputFormat::Csv)]
+    format: OutputFormat,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum OutputFormat {
+    Csv,
+    Parquet,
+}
+
+impl OutputArgs {
+    /// The Parquet export, when asked for; after the fingerprint stage.
+    fn export(&self, out: &OutDir, progress: &Progress) -> anyhow::Result<()> {
+        if self.format == OutputFormat::Parquet {
+            report(progress, export::run(out, progress)?);
+        }
+        Ok(())
+    }
 }
 
 #[derive(Args, Debug)]
@@ -325,6 +353,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             let out = OutDir::new(&args.input.out);
             let memory = args.resources.memory;
             report(&progress, fingerprint::run(&out, &args.input.config(memory), &progress)?);
+            args.output.export(&out, &progress)?;
             report(&progress, exact::run(&out, memory.0, &progress)?);
             report(&progress, pairs::run(&out, &args.count.config(memory), &progress)?);
             report(&progress, report::run(&out, &args.audit.config(memory, &[]), &progress)?);
@@ -335,6 +364,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             let out = OutDir::new(&args.input.out);
             let cfg = args.input.config(args.resources.memory);
             report(&progress, fingerprint::run(&out, &cfg, &progress)?);
+            args.output.export(&out, &progress)?;
             Ok(())
         }
         Command::Exact(args) => {

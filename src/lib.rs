@@ -8,7 +8,8 @@
 //! 2. [`extract`]: a payload to normalized text lines;
 //! 3. [`chunk`]: text to chunk fingerprints;
 //! 4. [`store`]: the on-disk FPrint-DocID files and their layout;
-//!    [`fingerprint`] is the stage that drives 1-4;
+//!    [`fingerprint`] is the stage that drives 1-4, and [`export`] copies
+//!    its outputs to Parquet for cluster engines;
 //! 5. [`exact`]: exact-copy groups and their centers;
 //! 6. [`pairs`]: the Overlap table, one file per counting method;
 //! 7. [`report`]: the crawl audit (replica histogram, savings, groups,
@@ -21,6 +22,7 @@ pub mod chunk;
 pub mod cli;
 pub mod dump;
 pub mod exact;
+pub mod export;
 pub mod extract;
 pub mod fingerprint;
 pub mod fuzzy;

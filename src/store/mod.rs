@@ -16,6 +16,7 @@
 //! | `stop-chunks.csv` | pairs, with `--max-df` | `fprint,df,pairs,example_doc,text`, most frequent first |
 //! | `report.json`, `report.html` | report | the crawl audit (see `report`) |
 //! | `groups.csv`, `hosts.csv`, `aliases.csv`, `flags.csv` | report | near-replica groups, host overlap, URL aliases, per-document flags |
+//! | `parquet/postings.parquet`, `parquet/docs.parquet` | fingerprint, with `--format parquet` | the postings and document table for Spark and DuckDB (see [`parquet`]) |
 //! | `stats.json` | every stage | one section per stage |
 //! | `.overlap/` | every stage | stage stamps and temporary files |
 //!
@@ -62,6 +63,7 @@
 //! documents, more than the largest crawl one machine can process.
 
 mod file;
+pub mod parquet;
 pub mod sort;
 mod stamp;
 
@@ -125,6 +127,18 @@ impl OutDir {
 
     pub fn fingerprint_docs(&self) -> PathBuf {
         self.root.join("fingerprint-docs.csv")
+    }
+
+    pub fn parquet_dir(&self) -> PathBuf {
+        self.root.join("parquet")
+    }
+
+    pub fn parquet_postings(&self) -> PathBuf {
+        self.parquet_dir().join("postings.parquet")
+    }
+
+    pub fn parquet_docs(&self) -> PathBuf {
+        self.parquet_dir().join("docs.parquet")
     }
 
     pub fn centers(&self) -> PathBuf {

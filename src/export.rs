@@ -1,0 +1,45 @@
+//! The Parquet export: the fingerprint stage's outputs as Parquet
+//! (`--format parquet`), for engines that scale past one machine.
+//!
+//! A stage of its own, chained on the fingerprint stage's stamp, so that
+//! `src/fingerprint.rs` does not know about Parquet, a re-run with the same
+//! inputs skips the export too, and a run without `--format parquet` is the
+//! same as before. The layout is documented in [`crate::store::parquet`].
+
+use crate::fingerprint;
+use crate::progress::Progress;
+use crate::stage::{Outcome, Stage};
+use crate::stats::{Measured, Summary};
+use crate::store::OutDir;
+use crate::store::parquet::{self, ParquetStats};
+
+pub const STAGE: &str = "parquet";
+
+/// Writes `parquet/postings.parquet` and `parquet/docs.parquet`, unless
+/// they are up to date with the fingerprint stage's outputs.
+pub fn run(out: &OutDir, progress: &Progress) -> anyhow::Result<Outcome<ParquetStats>> {
+    let key = Stage::chained_key(out, STAGE, fingerprint::STAGE, &[])?;
+    let Some(stage) = Stage::begin(out, STAGE, key, progress)? else {
+        return Ok(Outcome::UpToDate);
+    };
+    let mut stats = ParquetStats::default();
+    parquet::write(out, &mut stats)?;
+    stage.finish(&mut stats, &[out.parquet_postings(), out.parquet_docs()])?;
+    Ok(Outcome::Ran(stats))
+}
+
+impl Measured for ParquetStats {
+    fn measured(&mut self, seconds: f64, peak_rss_bytes: Option<u64>) {
+        self.seconds = seconds;
+        self.peak_rss_bytes = peak_rss_bytes;
+    }
+}
+
+impl Summary for ParquetStats {
+    fn summary(&self) -> String {
+        format!(
+            "parquet: {} postings ({} bytes), {} documents ({} bytes) in {:.1} s",
+            self.postings, self.postings_bytes, self.documents, self.docs_bytes, self.seconds
+        )
+    }
+}
