@@ -13,7 +13,6 @@ pub mod prefix;
 pub mod sort;
 pub mod stop;
 
-use std::fmt;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -76,17 +75,6 @@ impl FromStr for Method {
             "auto" => Ok(Method::Auto(CoarseVariant::default())),
             "prefix" => Ok(Method::Prefix),
             _ => Err(format!("unknown counting method '{s}' (available: auto, sort, coarse, prefix)")),
-        }
-    }
-}
-
-impl fmt::Display for Method {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Method::Sort => f.write_str("sort"),
-            Method::Coarse(_) => f.write_str("coarse"),
-            Method::Prefix => f.write_str("prefix"),
-            Method::Auto(_) => f.write_str("auto"),
         }
     }
 }

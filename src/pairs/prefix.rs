@@ -33,7 +33,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::aggregate::{self, RunBuilder, RunDir, pack};
-use super::{CountInput, CountingMethod, GroupStats, Overlap, for_each_group};
+use super::{CountInput, CountingMethod, GroupStats, Overlap, for_each_group, scan_groups};
 use crate::stats::PairsStats;
 use crate::store::{self, ChunkRecord, HEADER_SIZE, Header, Mapped, Record, RecordWriter};
 
@@ -155,28 +155,16 @@ impl PrefixIndex {
         self.groups.fill(stats);
         let runs = RunDir::new(input.scratch);
         let mut builder = RunBuilder::new(aggregate::buffer_pairs(input.memory), &runs);
-        {
-            let prefixes = Mapped::<ChunkRecord>::open(&self.prefixes)?;
-            let mut group: Vec<u32> = Vec::new();
-            let mut current = None;
-            let flush = |group: &mut Vec<u32>, builder: &mut RunBuilder<'_>| -> anyhow::Result<()> {
-                for (x, &i) in group.iter().enumerate() {
-                    for &j in &group[x + 1..] {
-                        builder.push(pack(i, j))?;
-                    }
+        // The prefix index is a sorted FPrint-DocID file of counted
+        // documents: its groups are read like the partitions'.
+        scan_groups(&self.prefixes, input.counted, |docs, _| {
+            for (x, &i) in docs.iter().enumerate() {
+                for &j in &docs[x + 1..] {
+                    builder.push(pack(i, j))?;
                 }
-                group.clear();
-                Ok(())
-            };
-            for r in prefixes.iter() {
-                if current != Some(r.fprint) {
-                    flush(&mut group, &mut builder)?;
-                    current = Some(r.fprint);
-                }
-                group.push(r.doc);
             }
-            flush(&mut group, &mut builder)?;
-        }
+            Ok(())
+        })?;
         store::remove_file_if_exists(&self.prefixes)?;
 
         let lists = Mapped::<DocPosting>::open(&self.lists)?;
