@@ -18,19 +18,18 @@
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
-use std::thread;
 
 use anyhow::{Context, bail};
 use rayon::prelude::*;
 
 mod copies;
+mod pipeline;
 
 use crate::chunk::{Chunker, Chunking, exact_hash};
 use crate::extract;
 use crate::fuzzy;
 use crate::progress::Progress;
-use crate::read::{self, Input, InputSkip, Item, ReadOptions, SkipReason};
+use crate::read::{InputSkip, Item, ReadOptions, SkipReason};
 use crate::stage::{Outcome, Stage};
 use crate::stats::{CORRUPT_SAMPLES, CorruptSample, FingerprintStats, InputStats};
 use crate::store::{
@@ -47,9 +46,6 @@ const PARTITION_SHIFT: u32 = 64 - PARTITIONS.trailing_zeros();
 
 /// The columns of `fingerprint-docs.csv`.
 const DOCS_HEADER: [&str; 8] = ["doc_id", "url", "host", "source", "bytes", "lines", "chunks", "title"];
-
-/// Records per batch sent from the reader.
-const BATCH_RECORDS: usize = 512;
 
 /// The payload bytes at which the reader sends a batch early: at most
 /// 8 MiB, and small enough that every batch in flight (the channel, the
@@ -147,14 +143,6 @@ fn check_inputs(inputs: &[PathBuf]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A batch of records from one input.
-struct Batch {
-    input: usize,
-    items: Vec<Item>,
-    /// Set, with no items, when the whole input is skipped.
-    skipped: Option<InputSkip>,
-}
-
 /// One record after extraction and fingerprinting.
 enum Processed {
     /// With the key it claimed as an original, whose outcome the sink
@@ -206,116 +194,58 @@ fn ingest(
     scratch: &Path,
     progress: &Progress,
 ) -> anyhow::Result<(FingerprintStats, copies::Copies)> {
-    let window = 2 * rayon::current_num_threads();
-    let channel = window + 2;
-    let (tx, rx) = sync_channel::<anyhow::Result<Batch>>(channel);
-    let inputs = cfg.inputs.clone();
-    let read_opts = cfg.read.clone();
-    let max_bytes = batch_bytes(cfg.memory, window + channel);
-    let reader = thread::Builder::new()
-        .name("overlap-read".into())
-        .spawn(move || read_inputs(&inputs, &read_opts, max_bytes, &tx))
-        .context("cannot start the reader thread")?;
-
+    let window = 2 * rayon::current_num_threads() + 2;
+    let max_bytes = batch_bytes(cfg.memory, window);
     let mut sink = Sink::create(out, cfg, scratch, progress)?;
     let max_doc_bytes = usize::try_from(cfg.max_doc_bytes).unwrap_or(usize::MAX);
-    let result = process_batches(&rx, window, cfg.chunking, max_doc_bytes, &mut sink);
-    // Unblock the reader if processing failed, then collect it.
-    drop(rx);
-    let _ = reader.join();
-    result?;
+    let mut steps = Steps { sink: &mut sink, chunking: cfg.chunking, max_doc_bytes };
+    pipeline::run(&cfg.inputs, &cfg.read, max_bytes, window, &mut steps)?;
     sink.finish()
 }
 
-/// Runs on the reader thread: sends batches in input order, or the first
-/// fatal error.
-fn read_inputs(
-    inputs: &[PathBuf],
-    opts: &ReadOptions,
-    max_bytes: usize,
-    tx: &SyncSender<anyhow::Result<Batch>>,
-) {
-    for (index, path) in inputs.iter().enumerate() {
-        if let Err(e) = read_one(index, path, opts, max_bytes, tx) {
-            let _ = tx.send(Err(e));
-            return;
-        }
-    }
-}
-
-fn read_one(
-    index: usize,
-    path: &Path,
-    opts: &ReadOptions,
-    max_bytes: usize,
-    tx: &SyncSender<anyhow::Result<Batch>>,
-) -> anyhow::Result<()> {
-    let mut reader = match read::open(path, opts)? {
-        Input::Records(reader) => reader,
-        Input::Skipped(why) => {
-            let _ = tx.send(Ok(Batch { input: index, items: Vec::new(), skipped: Some(why) }));
-            return Ok(());
-        }
-    };
-    let mut items = Vec::with_capacity(BATCH_RECORDS);
-    let mut bytes = 0usize;
-    loop {
-        let item = reader.next_item().with_context(|| format!("cannot read {}", path.display()))?;
-        let Some(item) = item else { break };
-        if let Item::Doc(doc) = &item {
-            bytes += doc.body.len();
-        }
-        items.push(item);
-        if items.len() >= BATCH_RECORDS || bytes >= max_bytes {
-            let batch = Batch {
-                input: index,
-                items: std::mem::replace(&mut items, Vec::with_capacity(BATCH_RECORDS)),
-                skipped: None,
-            };
-            bytes = 0;
-            if tx.send(Ok(batch)).is_err() {
-                return Ok(());
-            }
-        }
-    }
-    // An empty batch still tells the sink that this input was read.
-    let _ = tx.send(Ok(Batch { input: index, items, skipped: None }));
-    Ok(())
-}
-
-/// Processes windows of batches in parallel and hands them to the sink in
+/// The fingerprint stage's steps in the pipeline: copies are found in
+/// input order before the parallel work, and results written in input
 /// order.
-fn process_batches(
-    rx: &Receiver<anyhow::Result<Batch>>,
-    window: usize,
+struct Steps<'s, 'a> {
+    sink: &'s mut Sink<'a>,
     chunking: Chunking,
     max_doc_bytes: usize,
-    sink: &mut Sink,
-) -> anyhow::Result<()> {
-    let mut pending: Vec<Batch> = Vec::with_capacity(window);
-    let mut done = false;
-    while !done {
-        match rx.recv() {
-            Ok(batch) => pending.push(batch?),
-            Err(_) => done = true,
-        }
-        if pending.len() >= window || (done && !pending.is_empty()) {
-            // Copies are found here, in input order, before the parallel work.
-            let planned: Vec<(usize, Option<InputSkip>, Vec<Work>)> =
-                pending.drain(..).map(|b| (b.input, b.skipped, plan(b.items, &mut sink.index))).collect();
-            let processed: Vec<(usize, Option<InputSkip>, Vec<Processed>)> = planned
-                .into_par_iter()
-                .map(|(input, skipped, work)| (input, skipped, process_batch(work, chunking, max_doc_bytes)))
-                .collect();
-            for (input, skipped, items) in processed {
-                if let Some(why) = skipped {
-                    sink.skip_input(input, why);
-                }
-                sink.write(input, items)?;
-            }
+}
+
+/// A batch planned for processing.
+struct Planned {
+    input: usize,
+    skipped: Option<InputSkip>,
+    work: Vec<Work>,
+    chunking: Chunking,
+    max_doc_bytes: usize,
+}
+
+impl pipeline::Steps for Steps<'_, '_> {
+    type Work = Planned;
+    type Out = (usize, Option<InputSkip>, Vec<Processed>);
+
+    fn plan(&mut self, batch: pipeline::Batch) -> Planned {
+        self.sink.stats.inputs[batch.key.input].segments = batch.segments as u64;
+        Planned {
+            input: batch.key.input,
+            skipped: batch.skipped,
+            work: plan(batch.items, &mut self.sink.index),
+            chunking: self.chunking,
+            max_doc_bytes: self.max_doc_bytes,
         }
     }
-    Ok(())
+
+    fn process(p: Planned) -> Self::Out {
+        (p.input, p.skipped, process_batch(p.work, p.chunking, p.max_doc_bytes))
+    }
+
+    fn write(&mut self, (input, skipped, items): Self::Out) -> anyhow::Result<()> {
+        if let Some(why) = skipped {
+            self.sink.skip_input(input, why);
+        }
+        self.sink.write(input, items)
+    }
 }
 
 /// A record on its way to processing: read, or already known to copy an
@@ -455,6 +385,11 @@ struct Sink<'a> {
     inputs: Vec<String>,
     progress: &'a Progress,
     bar: indicatif::ProgressBar,
+    /// For the bar, when every input's size is known: the bytes of the
+    /// inputs before each one. The bar shows how far into its inputs
+    /// (compressed bytes) the stage is, with a rate and a time to go;
+    /// otherwise a spinner counts payload bytes.
+    input_starts: Option<Vec<u64>>,
     parts: Vec<RecordWriter<ChunkRecord>>,
     exact: RecordWriter<ExactRecord>,
     fuzzy: RecordWriter<FuzzySignature>,
@@ -509,11 +444,20 @@ impl<'a> Sink<'a> {
             partitions: PARTITIONS,
             ..FingerprintStats::default()
         };
-        let bar = progress.bytes("fingerprint", None);
+        let sizes: Option<Vec<u64>> = stats.inputs.iter().map(|i| i.bytes).collect();
+        let input_starts = sizes.filter(|_| cfg.inputs.iter().all(|p| p.as_os_str() != "-")).map(|sizes| {
+            sizes.iter().scan(0u64, |at, &n| Some(std::mem::replace(at, *at + n))).collect::<Vec<u64>>()
+        });
+        let total = input_starts
+            .as_ref()
+            .zip(stats.inputs.last())
+            .map(|(starts, last)| starts.last().copied().unwrap_or(0) + last.bytes.unwrap_or(0));
+        let bar = progress.bytes("fingerprint", total);
         Ok(Sink {
             inputs,
             progress,
             bar,
+            input_starts,
             parts,
             exact,
             fuzzy,
@@ -529,6 +473,7 @@ impl<'a> Sink<'a> {
 
     fn write(&mut self, input: usize, items: Vec<Processed>) -> anyhow::Result<()> {
         for item in items {
+            self.advance(input, &item);
             self.stats.records += 1;
             self.stats.inputs[input].records += 1;
             match item {
@@ -553,6 +498,22 @@ impl<'a> Sink<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Moves the bar to where `item` starts in its input. Offsets past the
+    /// input's size (positions in decompressed data) count as its end.
+    fn advance(&mut self, input: usize, item: &Processed) {
+        let Some(starts) = &self.input_starts else { return };
+        let offset = match item {
+            Processed::Doc(doc, _) => doc.offset,
+            Processed::Skip { offset, .. } | Processed::Redirect { offset, .. } => *offset,
+            Processed::Copy(copy) => copy.offset,
+        };
+        let size = self.stats.inputs[input].bytes.unwrap_or(0);
+        let at = starts.get(input).copied().unwrap_or(0) + offset.min(size);
+        if at > self.bar.position() {
+            self.bar.set_position(at);
+        }
     }
 
     /// Counts and reports an input that holds no records to read.
@@ -666,7 +627,9 @@ impl<'a> Sink<'a> {
             &doc.chunks.to_string(),
             &doc.title,
         ])?;
-        self.bar.inc(doc.bytes);
+        if self.input_starts.is_none() {
+            self.bar.inc(doc.bytes);
+        }
         Ok(id32)
     }
 

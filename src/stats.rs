@@ -32,6 +32,9 @@ pub struct InputStats {
     pub bytes: Option<u64>,
     pub records: u64,
     pub documents: u64,
+    /// How many segments the input was read in: more than one for a large
+    /// per-record gzip WARC file, whose segments are read in parallel.
+    pub segments: u64,
     /// Why the whole input was skipped (`empty_file`, `directory`), if it
     /// was.
     #[serde(skip_serializing_if = "Option::is_none")]

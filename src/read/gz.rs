@@ -204,13 +204,32 @@ pub struct Source {
     /// (decompressed position, compressed offset) of members whose data
     /// starts at or after `pos`.
     starts: VecDeque<(u64, u64)>,
+    /// Compressed offset of the last member whose data starts before `pos`.
+    current: u64,
+    /// Whether this source reads a segment of a larger file (see
+    /// [`Source::segment`]).
+    segment: bool,
     pending: Option<Break>,
 }
 
 impl Source {
     /// A source over `inner`, detecting gzip by its first two bytes.
     pub fn new(inner: Box<dyn BufRead + Send>) -> io::Result<Source> {
+        Source::at(inner, 0, false)
+    }
+
+    /// A source over one segment of a per-record gzip file: `inner` holds
+    /// whole members, from compressed offset `base` of the file on, so
+    /// member offsets are the file's. Decompressed positions are not known
+    /// there, so a record that does not start a member (in damaged data)
+    /// is given the offset of the member it lies in ([`Source::start`]).
+    pub fn segment(inner: Box<dyn BufRead + Send>, base: u64) -> io::Result<Source> {
+        Source::at(inner, base, true)
+    }
+
+    fn at(inner: Box<dyn BufRead + Send>, base: u64, segment: bool) -> io::Result<Source> {
         let mut counting = Counting::new(inner);
+        counting.pos = base;
         // Only a start that is not text makes it look further.
         let head = counting.peek(16)?;
         let gzip = if starts_like_gzip(head) {
@@ -236,6 +255,8 @@ impl Source {
             member_offset: 0,
             member_pos: 0,
             starts: VecDeque::new(),
+            current: base,
+            segment,
             pending: None,
         })
     }
@@ -275,7 +296,8 @@ impl Source {
         let n = n.min(self.end - self.start);
         self.start += n;
         self.pos += n as u64;
-        while self.starts.front().is_some_and(|&(p, _)| p < self.pos) {
+        while let Some(&(_, offset)) = self.starts.front().filter(|&&(p, _)| p < self.pos) {
+            self.current = offset;
             self.starts.pop_front();
         }
     }
@@ -317,7 +339,21 @@ impl Source {
 
     /// A [`Start`] for a record at the current position.
     pub fn start_here(&self) -> Start {
-        Start::new(self.pos, self.member_start_at(self.pos))
+        self.start(self.pos, self.member_start_at(self.pos))
+    }
+
+    /// A [`Start`] for a record at the current position `pos`, which starts
+    /// the member at `member` if one is given. In a segment, a record that
+    /// starts no member gets the offset of the member it lies in, since
+    /// its decompressed position in the whole file is not known.
+    pub fn start(&self, pos: u64, member: Option<u64>) -> Start {
+        match member {
+            None if self.segment => {
+                let offset = self.member_start_at(pos).unwrap_or(self.current);
+                Start { pos, offset, at_member: false }
+            }
+            member => Start::new(pos, member),
+        }
     }
 
     /// Whether the data ends here because of a break (rather than the end of
@@ -626,7 +662,7 @@ fn resume_note(resumed: Option<u64>) -> String {
 /// Whether `head` looks like the start of a gzip member, not a chance
 /// `1f 8b 08` inside compressed data: no reserved flag bits, and the extra
 /// flags and operating system bytes that compressors write.
-fn plausible_member_header(head: &[u8]) -> bool {
+pub(crate) fn plausible_member_header(head: &[u8]) -> bool {
     let &[0x1f, 0x8b, 0x08, flags, _, _, _, _, xfl, os, ..] = head else {
         return false;
     };

@@ -20,6 +20,7 @@ pub mod gz;
 pub mod http;
 pub mod jsonl;
 pub mod pagefeed;
+pub mod split;
 pub mod warc;
 
 use std::fs::File;

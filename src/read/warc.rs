@@ -211,14 +211,14 @@ impl WarcReader {
                 return Ok(if self.src.at_break() { Found::Break } else { Found::End });
             }
             if version {
-                return Ok(Found::Record(Start::new(pos, member)));
+                return Ok(Found::Record(self.src.start(pos, member)));
             }
             if blank > 0 {
                 let blank = self.src.to_next_member().map_or(blank, |limit| blank.min(limit));
                 self.src.consume(blank);
                 continue;
             }
-            let garbage = Start::new(pos, member);
+            let garbage = self.src.start(pos, member);
             let n = self.skip_to_record_start()?;
             let item =
                 skip(garbage.offset, SkipReason::Garbage, format!("{n} bytes that are not a WARC record"));
