@@ -43,6 +43,7 @@ Only the Python standard library is used.
 
 import argparse
 import collections
+import gc as garbage_collector
 import heapq
 import itertools
 import multiprocessing
@@ -208,6 +209,56 @@ def page_html(job):
     finally:
         TEXT.rng = saved
     return out
+
+
+def page_html_batch(jobs):
+    return [page_html(job) for job in jobs]
+
+
+class Pages:
+    """Page jobs sent to the worker processes in batches of BATCH (one
+    message each way per batch: pages are small, and a batch pickles the
+    templates its pages share once). A job's result is asked for by its
+    handle; a batch not yet full is sent when one of its results is needed.
+    With no pool, jobs are made at once, in the same order."""
+
+    BATCH = 32
+
+    def __init__(self, pool):
+        self.pool = pool
+        self.pending = []
+        self.sent = []  # AsyncResult of every batch sent, or its results once fetched
+
+    def submit(self, job):
+        if not self.pool:
+            return Done(page_html(job))
+        self.pending.append(job)
+        handle = Handle(self, len(self.sent), len(self.pending) - 1)
+        if len(self.pending) == self.BATCH:
+            self.send()
+        return handle
+
+    def send(self):
+        self.sent.append(self.pool.apply_async(page_html_batch, (self.pending,)))
+        self.pending = []
+
+    def result(self, batch, index):
+        if batch == len(self.sent):
+            self.send()
+        r = self.sent[batch]
+        if not isinstance(r, list):
+            r = self.sent[batch] = r.get()
+        return r[index]
+
+
+class Handle:
+    __slots__ = ("pages", "batch", "index")
+
+    def __init__(self, pages, batch, index):
+        self.pages, self.batch, self.index = pages, batch, index
+
+    def get(self):
+        return self.pages.result(self.batch, self.index)
 
 
 class Done:
@@ -393,13 +444,13 @@ def main(argv):
     TEXT = text
     plan = CrawlPlan(rng, text, args.size)
     jobs = max(1, args.jobs)
+    # The workers share the text generator's pools with this process: out of
+    # the collector's sight, they are not copied by its passes.
+    garbage_collector.freeze()
     pool = multiprocessing.get_context("fork").Pool(jobs) if jobs > 1 else None
     crawl = Crawl(plan, args)
 
-    def submit(job):
-        if pool:
-            return pool.apply_async(page_html, (job,))
-        return Done(page_html(job))
+    submit = Pages(pool).submit
 
     def progress(final=False):
         el = time.monotonic() - started
