@@ -128,8 +128,12 @@ def main(argv):
     rows.append(row("run (4 stages)", total, "overlap run = the four stages in a row", None, total_disk))
 
     method_rows = []
+    failed = {}
     for m in METHODS:
         t = parse_time(logs, "method_" + m)
+        path = os.path.join(logs, f"method_{m}.failed")
+        if os.path.exists(path):
+            failed[m] = open(path).read().strip()
         if t:
             st = stage_stats(logs, "method_" + m, "pairs")
             r = row("pairs --method " + m, t, f"overlap pairs -T 15 --method {m}", st, disk("method_" + m))
@@ -162,6 +166,7 @@ def main(argv):
         "floor_tool": "skipped (no floor example)" if floor_skipped else a.floor_tool,
         "stages": rows,
         "methods": method_rows,
+        "methods_failed": failed,
     }
     if gen:
         truth = {"documents": gen.get("pages"), "exact_groups": gen.get("exact_groups"),
@@ -199,6 +204,8 @@ def main(argv):
               f"{fmt(r['mb_per_s_compressed'], '.1f'):>8} {fmt(r['mb_per_s_uncompressed'], '.1f'):>9} "
               f"{fmt(r['documents_per_s'], ',.0f'):>9} {r['peak_rss_mb']:>8.1f} "
               f"{fmt(r['peak_disk_mb'], '.1f'):>8} {fmt(r['ratio_to_gzip'], '.2f'):>7}")
+    for m, why in failed.items():
+        print(f"pairs --method {m}: failed: {why}")
     if floor_skipped:
         print("floor with the tool's own gzip backend: skipped (no examples/floor.rs, or it does not build)")
     t = result["tool"]
