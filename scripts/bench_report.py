@@ -105,12 +105,15 @@ def main(argv):
             return None
 
     rows = [row("floor: gzip -dc", floor, "gzip -dc FILES > /dev/null")]
-    for name, label in (("floor_tool", a.floor_tool), ("floor_tool_threads", f"{a.floor_tool}, --threads {a.threads}")):
+    example = a.floor_tool.startswith("floor example")
+    for name, label, command in (
+            ("floor_tool", "floor: tool, 1 thread" if example else "floor: " + a.floor_tool,
+             "cargo run --release --example floor -- FILES" if example else a.floor_tool + " FILES"),
+            ("floor_tool_threads", f"floor: tool, {a.threads} threads",
+             f"cargo run --release --example floor -- FILES --threads {a.threads}")):
         t = parse_time(logs, name)
         if t:
-            rows.append(row("floor: " + label.replace("floor example", "tool"), t,
-                            "cargo run --release --example floor -- FILES"
-                            + (f" --threads {a.threads}" if name.endswith("threads") else "")))
+            rows.append(row(label, t, command))
     floor_skipped = parse_time(logs, "floor_tool") is None
 
     total = {"seconds": 0.0, "cpu_seconds": 0.0, "peak_rss_bytes": 0}
@@ -193,14 +196,14 @@ def main(argv):
           f"{a.load_after} after)")
     print("(wall time; MB/s of the compressed and of the uncompressed input; peak RSS; peak disk: the output")
     print(" directory with its scratch space, sampled; x gzip: wall time over that of gzip -dc of the same files)")
-    hdr = (f"{'stage':<24} {'seconds':>8} {'CPU s':>7} {'MB/s gz':>8} {'MB/s raw':>9} {'docs/s':>9} "
+    hdr = (f"{'stage':<26} {'seconds':>8} {'CPU s':>7} {'MB/s gz':>8} {'MB/s raw':>9} {'docs/s':>9} "
            f"{'RSS MB':>8} {'disk MB':>8} {'x gzip':>7}")
     print(hdr)
     print("-" * len(hdr))
     for i, r in enumerate(rows + method_rows):
         if i == len(rows) and method_rows:
             print("-" * len(hdr))
-        print(f"{r['stage']:<24} {r['seconds']:>8.2f} {r['cpu_seconds']:>7.1f} "
+        print(f"{r['stage']:<26} {r['seconds']:>8.2f} {r['cpu_seconds']:>7.1f} "
               f"{fmt(r['mb_per_s_compressed'], '.1f'):>8} {fmt(r['mb_per_s_uncompressed'], '.1f'):>9} "
               f"{fmt(r['documents_per_s'], ',.0f'):>9} {r['peak_rss_mb']:>8.1f} "
               f"{fmt(r['peak_disk_mb'], '.1f'):>8} {fmt(r['ratio_to_gzip'], '.2f'):>7}")
