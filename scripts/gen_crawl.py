@@ -220,45 +220,53 @@ class Pages:
     message each way per batch: pages are small, and a batch pickles the
     templates its pages share once). A job's result is asked for by its
     handle; a batch not yet full is sent when one of its results is needed.
-    With no pool, jobs are made at once, in the same order."""
+    A batch's results go to its handles as soon as they are fetched, and are
+    kept only by them: the copies still to write hold their original's
+    result, nothing else does. With no pool, jobs are made at once, in the
+    same order."""
 
     BATCH = 32
 
     def __init__(self, pool):
         self.pool = pool
-        self.pending = []
-        self.sent = []  # AsyncResult of every batch sent, or its results once fetched
+        self.pending = []  # jobs of the batch being filled
+        self.handles = []  # and their handles
+        self.sent = {}  # batch number -> (AsyncResult, handles) until fetched
+        self.batches = 0
 
     def submit(self, job):
         if not self.pool:
             return Done(page_html(job))
+        handle = Handle(self, self.batches)
         self.pending.append(job)
-        handle = Handle(self, len(self.sent), len(self.pending) - 1)
+        self.handles.append(handle)
         if len(self.pending) == self.BATCH:
             self.send()
         return handle
 
     def send(self):
-        self.sent.append(self.pool.apply_async(page_html_batch, (self.pending,)))
-        self.pending = []
+        self.sent[self.batches] = (self.pool.apply_async(page_html_batch, (self.pending,)), self.handles)
+        self.batches += 1
+        self.pending, self.handles = [], []
 
-    def result(self, batch, index):
-        if batch == len(self.sent):
+    def fetch(self, batch):
+        if batch == self.batches:
             self.send()
-        r = self.sent[batch]
-        if not isinstance(r, list):
-            r = self.sent[batch] = r.get()
-        return r[index]
+        future, handles = self.sent.pop(batch)
+        for h, value in zip(handles, future.get()):
+            h.value = value
 
 
 class Handle:
-    __slots__ = ("pages", "batch", "index")
+    __slots__ = ("pages", "batch", "value")
 
-    def __init__(self, pages, batch, index):
-        self.pages, self.batch, self.index = pages, batch, index
+    def __init__(self, pages, batch):
+        self.pages, self.batch, self.value = pages, batch, None
 
     def get(self):
-        return self.pages.result(self.batch, self.index)
+        if self.value is None:
+            self.pages.fetch(self.batch)
+        return self.value
 
 
 class Done:
