@@ -103,14 +103,19 @@ def parse_args(argv):
     p.add_argument("--out", required=True, help="output file (.warc.gz)")
     p.add_argument("--size", required=True, type=parse_size,
                    help="target compressed size, e.g. 100M, 1G")
+    add_common_args(p, jobs="compression threads")
+    return p.parse_args(argv)
+
+
+def add_common_args(p, jobs):
+    """The options this generator shares with gen_crawl.py."""
     p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
     p.add_argument("--words", help="vocabulary file, one word per line, most frequent first "
                    "(default: a built-in word generator)")
     p.add_argument("--stats", help="write the ground-truth summary as JSON to this file")
     p.add_argument("--jobs", type=int, default=1,
-                   help="compression threads (output is the same for any value; default 1)")
+                   help=f"{jobs} (output is the same for any value; default 1)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
-    return p.parse_args(argv)
 
 
 # ------------------------------------------------------------ vocabulary
@@ -460,7 +465,7 @@ class Template:
 
 
 class Page:
-    __slots__ = ("path", "title", "date", "body", "related", "key", "html", "digest")
+    __slots__ = ("path", "title", "date", "body", "related", "key", "html", "digest", "target")
 
 
 class Site:
@@ -661,7 +666,10 @@ class Plan:
         self.kinds[kind] = self.kinds.get(kind, 0) + 1
 
 
-def make_page(plan, site, i, used_paths):
+def make_page(plan, site, i, used_paths, body=True):
+    """A new page of `site`. With body=False its body is left to the caller
+    (p.body is None, p.target its size in bytes), drawn with another
+    generator, as gen_crawl.py does in worker processes."""
     rng, text = plan.rng, plan.text
     p = Page()
     p.title = text.title()
@@ -683,7 +691,8 @@ def make_page(plan, site, i, used_paths):
     # Body text bytes: log-normal, median ~7 KB; with the template a page is
     # 5-60 KB of HTML.
     target = min(30000, max(1500, int(rng.lognormvariate(math.log(5500), 0.8))))
-    p.body = body_lines(plan, target, site.template)
+    p.target = target
+    p.body = body_lines(plan, target, site.template) if body else None
     p.related = None
     p.key = plan.key()
     p.html = None
@@ -904,6 +913,8 @@ class Writer:
     """
 
     LAG = 4
+    # Named in the warcinfo record (scripts that import this one set theirs).
+    SOFTWARE = "gen_corpus.py/" + SCRIPT_VERSION
 
     def __init__(self, plan, path, jobs):
         self.plan = plan
@@ -993,7 +1004,7 @@ class Writer:
     # -- records
 
     def warcinfo(self, filename):
-        body = ("software: gen_corpus.py/" + SCRIPT_VERSION + " (synthetic crawl)\r\n"
+        body = ("software: " + self.SOFTWARE + " (synthetic crawl)\r\n"
                 "format: WARC File Format 1.1\r\n"
                 "conformsTo: http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\n"
                 "robots: obey\r\n"
@@ -1130,12 +1141,18 @@ def main(argv):
     if not args.quiet:
         progress(final=True)
 
-    summary = summarize(plan, writer, args, elapsed)
+    write_summary(summarize(plan, writer, args, elapsed), args.stats)
+
+
+def write_summary(summary, path):
+    """Prints the ground truth to stderr and writes it to `path` if given,
+    renamed into place once complete: a stats file means a finished corpus."""
     print(json.dumps(summary, indent=2), file=sys.stderr)
-    if args.stats:
-        with open(args.stats, "w") as f:
+    if path:
+        with open(path + ".part", "w") as f:
             json.dump(summary, f, indent=2)
             f.write("\n")
+        os.replace(path + ".part", path)
 
 
 def summarize(plan, writer, args, elapsed):
