@@ -248,7 +248,8 @@ def count_pairs(docs, postings, args):
 
     # Only fingerprints shared by two or more documents make pairs.
     shared = groups.where(~F.col("stop") & (F.col("df") >= 2)).select("fp", "df")
-    instances = pair_instances(counted.join(shared, "fp"), args.skew_limit)
+    # Cached: the self-joins read it four times (two sides, direct and salted).
+    instances = pair_instances(counted.join(shared, "fp").cache(), args.skew_limit)
     pairs = (instances.groupBy("doc_i", "doc_j").agg(F.count("*").alias("shared"))
              .where(F.col("shared") >= args.threshold))
     return {
