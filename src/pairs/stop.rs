@@ -183,3 +183,26 @@ fn sources<T>(docs_csv: &Path, wanted: &HashMap<u32, T>) -> anyhow::Result<HashM
     }
     Ok(found)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_rows_another_engine_wrote_and_names_a_bad_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("stop-chunks.csv");
+        std::fs::write(
+            &path,
+            "fprint,df,pairs,example_doc,text\nff00000000000001,12,66,9,\n0000000000000002,6,15,3,\n",
+        )
+        .unwrap();
+        let stops = read_csv(&path).unwrap();
+        assert_eq!(stops[0], StopChunk { fprint: 0xff00_0000_0000_0001, df: 12, pairs: 66, example_doc: 9 });
+        assert_eq!(stops.len(), 2);
+        std::fs::write(&path, "fprint,df,pairs,example_doc,text\n0000000000000002,6,15,3,\nzz,6,15,3,\n")
+            .unwrap();
+        let e = format!("{:#}", read_csv(&path).unwrap_err());
+        assert!(e.contains("stop-chunks.csv line 3") && e.contains("fprint"), "{e}");
+    }
+}
