@@ -52,6 +52,9 @@ enum Command {
     Report(ReportArgs),
     /// Print the FPrint-DocID records of an output directory as CSV.
     Dump(DumpArgs),
+    /// Fill in the text column of a stop-chunks.csv written by the Spark job, from the inputs.
+    #[command(hide = true)]
+    StopTexts(StopTextsArgs),
 }
 
 #[derive(Args, Debug)]
@@ -158,6 +161,12 @@ struct DumpArgs {
     /// Print FPrint-DocID-Exact (whole-text hashes) instead of the chunk fingerprints.
     #[arg(long)]
     exact: bool,
+}
+
+#[derive(Args, Debug)]
+struct StopTextsArgs {
+    /// Output directory whose docs.csv, stats.json and stop-chunks.csv the Spark job wrote.
+    dir: PathBuf,
 }
 
 #[derive(Args, Debug)]
@@ -386,6 +395,10 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                 &progress,
                 report::run(&out, &args.audit.config(args.resources.memory, &args.compare), &progress)?,
             );
+            Ok(())
+        }
+        Command::StopTexts(args) => {
+            pairs::stop::fill_texts(&existing(&args.dir)?)?;
             Ok(())
         }
         Command::Dump(args) => {

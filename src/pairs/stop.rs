@@ -16,7 +16,9 @@ use rayon::prelude::*;
 use super::{Counted, scan_groups};
 use crate::chunk::{Chunker, Chunking};
 use crate::extract;
+use crate::fingerprint;
 use crate::read::{self, Item, ReadOptions};
+use crate::stats::{self, FingerprintStats};
 use crate::store::{self, OutDir};
 
 /// One stop chunk.
@@ -92,6 +94,45 @@ pub fn write_csv(
     store::commit(&path)
 }
 
+/// Fills in the `text` column of a `stop-chunks.csv` whose other columns
+/// another engine wrote (the Spark job, which cannot extract pages): the
+/// rows are kept as they are and their texts looked up as the pairs stage
+/// does, so the file is the one a local run writes. Returns the rows.
+pub fn fill_texts(out: &OutDir) -> anyhow::Result<u64> {
+    let stops = read_csv(&out.stop_chunks())?;
+    let fp: FingerprintStats = stats::read_section(out, fingerprint::STAGE)
+        .with_context(|| format!("{} has no fingerprint section", out.stats().display()))?;
+    let chunking: Chunking =
+        fp.chunk.parse().map_err(|e: String| anyhow::anyhow!("{}: chunk: {e}", out.stats().display()))?;
+    write_csv(out, &stops, chunking, &super::read_options(out)?)?;
+    Ok(stops.len() as u64)
+}
+
+/// Reads the `fprint,df,pairs,example_doc` columns of stop-chunks.csv; a
+/// malformed row is an error naming the file and line.
+fn read_csv(path: &Path) -> anyhow::Result<Vec<StopChunk>> {
+    let mut reader =
+        csv::Reader::from_path(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut stops = Vec::new();
+    for row in reader.records() {
+        let row = row.with_context(|| format!("cannot read {}", path.display()))?;
+        let line = row.position().map_or(0, |p| p.line());
+        let bad = |what: &str| anyhow::anyhow!("{} line {line}: {what}", path.display());
+        let field = |i: usize, name: &str| row.get(i).ok_or_else(|| bad(&format!("no {name} column")));
+        let number = |i: usize, name: &str| -> anyhow::Result<u64> {
+            field(i, name)?.parse().map_err(|_| bad(&format!("{name} is not a number")))
+        };
+        stops.push(StopChunk {
+            fprint: u64::from_str_radix(field(0, "fprint")?, 16).map_err(|_| bad("fprint is not hex"))?,
+            df: number(1, "df")?,
+            pairs: number(2, "pairs")?,
+            example_doc: u32::try_from(number(3, "example_doc")?)
+                .map_err(|_| bad("example_doc is too large"))?,
+        });
+    }
+    Ok(stops)
+}
+
 /// The text of each stop chunk, found by reading its example document
 /// again from the input and cutting it into chunks.
 fn texts(
@@ -141,4 +182,27 @@ fn sources<T>(docs_csv: &Path, wanted: &HashMap<u32, T>) -> anyhow::Result<HashM
         }
     }
     Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_rows_another_engine_wrote_and_names_a_bad_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("stop-chunks.csv");
+        std::fs::write(
+            &path,
+            "fprint,df,pairs,example_doc,text\nff00000000000001,12,66,9,\n0000000000000002,6,15,3,\n",
+        )
+        .unwrap();
+        let stops = read_csv(&path).unwrap();
+        assert_eq!(stops[0], StopChunk { fprint: 0xff00_0000_0000_0001, df: 12, pairs: 66, example_doc: 9 });
+        assert_eq!(stops.len(), 2);
+        std::fs::write(&path, "fprint,df,pairs,example_doc,text\n0000000000000002,6,15,3,\nzz,6,15,3,\n")
+            .unwrap();
+        let e = format!("{:#}", read_csv(&path).unwrap_err());
+        assert!(e.contains("stop-chunks.csv line 3") && e.contains("fprint"), "{e}");
+    }
 }
