@@ -194,7 +194,7 @@ fn ingest(
     scratch: &Path,
     progress: &Progress,
 ) -> anyhow::Result<(FingerprintStats, copies::Copies)> {
-    let window = 2 * rayon::current_num_threads() + 2;
+    let window = 4 * rayon::current_num_threads() + 4;
     let max_bytes = batch_bytes(cfg.memory, window);
     let mut sink = Sink::create(out, cfg, scratch, progress)?;
     let max_doc_bytes = usize::try_from(cfg.max_doc_bytes).unwrap_or(usize::MAX);
