@@ -97,8 +97,6 @@ enum Slot<O> {
     Read(Batch, Next),
     Processing(Next),
     Processed(O, Next),
-    /// Only while a slot moves from one state to the next.
-    Moving,
 }
 
 /// Which key follows a batch's.
@@ -225,15 +223,12 @@ impl<O: Send + 'static> Pipeline<O> {
     /// Plans every read batch that is next in order, and starts processing
     /// it.
     fn plan_ready<S: Steps<Out = O>>(&mut self, steps: &mut S) {
-        while let Some(slot) = self.slots.get_mut(&self.plan_at) {
-            if !matches!(slot, Slot::Read(..)) {
-                return;
-            }
-            let Slot::Read(batch, next) = std::mem::replace(slot, Slot::Moving) else {
+        while matches!(self.slots.get(&self.plan_at), Some(Slot::Read(..))) {
+            let key = self.plan_at;
+            let Some(Slot::Read(batch, next)) = self.slots.remove(&key) else {
                 return;
             };
-            let key = self.plan_at;
-            *slot = Slot::Processing(next);
+            self.slots.insert(key, Slot::Processing(next));
             let work = steps.plan(batch);
             let tx = self.tx.clone();
             rayon::spawn(move || {
