@@ -168,11 +168,14 @@ pub struct AutoStats {
     /// million.
     pub pair_instances: u64,
     /// Above that, the prefix index is built: the pair instances of its
-    /// groups, and the predicted work of prefix filtering in list entries;
-    /// prefix filtering runs when that work is under twice the pair
-    /// instances, coarse counting otherwise.
+    /// groups, the distinct pairs among them (estimated, when the instances
+    /// are under twice the pair instances), and the predicted work of
+    /// prefix filtering in list entries; prefix filtering runs when that
+    /// work is under twice the pair instances, coarse counting otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prefix_candidate_instances: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefix_distinct_candidates: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prefix_work: Option<u64>,
 }

@@ -96,6 +96,8 @@ pub struct PrefixIndex {
     groups: GroupStats,
     figures: PrefixStats,
     scratch_bytes: u64,
+    /// Distinct candidates, if estimated.
+    distinct_estimate: Option<u64>,
 }
 
 impl PrefixIndex {
@@ -128,15 +130,41 @@ impl PrefixIndex {
         w.finish()?;
         store::remove_file_if_exists(&unsorted)?;
         scratch_bytes += file_len(&prefixes);
-        Ok(PrefixIndex { lists, prefixes, starts, groups, figures, scratch_bytes })
+        Ok(PrefixIndex { lists, prefixes, starts, groups, figures, scratch_bytes, distinct_estimate: None })
     }
 
     /// The work left, in list entries read: every candidate instance is
-    /// generated, and (at most) every one is verified by merging two lists
-    /// of the average length.
+    /// generated, and every distinct candidate is verified by merging two
+    /// lists of the average length. The distinct candidates are estimated
+    /// by [`PrefixIndex::estimate_candidates`]; without it, every instance
+    /// counts as distinct (an upper bound).
     pub fn work(&self) -> u64 {
         let average_list = self.figures.postings_in_long_lists / self.figures.long_documents.max(1);
-        self.figures.candidate_instances.saturating_mul(1 + 2 * average_list)
+        let distinct = self.distinct_estimate.unwrap_or(self.figures.candidate_instances);
+        let verify = distinct.saturating_mul(2 * average_list);
+        self.figures.candidate_instances.saturating_add(verify)
+    }
+
+    /// Estimates the distinct candidate pairs with a HyperLogLog sketch
+    /// over every pair the prefix groups generate, for [`PrefixIndex::work`].
+    /// Boilerplate that survives into prefixes makes one pair of documents
+    /// a candidate many times over (on a generated 2.5 GB crawl, 31 million
+    /// instances were 1.6 million pairs), so counting instances would
+    /// overstate verification twentyfold. Costs one pass over the
+    /// candidate instances, which the caller bounds.
+    pub fn estimate_candidates(&mut self, input: &CountInput<'_>) -> anyhow::Result<u64> {
+        let mut sketch = HyperLogLog::new();
+        scan_groups(&self.prefixes, input.counted, |docs, _| {
+            for (x, &i) in docs.iter().enumerate() {
+                for &j in &docs[x + 1..] {
+                    sketch.add(pack(i, j));
+                }
+            }
+            Ok(())
+        })?;
+        let estimate = sketch.estimate().min(self.figures.candidate_instances);
+        self.distinct_estimate = Some(estimate);
+        Ok(estimate)
     }
 
     pub fn candidate_instances(&self) -> u64 {
@@ -357,4 +385,65 @@ impl Verifier<'_> {
 
 fn file_len(path: &Path) -> u64 {
     std::fs::metadata(path).map_or(HEADER_SIZE as u64, |m| m.len())
+}
+
+/// A HyperLogLog sketch (Flajolet et al., 2007) of 2^14 registers: about
+/// 0.8% standard error in 16 KiB. Written here because `auto` needs only
+/// this estimate, and a dependency for forty lines is not worth it; the
+/// hash is fixed, so the estimate (and the method chosen) is the same on
+/// every run.
+struct HyperLogLog {
+    registers: Vec<u8>,
+}
+
+impl HyperLogLog {
+    const BITS: u32 = 14;
+
+    fn new() -> HyperLogLog {
+        HyperLogLog { registers: vec![0; 1 << Self::BITS] }
+    }
+
+    fn add(&mut self, item: u64) {
+        let hash = xxhash_rust::xxh3::xxh3_64(&item.to_le_bytes());
+        let index = (hash >> (64 - Self::BITS)) as usize;
+        // The rank of the first 1 bit among the remaining 50, counting
+        // from 1 (51 when they are all 0).
+        let rest = hash << Self::BITS;
+        let rank = (rest.leading_zeros() + 1).min(64 - Self::BITS + 1) as u8;
+        if rank > self.registers[index] {
+            self.registers[index] = rank;
+        }
+    }
+
+    fn estimate(&self) -> u64 {
+        let m = self.registers.len() as f64;
+        let alpha = 0.7213 / (1.0 + 1.079 / m);
+        let sum: f64 = self.registers.iter().map(|&r| (-f64::from(r)).exp2()).sum();
+        let raw = alpha * m * m / sum;
+        let zeros = self.registers.iter().filter(|&&r| r == 0).count();
+        // Linear counting is more accurate while many registers are empty.
+        let estimate = if raw <= 2.5 * m && zeros > 0 { m * (m / zeros as f64).ln() } else { raw };
+        estimate.round() as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hyperloglog_estimates_distinct_items_within_a_few_percent() {
+        for distinct in [0u64, 1, 1000, 50_000, 2_000_000] {
+            let mut sketch = HyperLogLog::new();
+            // Every item three times: duplicates change nothing.
+            for _ in 0..3 {
+                for item in 0..distinct {
+                    sketch.add(item.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+                }
+            }
+            let estimate = sketch.estimate() as f64;
+            let error = (estimate - distinct as f64).abs() / (distinct as f64).max(1.0);
+            assert!(error < 0.03, "{distinct} distinct items estimated as {estimate}");
+        }
+    }
 }
