@@ -158,15 +158,23 @@ pub struct AliasCounts {
 pub fn find(docs_csv: &Path, overlap: &Path, docs: &Docs) -> anyhow::Result<Vec<Alias>> {
     let mut aliases = Vec::new();
     for kind in AliasKind::ALL {
-        // (key hash, URL hash, doc): sorted, a key's documents are together.
-        let mut keyed: Vec<(u128, u64, u32)> = Vec::new();
+        // (key hash, URL hash, doc, its center): sorted, a key's documents
+        // are together. The center is read here, in docID order: looked up
+        // in key order, it was a cache miss per document on large crawls.
+        let mut keyed: Vec<Keyed> = Vec::new();
         for_each_doc(docs_csv, |row| {
             if let Some(u) = parse(row.url) {
-                keyed.push((xxh3_128(key(&u, kind).as_bytes()), xxh3_64(u.as_str().as_bytes()), row.doc));
+                let center = docs.center[row.doc as usize];
+                keyed.push((
+                    xxh3_128(key(&u, kind).as_bytes()),
+                    xxh3_64(u.as_str().as_bytes()),
+                    row.doc,
+                    center,
+                ));
             }
             Ok(())
         })?;
-        keyed.sort_unstable_by_key(|&(k, _, d)| (k, d));
+        keyed.sort_unstable_by_key(|&(k, _, d, _)| (k, d));
         for group in keyed.chunk_by(|a, b| a.0 == b.0) {
             pair_group(docs, kind, group, &mut aliases);
         }
@@ -176,16 +184,18 @@ pub fn find(docs_csv: &Path, overlap: &Path, docs: &Docs) -> anyhow::Result<Vec<
     Ok(aliases)
 }
 
-/// The alias rows of one key's documents `(key, URL hash, doc)`, in docID
-/// order: each document with the first of its text (an exact pair), the
-/// first of each text with the key's first document.
-fn pair_group(docs: &Docs, kind: AliasKind, group: &[(u128, u64, u32)], aliases: &mut Vec<Alias>) {
-    let (_, first_url, first) = group[0];
+/// A document under one alias key: `(key hash, URL hash, doc, center)`.
+type Keyed = (u128, u64, u32, u32);
+
+/// The alias rows of one key's documents, in docID order: each document
+/// with the first of its text (an exact pair), the first of each text with
+/// the key's first document.
+fn pair_group(docs: &Docs, kind: AliasKind, group: &[Keyed], aliases: &mut Vec<Alias>) {
+    let (_, first_url, first, _) = group[0];
     // The first document of each text seen so far, with its URL hash;
     // empty documents each stand alone.
     let mut firsts: HashMap<u32, (u64, u32)> = HashMap::new();
-    for &(_, url, doc) in group {
-        let center = docs.center[doc as usize];
+    for &(_, url, doc, center) in group {
         let text_first = if center == EMPTY { None } else { firsts.get(&center).copied() };
         let (other_url, other) = match text_first {
             Some(f) => f,
@@ -381,7 +391,7 @@ mod tests {
             hosts: vec!["h".into()],
             group_size: vec![2, 2, 0, 0, 0],
         };
-        let group: Vec<(u128, u64, u32)> = (0..5).map(|d| (7, 100 + u64::from(d), d)).collect();
+        let group: Vec<Keyed> = (0..5).map(|d| (7, 100 + u64::from(d), d, docs.center[d as usize])).collect();
         let mut got = Vec::new();
         pair_group(&docs, AliasKind::Query, &group, &mut got);
         let got: Vec<(u32, u32, Content)> = got.iter().map(|a| (a.doc_a, a.doc_b, a.content)).collect();
@@ -395,7 +405,7 @@ mod tests {
             ]
         );
         // The same URL twice is not an alias.
-        let same = vec![(7, 100, 0), (7, 100, 2)];
+        let same = vec![(7, 100, 0, 0), (7, 100, 2, 0)];
         let mut none = Vec::new();
         pair_group(&docs, AliasKind::Query, &same, &mut none);
         assert!(none.is_empty());
