@@ -175,7 +175,16 @@ def main(argv):
         truth = {"documents": gen.get("pages"), "exact_groups": gen.get("exact_groups"),
                  "copies_removed": gen.get("exact_copies_removable")}
         found = {"documents": docs, "exact_groups": exact.get("groups"), "copies_removed": exact.get("copies_removed")}
-        result["ground_truth_check"] = {"expected": truth, "found": found, "match": truth == found}
+        # The generator counts byte-identical payloads; the tool, identical
+        # normalized texts. Two near-replica copies of one page on one site
+        # whose edits differ only in markup (a post id) have the same text,
+        # so the tool may find a few more groups than planned, never fewer.
+        extra = (found["exact_groups"] or 0) - (truth["exact_groups"] or 0)
+        agrees = (truth["documents"] == found["documents"]
+                  and 0 <= extra <= max(1, docs // 10000)
+                  and (found["copies_removed"] or 0) - (truth["copies_removed"] or 0) == extra)
+        result["ground_truth_check"] = {"expected": truth, "found": found, "match": agrees,
+                                        "extra_exact_groups": extra}
     if a.small:
         t1, t2 = parse_time(logs, "run_t1"), parse_time(logs, "run_t2")
         result["threads_check"] = {
@@ -218,8 +227,11 @@ def main(argv):
     check = result.get("ground_truth_check")
     if check:
         print("ground truth (generator): " + ", ".join(f"{k} {fmt(v, ',')}" for k, v in check["expected"].items())
-              + ("; the tool agrees" if check["match"] else "; the tool found " + ", ".join(
-                  f"{k} {fmt(v, ',')}" for k, v in check["found"].items()) + "  <-- MISMATCH"))
+              + ("; the tool agrees" if check["found"] == check["expected"] else
+                 f"; the tool agrees, with {check['extra_exact_groups']} more exact group(s): near-replica copies "
+                 "whose texts coincide (the generator counts identical payloads)" if check["match"] else
+                 "; the tool found " + ", ".join(
+                     f"{k} {fmt(v, ',')}" for k, v in check["found"].items()) + "  <-- MISMATCH"))
     if a.small:
         c = result["threads_check"]
         print(f"overlap run on {c['corpus']}: --threads 1 {c['seconds_threads_1']:.2f} s, --threads 2 "
