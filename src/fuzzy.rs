@@ -24,6 +24,8 @@ use rustc_hash::FxHasher;
 
 use md5::{Digest, Md5};
 
+use crate::swar;
+
 /// YaCy's defaults.
 pub const MIN_TOKEN_LEN: usize = 2;
 pub const QUANT_RATE: f64 = 0.01;
@@ -135,61 +137,27 @@ fn count_tokens(text: &str, counts: &mut TokenCounts) {
     counts.token = token;
 }
 
-const ONES: u64 = 0x0101_0101_0101_0101;
-const HIGH: u64 = 0x8080_8080_8080_8080;
-
 /// The high bit of every byte of `x` that is an ASCII letter or digit.
-///
-/// Each range test adds a constant to the low seven bits of every byte,
-/// which never carries into the next byte, and reads the high bits: `v +
-/// (0x80 - lo)` reaches 0x80 exactly when `v >= lo`, `v + (0x7f - hi)`
-/// exactly when `v > hi`. Setting bit 0x20 folds `A-Z` onto `a-z` and
-/// moves no other byte into that range.
+/// Setting bit 0x20 folds `A-Z` onto `a-z` and moves no other byte into
+/// that range.
 #[inline]
 fn alnum_bytes(x: u64) -> u64 {
-    let in_range = |v: u64, lo: u8, hi: u8| {
-        let at_least = v + ONES * u64::from(0x80 - lo);
-        let above = v + ONES * u64::from(0x7f - hi);
-        at_least & !above & HIGH
-    };
-    let letters = in_range((x | (ONES * 0x20)) & !HIGH, b'a', b'z');
-    let digits = in_range(x & !HIGH, b'0', b'9');
+    let letters = swar::in_range((x | (swar::ONES * 0x20)) & !swar::HIGH, b'a', b'z');
+    let digits = swar::in_range(x & !swar::HIGH, b'0', b'9');
     (letters | digits) & !x
 }
 
 /// The end of the run of ASCII letters and digits at `i`.
 #[inline]
-fn alnum_end(bytes: &[u8], mut i: usize) -> usize {
-    while let Some(chunk) = bytes.get(i..i + 8) {
-        let x = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
-        let stop = !alnum_bytes(x) & HIGH;
-        if stop != 0 {
-            return i + (stop.trailing_zeros() / 8) as usize;
-        }
-        i += 8;
-    }
-    while i < bytes.len() && CLASSES[usize::from(bytes[i])] == ALNUM {
-        i += 1;
-    }
-    i
+fn alnum_end(bytes: &[u8], i: usize) -> usize {
+    swar::find(bytes, i, |x| !alnum_bytes(x), |b| CLASSES[usize::from(b)] != ALNUM)
 }
 
 /// The end of the run of ASCII separators at `i`: the next ASCII letter or
 /// digit, or non-ASCII byte.
 #[inline]
-fn separators_end(bytes: &[u8], mut i: usize) -> usize {
-    while let Some(chunk) = bytes.get(i..i + 8) {
-        let x = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
-        let stop = alnum_bytes(x) | (x & HIGH);
-        if stop != 0 {
-            return i + (stop.trailing_zeros() / 8) as usize;
-        }
-        i += 8;
-    }
-    while i < bytes.len() && CLASSES[usize::from(bytes[i])] == SEPARATOR {
-        i += 1;
-    }
-    i
+fn separators_end(bytes: &[u8], i: usize) -> usize {
+    swar::find(bytes, i, |x| alnum_bytes(x) | x, |b| CLASSES[usize::from(b)] != SEPARATOR)
 }
 
 /// Reads the token (or the one separator character) at `start` char by
@@ -452,7 +420,7 @@ mod tests {
                         let marked = got >> (8 * k + 7) & 1 == 1;
                         assert_eq!(marked, byte.is_ascii_alphanumeric(), "{bytes:?} byte {k}");
                     }
-                    assert_eq!(got & !HIGH, 0);
+                    assert_eq!(got & !swar::HIGH, 0);
                 }
             }
         }

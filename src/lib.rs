@@ -34,3 +34,4 @@ pub mod report;
 pub mod stage;
 pub mod stats;
 pub mod store;
+pub mod swar;
