@@ -1,7 +1,7 @@
 //! Criterion micro-benchmarks of the pipeline's hot paths, through the
 //! library's public API only: WARC record parsing (per-record gzip and
 //! plain), HTML to text, normalization, chunk fingerprints (`lines:4`,
-//! `words:8`), the sort of a fingerprint partition (in memory and spilled),
+//! `words:8`) and the fuzzy signature, the sort of a fingerprint partition (in memory and spilled),
 //! and pair counting from the fingerprint groups of a partition (the group
 //! scan every method reads through, then the sort, coarse and prefix
 //! methods).
@@ -21,6 +21,7 @@ use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_mai
 use overlap::chunk::{Chunker, Chunking};
 use overlap::extract::html::html_to_text;
 use overlap::extract::normalize::normalize;
+use overlap::fuzzy;
 use overlap::pairs::coarse::CoarseCounting;
 use overlap::pairs::prefix::PrefixCounting;
 use overlap::pairs::sort::SortCounting;
@@ -103,6 +104,13 @@ fn extract(c: &mut Criterion, input: &Input) {
 fn chunk(c: &mut Criterion, input: &Input) {
     let mut g = c.benchmark_group("fingerprints");
     g.throughput(Throughput::Bytes(total(&input.normalized)));
+    g.bench_function("fuzzy signature", |b| {
+        b.iter(|| {
+            for t in &input.normalized {
+                black_box(fuzzy::fuzzy(black_box(t), fuzzy::MIN_TOKEN_LEN, fuzzy::QUANT_RATE));
+            }
+        })
+    });
     for spec in ["lines:4", "words:8"] {
         let chunking: Chunking = spec.parse().expect("a valid chunk spec");
         let mut chunker = Chunker::new();

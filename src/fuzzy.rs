@@ -20,6 +20,7 @@ use std::cell::RefCell;
 use std::hash::Hasher;
 
 use hashbrown::HashTable;
+use hashbrown::hash_table;
 use rustc_hash::FxHasher;
 
 use md5::{Digest, Md5};
@@ -334,13 +335,14 @@ impl TokenCounts {
     #[inline]
     fn add_short(&mut self, a: u64, b: u64, len: u32) {
         let hash = short_hash(a, b, len);
-        let count = match self.table.find_mut(hash, |e| e.a == a && e.b == b && e.len == len) {
-            Some(e) => {
-                e.count += 1;
-                e.count
+        // One probe whether the token is new or not.
+        let count = match self.table.entry(hash, |e| e.a == a && e.b == b && e.len == len, Entry::hash) {
+            hash_table::Entry::Occupied(mut e) => {
+                e.get_mut().count += 1;
+                e.get().count
             }
-            None => {
-                self.table.insert_unique(hash, Entry { a, b, len, count: 1 }, Entry::hash);
+            hash_table::Entry::Vacant(v) => {
+                v.insert(Entry { a, b, len, count: 1 });
                 1
             }
         };
