@@ -1,10 +1,10 @@
 //! Criterion micro-benchmarks of the pipeline's hot paths, through the
 //! library's public API only: WARC record parsing (per-record gzip and
 //! plain), HTML to text, normalization, chunk fingerprints (`lines:4`,
-//! `words:8`) and the fuzzy signature, the sort of a fingerprint partition (in memory and spilled),
-//! and pair counting from the fingerprint groups of a partition (the group
-//! scan every method reads through, then the sort, coarse and prefix
-//! methods).
+//! `words:8`), the fuzzy signature, the sort of a fingerprint partition
+//! (in memory and spilled), and pair counting from the fingerprint groups
+//! of a partition (the group scan every method reads through, then the
+//! sort, coarse and prefix methods).
 //!
 //! `cargo bench --bench micro [FILTER]`; a quick look:
 //! `cargo bench --bench micro -- --warm-up-time 1 --measurement-time 2`.
