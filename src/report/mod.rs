@@ -246,8 +246,8 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress) -> anyhow::Resul
     let top: Vec<groups::Group> = all_groups.into_iter().take(TOP_GROUPS).collect();
 
     let host_pairs = hosts::host_pairs(&docs, &overlap)?;
-    hosts::write_csv(&out.hosts(), &host_pairs)?;
-    let mirrors = hosts::mirrors(&host_pairs);
+    hosts::write_csv(&out.hosts(), &docs, &host_pairs)?;
+    let mirrors = hosts::mirrors(&docs, &host_pairs);
 
     let alias_pairs = aliases::find(&docs_csv, &overlap, &docs)?;
     let alias_examples = aliases::write_csv(&out.aliases(), &docs_csv, &alias_pairs)?;
