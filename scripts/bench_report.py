@@ -220,6 +220,13 @@ def main(argv):
         print(f"pairs --method {m}: failed: {why}")
     if floor_skipped:
         print("floor with the tool's own gzip backend: skipped (no examples/floor.rs, or it does not build)")
+    else:
+        by_stage = {r["stage"]: r for r in rows}
+        floor, fp = by_stage.get("floor: tool, 1 thread"), by_stage.get("fingerprint")
+        if floor and fp and floor["seconds"] > 0 and floor["cpu_seconds"] > 0:
+            print(f"fingerprint against the tool's one-thread decompression floor: "
+                  f"{fp['seconds'] / floor['seconds']:.2f}x the wall time (target: at most 1.5x), "
+                  f"{fp['cpu_seconds'] / floor['cpu_seconds']:.2f}x the CPU time")
     t = result["tool"]
     print(f"fingerprints: {fmt(t['fingerprints'], ',')}; exact groups: {fmt(t['exact_groups'], ',')}, "
           f"copies removed: {fmt(t['copies_removed'], ',')}; pair instances: {fmt(t['pairs_generated'], ',')}, "
