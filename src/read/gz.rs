@@ -348,10 +348,7 @@ impl Source {
     /// its decompressed position in the whole file is not known.
     pub fn start(&self, pos: u64, member: Option<u64>) -> Start {
         match member {
-            None if self.segment => {
-                let offset = self.member_start_at(pos).unwrap_or(self.current);
-                Start { pos, offset, at_member: false }
-            }
+            None if self.segment => Start { pos, offset: self.current, at_member: false },
             member => Start::new(pos, member),
         }
     }
