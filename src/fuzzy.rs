@@ -60,19 +60,15 @@ thread_local! {
 /// Counts the tokens of `text` longer than `min_token_len` into this
 /// thread's table and calls `f` on it.
 fn with_counts<R>(text: &str, min_token_len: usize, f: impl FnOnce(&mut TokenCounts) -> R) -> R {
+    let run = |counts: &mut TokenCounts| {
+        counts.reset(text.len(), min_token_len);
+        count_tokens(text, counts);
+        f(counts)
+    };
     COUNTS.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut counts) => {
-            counts.reset(text.len(), min_token_len);
-            count_tokens(text, &mut counts);
-            f(&mut counts)
-        }
+        Ok(mut counts) => run(&mut counts),
         // Only reachable if `f` re-entered this module; stay correct.
-        Err(_) => {
-            let mut counts = TokenCounts::default();
-            counts.reset(text.len(), min_token_len);
-            count_tokens(text, &mut counts);
-            f(&mut counts)
-        }
+        Err(_) => run(&mut TokenCounts::default()),
     })
 }
 
@@ -254,8 +250,8 @@ const SHORT: usize = 16;
 /// ASCII letters and digits, so setting bit 0x20 lowercases every one.
 #[inline]
 fn pack_ascii(window: &[u8], len: usize) -> (u64, u64) {
-    const LOWER: u64 = 0x2020_2020_2020_2020;
-    let word = |at: usize| u64::from_le_bytes(window[at..at + 8].try_into().expect("8 bytes")) | LOWER;
+    let word =
+        |at: usize| u64::from_le_bytes(window[at..at + 8].try_into().expect("8 bytes")) | (swar::ONES * 0x20);
     let mask = |bytes: usize| if bytes >= 8 { u64::MAX } else { (1u64 << (8 * bytes)) - 1 };
     (word(0) & mask(len), word(8) & mask(len.saturating_sub(8)))
 }
@@ -412,20 +408,11 @@ mod tests {
 
     #[test]
     fn alnum_bytes_marks_exactly_ascii_letters_and_digits() {
-        for fill in [0u8, b'.', b'z', b'9', 0x7f, 0x80, 0xff] {
-            for b in 0..=255u8 {
-                for pos in 0..8 {
-                    let mut bytes = [fill; 8];
-                    bytes[pos] = b;
-                    let got = alnum_bytes(u64::from_le_bytes(bytes));
-                    for (k, &byte) in bytes.iter().enumerate() {
-                        let marked = got >> (8 * k + 7) & 1 == 1;
-                        assert_eq!(marked, byte.is_ascii_alphanumeric(), "{bytes:?} byte {k}");
-                    }
-                    assert_eq!(got & !swar::HIGH, 0);
-                }
-            }
-        }
+        swar::assert_marks(
+            alnum_bytes,
+            |b| b.is_ascii_alphanumeric(),
+            &[0, b'.', b'z', b'9', 0x7f, 0x80, 0xff],
+        );
     }
 
     #[test]

@@ -44,6 +44,27 @@ pub fn find(bytes: &[u8], mut i: usize, marks: impl Fn(u64) -> u64, marked: impl
     i
 }
 
+/// Asserts that `marks` flags exactly the bytes `expected` says, and sets
+/// no bit but their high bits, for every byte value at every position of a
+/// word whose other bytes are each of `fills` (which catch a carry or a
+/// borrow into a neighbour).
+#[cfg(test)]
+pub fn assert_marks(marks: impl Fn(u64) -> u64, expected: impl Fn(u8) -> bool, fills: &[u8]) {
+    for &fill in fills {
+        for b in 0..=255u8 {
+            for pos in 0..8 {
+                let mut bytes = [fill; 8];
+                bytes[pos] = b;
+                let got = marks(u64::from_le_bytes(bytes));
+                for (k, &byte) in bytes.iter().enumerate() {
+                    assert_eq!(got >> (8 * k + 7) & 1 == 1, expected(byte), "{bytes:?} byte {k}");
+                }
+                assert_eq!(got & !HIGH, 0, "{bytes:?}");
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
