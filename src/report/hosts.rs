@@ -82,7 +82,28 @@ impl HostTable {
 
     /// The pairs with their names and shares, in order.
     pub fn pairs<'a>(&'a self, docs: &'a Docs) -> impl Iterator<Item = HostPair> + 'a {
-        self.links.iter().map(|&(a, b, a_on_b, b_on_a)| pair(docs, &self.host_docs, a, b, a_on_b, b_on_a))
+        self.links.iter().map(|&link| self.named(docs, link))
+    }
+
+    /// Whether a pair is a mirror pair, either way.
+    fn is_mirror_pair(&self, (a, b, a_on_b, b_on_a): (u32, u32, u64, u64)) -> bool {
+        is_mirror(a_on_b, self.host_docs[a as usize]) || is_mirror(b_on_a, self.host_docs[b as usize])
+    }
+
+    fn named(&self, docs: &Docs, link: (u32, u32, u64, u64)) -> HostPair {
+        let (a, b, a_on_b, b_on_a) = link;
+        let (docs_a, docs_b) = (self.host_docs[a as usize], self.host_docs[b as usize]);
+        HostPair {
+            host_a: docs.hosts[a as usize].clone(),
+            host_b: docs.hosts[b as usize].clone(),
+            docs_a,
+            docs_b,
+            replicated_a_on_b: a_on_b,
+            replicated_b_on_a: b_on_a,
+            coverage_a: percent(a_on_b, docs_a),
+            coverage_b: percent(b_on_a, docs_b),
+            mirror: self.is_mirror_pair(link),
+        }
     }
 }
 
@@ -147,21 +168,6 @@ pub fn host_pairs(docs: &Docs, overlap: &Path) -> anyhow::Result<HostTable> {
     Ok(HostTable { links, host_docs })
 }
 
-fn pair(docs: &Docs, host_docs: &[u64], a: u32, b: u32, a_on_b: u64, b_on_a: u64) -> HostPair {
-    let (docs_a, docs_b) = (host_docs[a as usize], host_docs[b as usize]);
-    HostPair {
-        host_a: docs.hosts[a as usize].clone(),
-        host_b: docs.hosts[b as usize].clone(),
-        docs_a,
-        docs_b,
-        replicated_a_on_b: a_on_b,
-        replicated_b_on_a: b_on_a,
-        coverage_a: percent(a_on_b, docs_a),
-        coverage_b: percent(b_on_a, docs_b),
-        mirror: is_mirror(a_on_b, docs_a) || is_mirror(b_on_a, docs_b),
-    }
-}
-
 /// Writes `hosts.csv`, one row per host pair.
 pub fn write_csv(path: &Path, docs: &Docs, table: &HostTable) -> anyhow::Result<()> {
     let rows = table.pairs(docs).map(|p| {
@@ -193,7 +199,13 @@ pub fn write_csv(path: &Path, docs: &Docs, table: &HostTable) -> anyhow::Result<
 
 /// The mirror pairs, most covered first.
 pub fn mirrors(docs: &Docs, table: &HostTable) -> Vec<HostPair> {
-    let mut m: Vec<HostPair> = table.pairs(docs).filter(|p| p.mirror).collect();
+    // Only the mirror pairs are named: the table can hold millions.
+    let mut m: Vec<HostPair> = table
+        .links
+        .iter()
+        .filter(|&&link| table.is_mirror_pair(link))
+        .map(|&link| table.named(docs, link))
+        .collect();
     m.sort_by(|x, y| {
         let key = |p: &HostPair| p.coverage_a.max(p.coverage_b);
         key(y)
