@@ -19,8 +19,6 @@
 use std::cell::RefCell;
 use std::hash::Hasher;
 
-use hashbrown::HashTable;
-use hashbrown::hash_table;
 use rustc_hash::FxHasher;
 
 use md5::{Digest, Md5};
@@ -72,66 +70,108 @@ fn with_counts<R>(text: &str, min_token_len: usize, f: impl FnOnce(&mut TokenCou
     })
 }
 
-/// Byte classes of the tokenizer: an ASCII letter or digit, another ASCII
-/// byte (a separator), or a byte of a multi-byte character.
-const SEPARATOR: u8 = 0;
-const ALNUM: u8 = 1;
-const MULTIBYTE: u8 = 2;
-
-static CLASSES: [u8; 256] = {
-    let mut table = [SEPARATOR; 256];
-    let mut b = 0;
-    while b < 256 {
-        let c = b as u8;
-        if c >= 0x80 {
-            table[b] = MULTIBYTE;
-        } else if c.is_ascii_alphanumeric() {
-            table[b] = ALNUM;
-        }
-        b += 1;
-    }
-    table
-};
-
 /// Steps 1 and 2: counts the tokens longer than `counts.min_token_len`.
 ///
-/// A token of ASCII letters and digits (most of them) is found as one run
-/// of bytes and lowercased by setting bit 0x20, which maps `A-Z` to `a-z`
-/// and leaves digits alone; only a token that touches a non-ASCII
-/// character is decoded char by char, from its first byte, exactly as
-/// before. Runs are measured eight bytes at a time ([`alnum_bytes`]): a
-/// byte loop mispredicted its exit at the end of nearly every word.
+/// The text is classed 64 bytes at a time into two bitmaps ([`classes64`]):
+/// bytes that may be part of a token (ASCII letters and digits, and every
+/// byte of a multi-byte character), and the multi-byte ones. Each run of
+/// set bits is then one token, found with two bit scans; a run scan per
+/// token mispredicted its exit at nearly every word. A run of ASCII only
+/// (most of them) is lowercased by setting bit 0x20, which maps `A-Z` to
+/// `a-z` and leaves digits alone; a run that holds a multi-byte character
+/// is read char by char ([`unicode_token`]), since only Unicode's tables
+/// say which such characters are letters.
 fn count_tokens(text: &str, counts: &mut TokenCounts) {
     let bytes = text.as_bytes();
-    let n = bytes.len();
     let mut token = std::mem::take(&mut counts.token);
-    let mut i = 0;
-    loop {
-        i = separators_end(bytes, i);
-        if i >= n {
-            break;
-        }
-        let start = i;
-        if bytes[i] < 0x80 {
-            i = alnum_end(bytes, i + 1);
-            if i == n || bytes[i] < 0x80 {
-                let len = i - start;
-                if len > counts.min_token_len {
-                    if len <= SHORT && start + SHORT <= n {
-                        let (a, b) = pack_ascii(&bytes[start..start + SHORT], len);
-                        counts.add_short(a, b, len as u32);
-                    } else {
-                        token.clear();
-                        token.extend(bytes[start..i].iter().map(|&b| b | 0x20));
-                        counts.add(&token);
-                    }
-                }
+    // A run that reached the end of the previous block: where it starts,
+    // and whether it holds a multi-byte character so far.
+    let mut open: Option<(usize, bool)> = None;
+    let mut base = 0;
+    while base < bytes.len() {
+        let (word, wide) = classes64(&bytes[base..]);
+        let mut from = 0;
+        if let Some((start, was_wide)) = open {
+            // The open run goes on through the block's first set bits.
+            let len = (!word).trailing_zeros();
+            let wide = was_wide || wide & below(len) != 0;
+            if len == 64 {
+                open = Some((start, wide));
+                base += 64;
                 continue;
             }
+            run(text, start, base + len as usize, wide, &mut token, counts);
+            open = None;
+            from = len;
         }
-        i = unicode_token(text, start, &mut token, counts);
+        let mut rest = word & !below(from);
+        while rest != 0 {
+            let start = rest.trailing_zeros();
+            let ends = !word & !below(start);
+            if ends == 0 {
+                open = Some((base + start as usize, wide >> start != 0));
+                break;
+            }
+            let end = ends.trailing_zeros();
+            let is_wide = wide & below(end) & !below(start) != 0;
+            run(text, base + start as usize, base + end as usize, is_wide, &mut token, counts);
+            rest = word & !below(end);
+        }
+        base += 64;
+    }
+    if let Some((start, wide)) = open {
+        run(text, start, bytes.len(), wide, &mut token, counts);
     }
     counts.token = token;
+}
+
+/// The bits below bit `n` (all 64 when `n` is 64).
+#[inline]
+fn below(n: u32) -> u64 {
+    if n >= 64 { u64::MAX } else { (1u64 << n) - 1 }
+}
+
+/// Two bitmaps of the first 64 bytes of `bytes` (fewer at the end, the
+/// rest read as separators): bit `k` of the first is set when byte `k` is
+/// an ASCII letter or digit or is not ASCII, of the second when it is not
+/// ASCII.
+#[inline]
+fn classes64(bytes: &[u8]) -> (u64, u64) {
+    let (mut word, mut wide) = (0u64, 0u64);
+    swar::words64(bytes, 0, |k, x| {
+        word |= swar::gather(alnum_bytes(x) | x) << (8 * k);
+        wide |= swar::gather(x) << (8 * k);
+    });
+    (word, wide)
+}
+
+/// Counts the run `start..end` of token bytes: one ASCII token, or, when
+/// `wide`, the tokens that its non-alphanumeric characters separate.
+#[inline]
+fn run(text: &str, start: usize, end: usize, wide: bool, token: &mut Vec<u8>, counts: &mut TokenCounts) {
+    if wide {
+        let mut i = start;
+        while i < end {
+            i = unicode_token(text, i, token, counts);
+        }
+        return;
+    }
+    let bytes = text.as_bytes();
+    let len = end - start;
+    if len <= counts.min_token_len {
+        return;
+    }
+    match bytes.get(start..start + SHORT) {
+        Some(window) if len <= SHORT => {
+            let (a, b) = pack_ascii(window, len);
+            counts.add_short(a, b, len as u32);
+        }
+        _ => {
+            token.clear();
+            token.extend(bytes[start..end].iter().map(|&b| b | 0x20));
+            counts.add(token);
+        }
+    }
 }
 
 /// The high bit of every byte of `x` that is an ASCII letter or digit.
@@ -142,19 +182,6 @@ fn alnum_bytes(x: u64) -> u64 {
     let letters = swar::in_range((x | (swar::ONES * 0x20)) & !swar::HIGH, b'a', b'z');
     let digits = swar::in_range(x & !swar::HIGH, b'0', b'9');
     (letters | digits) & !x
-}
-
-/// The end of the run of ASCII letters and digits at `i`.
-#[inline]
-fn alnum_end(bytes: &[u8], i: usize) -> usize {
-    swar::find(bytes, i, |x| !alnum_bytes(x), |b| CLASSES[usize::from(b)] != ALNUM)
-}
-
-/// The end of the run of ASCII separators at `i`: the next ASCII letter or
-/// digit, or non-ASCII byte.
-#[inline]
-fn separators_end(bytes: &[u8], i: usize) -> usize {
-    swar::find(bytes, i, |x| alnum_bytes(x) | x, |b| CLASSES[usize::from(b)] != SEPARATOR)
 }
 
 /// Reads the token (or the one separator character) at `start` char by
@@ -276,8 +303,8 @@ fn short_hash(a: u64, b: u64, len: u32) -> u64 {
 
 /// One distinct token and its count. A token of at most [`SHORT`] bytes is
 /// `a`, `b` as [`pack`] makes them; a longer one is `len` bytes of the
-/// arena from `a`, with its hash in `b`.
-#[derive(Clone, Copy)]
+/// arena from `a`, with its hash in `b`. `len` 0 marks an empty slot.
+#[derive(Clone, Copy, Default)]
 struct Entry {
     a: u64,
     b: u64,
@@ -291,15 +318,31 @@ impl Entry {
     }
 }
 
+/// The slot a hash starts its probe at: the high bits folded onto the low
+/// ones, since a multiplicative hash leaves its low bits weak.
+#[inline]
+fn home(hash: u64, mask: usize) -> usize {
+    (hash ^ (hash >> 29)) as usize & mask
+}
+
 /// Occurrences of each token of one text. Short tokens live in their
 /// entries, so counting one is a hash of two words and a comparison of two
 /// words: no copy, no `memcmp`. Longer ones are stored once, end to end,
 /// in an arena. (A `HashMap<String, _>` spent most of its time allocating
 /// keys: 61 MB/s of text.)
+///
+/// The table is open addressing with linear probing, written here rather
+/// than taken from a hash-map crate: a page's few hundred distinct tokens
+/// fit a table of some kilobytes, where one probe is a load and a compare,
+/// and the slots in use are listed, so emptying the table for the next
+/// page and listing its tokens touch only those.
 #[derive(Default)]
 struct TokenCounts {
     arena: Vec<u8>,
-    table: HashTable<Entry>,
+    /// A power of two many slots, at most half of them in use.
+    slots: Vec<Entry>,
+    /// The slots in use.
+    used: Vec<u32>,
     /// The largest count so far.
     max: u32,
     min_token_len: usize,
@@ -317,32 +360,21 @@ impl TokenCounts {
         self.max = 0;
         self.arena.clear();
         // Distinct tokens of at least 3 characters and a separator: rarely
-        // more than one per 16 bytes of text.
-        let wanted = text_len / 16;
-        if self.table.capacity() > wanted.max(4096) * 4 {
-            self.table = HashTable::with_capacity(wanted);
-            self.arena = Vec::new();
+        // more than one per 16 bytes of text; twice as many slots.
+        let wanted = (text_len / 16).max(64).next_power_of_two() * 2;
+        if self.slots.len() < wanted || self.slots.len() > wanted * 4 {
+            self.slots = vec![Entry::default(); wanted];
         } else {
-            self.table.clear();
-            self.table.reserve(wanted, Entry::hash);
+            for &i in &self.used {
+                self.slots[i as usize].len = 0;
+            }
         }
+        self.used.clear();
     }
 
     #[inline]
     fn add_short(&mut self, a: u64, b: u64, len: u32) {
-        let hash = short_hash(a, b, len);
-        // One probe whether the token is new or not.
-        let count = match self.table.entry(hash, |e| e.a == a && e.b == b && e.len == len, Entry::hash) {
-            hash_table::Entry::Occupied(mut e) => {
-                e.get_mut().count += 1;
-                e.get().count
-            }
-            hash_table::Entry::Vacant(v) => {
-                v.insert(Entry { a, b, len, count: 1 });
-                1
-            }
-        };
-        self.max = self.max.max(count);
+        self.add_with(short_hash(a, b, len), |e, _| e.a == a && e.b == b && e.len == len, |_| (a, b), len);
     }
 
     /// Counts a lowercased token.
@@ -355,29 +387,71 @@ impl TokenCounts {
         hasher.write(token);
         let hash = hasher.finish();
         let len = token.len() as u32;
-        let arena = &self.arena;
-        let same = |e: &Entry| {
+        let same = |e: &Entry, arena: &[u8]| {
             e.b == hash && e.len == len && &arena[e.a as usize..e.a as usize + token.len()] == token
         };
-        let count = match self.table.find_mut(hash, same) {
-            Some(e) => {
-                e.count += 1;
-                e.count
-            }
-            None => {
-                let start = self.arena.len() as u64;
-                self.arena.extend_from_slice(token);
-                self.table.insert_unique(hash, Entry { a: start, b: hash, len, count: 1 }, Entry::hash);
-                1
-            }
+        let store = |arena: &mut Vec<u8>| {
+            let start = arena.len() as u64;
+            arena.extend_from_slice(token);
+            (start, hash)
         };
-        self.max = self.max.max(count);
+        self.add_with(hash, same, store, len);
+    }
+
+    /// Counts one occurrence of the token that `same` recognizes, storing
+    /// it as `store` says when it is new.
+    #[inline]
+    fn add_with(
+        &mut self,
+        hash: u64,
+        same: impl Fn(&Entry, &[u8]) -> bool,
+        store: impl FnOnce(&mut Vec<u8>) -> (u64, u64),
+        len: u32,
+    ) {
+        let mask = self.slots.len() - 1;
+        let mut i = home(hash, mask);
+        loop {
+            let e = &mut self.slots[i];
+            if e.len == 0 {
+                let (a, b) = store(&mut self.arena);
+                *e = Entry { a, b, len, count: 1 };
+                self.used.push(i as u32);
+                self.max = self.max.max(1);
+                if self.used.len() * 2 > self.slots.len() {
+                    self.grow();
+                }
+                return;
+            }
+            if same(e, &self.arena) {
+                e.count += 1;
+                self.max = self.max.max(e.count);
+                return;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Doubles the table, moving every entry in use.
+    #[cold]
+    fn grow(&mut self) {
+        let entries: Vec<Entry> = self.used.iter().map(|&i| self.slots[i as usize]).collect();
+        self.slots = vec![Entry::default(); self.slots.len() * 2];
+        self.used.clear();
+        let mask = self.slots.len() - 1;
+        for e in entries {
+            let mut i = home(e.hash(), mask);
+            while self.slots[i].len != 0 {
+                i = (i + 1) & mask;
+            }
+            self.slots[i] = e;
+            self.used.push(i as u32);
+        }
     }
 
     /// Calls `f` with every token whose count is at least `min`, and its
     /// count.
     fn for_each_at_least(&self, min: u64, mut f: impl FnMut(&[u8], u64)) {
-        for e in self.table.iter().filter(|e| u64::from(e.count) >= min) {
+        for e in self.used.iter().map(|&i| &self.slots[i as usize]).filter(|e| u64::from(e.count) >= min) {
             if e.len as usize <= SHORT {
                 let mut buf = [0u8; SHORT];
                 buf[..8].copy_from_slice(&e.a.to_le_bytes());
@@ -451,6 +525,41 @@ mod tests {
             for min in [0, 1, 2, 3] {
                 assert_eq!(profile(text, min, 0.01), plain_profile(text, min, 0.01), "{text:?} {min}");
             }
+        }
+    }
+
+    #[test]
+    fn many_distinct_tokens_grow_the_table() {
+        // Four-letter tokens, far more distinct ones than one per 16 bytes,
+        // some long ones among them, each seen twice: the table grows many
+        // times within one text.
+        let mut text = String::new();
+        for _ in 0..2 {
+            for i in 0..6000u32 {
+                let word: String = (0..4).map(|k| char::from(b'a' + (i / 26u32.pow(k) % 26) as u8)).collect();
+                text.push_str(&word);
+                text.push(if i % 97 == 0 { '-' } else { ' ' });
+                if i % 500 == 0 {
+                    text.push_str(&format!("{word}longerthansixteenbytes "));
+                }
+            }
+        }
+        assert_eq!(profile(&text, 2, 0.01), plain_profile(&text, 2, 0.01));
+        assert_eq!(profile(&text, 2, 0.01).lines().count(), 6000 + 12);
+    }
+
+    #[test]
+    fn tokens_across_block_edges_match_the_plain_steps() {
+        // Every token of these crosses a 64-byte block edge at some shift,
+        // and two are longer than a whole block.
+        let long = "Abcdefghij".repeat(8);
+        let wide = "éa".repeat(40);
+        let body = format!("{long} one Two one two {wide} {long} café-CAFÉ café {wide}x,{long}");
+        for shift in 0..130 {
+            let text = format!("{}{body}", ".".repeat(shift));
+            assert_eq!(profile(&text, 2, 0.01), plain_profile(&text, 2, 0.01), "shift {shift}");
+            let cut = &text[..text.len() - 1];
+            assert_eq!(profile(cut, 2, 0.01), plain_profile(cut, 2, 0.01), "shift {shift}, cut");
         }
     }
 

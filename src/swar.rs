@@ -1,9 +1,11 @@
 //! Byte classes eight at a time in a `u64` ("SIMD within a register"), for
 //! the text scans that stop at the end of nearly every word: a byte loop
 //! mispredicts its exit there, while one of these tests measures the whole
-//! run at once. Plain integer arithmetic, so it needs neither `unsafe` nor
-//! a CPU feature; written by hand because the test each scan needs is a
-//! few lines of its own.
+//! run at once. [`gather`] and [`words64`] turn the classes of 64 bytes
+//! into one bit per byte, so that a scan finds each run's start and end
+//! with bit scans. Plain integer arithmetic, so it needs neither `unsafe`
+//! nor a CPU feature; written by hand because the test each scan needs is
+//! a few lines of its own.
 
 /// 0x01 in every byte.
 pub const ONES: u64 = 0x0101_0101_0101_0101;
@@ -44,6 +46,32 @@ pub fn find(bytes: &[u8], mut i: usize, marks: impl Fn(u64) -> u64, marked: impl
     i
 }
 
+/// The high bits of `marks`'s eight bytes gathered into one byte: bit `k`
+/// is byte `k`'s (little-endian order). The multiply moves byte `k`'s bit
+/// to bit 56 + k, and no two partial products meet, so nothing carries.
+#[inline]
+pub fn gather(marks: u64) -> u64 {
+    (((marks & HIGH) >> 7).wrapping_mul(0x0102_0408_1020_4080)) >> 56
+}
+
+/// Calls `f` with the index and the value of each of the eight words of
+/// the first 64 bytes of `bytes`, read as if `pad` followed its end: the
+/// block scans that build one bit per byte with [`gather`].
+#[inline]
+pub fn words64(bytes: &[u8], pad: u8, mut f: impl FnMut(usize, u64)) {
+    let mut padded = [pad; 64];
+    let block = match bytes.get(..64) {
+        Some(full) => full,
+        None => {
+            padded[..bytes.len()].copy_from_slice(bytes);
+            &padded[..]
+        }
+    };
+    for (k, chunk) in block.chunks_exact(8).enumerate() {
+        f(k, u64::from_le_bytes(chunk.try_into().expect("8 bytes")));
+    }
+}
+
 /// Asserts that `marks` flags exactly the bytes `expected` says, and sets
 /// no bit but their high bits, for every byte value at every position of a
 /// word whose other bytes are each of `fills` (which catch a carry or a
@@ -68,6 +96,18 @@ pub fn assert_marks(marks: impl Fn(u64) -> u64, expected: impl Fn(u8) -> bool, f
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gather_puts_each_bytes_high_bit_at_its_index() {
+        for pattern in 0..=255u64 {
+            let mut marks = 0u64;
+            for k in 0..8 {
+                // Low bits set too: gather must look at the high bit only.
+                marks |= if pattern >> k & 1 == 1 { 0xff } else { 0x7f } << (8 * k);
+            }
+            assert_eq!(gather(marks), pattern);
+        }
+    }
 
     #[test]
     fn in_range_marks_exactly_the_bytes_in_range() {
