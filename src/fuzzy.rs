@@ -279,8 +279,25 @@ const SHORT: usize = 16;
 fn pack_ascii(window: &[u8], len: usize) -> (u64, u64) {
     let word =
         |at: usize| u64::from_le_bytes(window[at..at + 8].try_into().expect("8 bytes")) | (swar::ONES * 0x20);
-    let mask = |bytes: usize| if bytes >= 8 { u64::MAX } else { (1u64 << (8 * bytes)) - 1 };
-    (word(0) & mask(len), word(8) & mask(len.saturating_sub(8)))
+    let (low, high) = PACK_MASKS[len.min(SHORT)];
+    (word(0) & low, word(8) & high)
+}
+
+/// The masks that keep the first `len` bytes of two words, for each `len`
+/// up to [`SHORT`]: one load instead of two branches per token.
+static PACK_MASKS: [(u64, u64); SHORT + 1] = {
+    let mut masks = [(0u64, 0u64); SHORT + 1];
+    let mut len = 0;
+    while len <= SHORT {
+        masks[len] = (keep(len), keep(len.saturating_sub(8)));
+        len += 1;
+    }
+    masks
+};
+
+/// The mask of the first `bytes` bytes of a word.
+const fn keep(bytes: usize) -> u64 {
+    if bytes >= 8 { u64::MAX } else { (1u64 << (8 * bytes)) - 1 }
 }
 
 /// Any token of at most [`SHORT`] bytes, zero-padded into two words.
@@ -361,8 +378,10 @@ impl TokenCounts {
         self.arena.clear();
         // Distinct tokens of at least 3 characters and a separator: rarely
         // more than one per 16 bytes of text; twice as many slots.
+        // A table of up to 4,096 slots (96 KB) is kept for any text, so
+        // that pages of mixed sizes do not reallocate it each time.
         let wanted = (text_len / 16).max(64).next_power_of_two() * 2;
-        if self.slots.len() < wanted || self.slots.len() > wanted * 4 {
+        if self.slots.len() < wanted || self.slots.len() > (wanted * 4).max(4096) {
             self.slots = vec![Entry::default(); wanted];
         } else {
             for &i in &self.used {
