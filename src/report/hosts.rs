@@ -9,16 +9,42 @@
 //!
 //! The work is keyed by exact-group center: the set of (center, host)
 //! entries, one per host holding a replica of the center's text, is built
-//! from the groups and one pass over the table, then each document is
-//! counted against its center's hosts. Memory is eight bytes per entry.
+//! from the groups and one pass over the table; then each center's
+//! documents are counted against its hosts, one center at a time.
+//!
+//! # Memory
+//!
+//! The linked entries and the host pairs grow with the crawl's links, not
+//! with its documents (1.7 million host pairs for a 10.8 GB crawl of 1.3
+//! million pages), so both are held within the budget the caller passes
+//! and spilled to its scratch directory beyond it:
+//!
+//! - the linked entries go into a buffer of half the budget, sorted and
+//!   deduplicated when it fills; when that does not halve it, the buffer
+//!   is written to a scratch file, read back in center order through
+//!   [`store::sort`];
+//! - the pair counts are summed in a hash map of the other half; a full
+//!   map is written to a scratch file of partial counts, which are sorted
+//!   in name order through [`store::sort`] and summed into the table, a
+//!   record file that [`write_csv`] and [`mirrors`] stream. When the map
+//!   never fills, the table is the map, sorted in memory.
+//!
+//! Names are compared once: hosts are sorted by name into ranks, and
+//! every table is ordered by rank. What stays in memory grows with the
+//! documents or the hosts only: the (center, host) entries of the exact
+//! groups with their document counts (at most twelve bytes a document),
+//! a rank and a document count per host, and the hosts of one center.
 
-use std::collections::HashMap;
-use std::path::Path;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
 
+use anyhow::Context;
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use super::histogram::percent;
 use super::input::{Docs, EMPTY, for_each_pair};
+use crate::store::{self, Header, Record, RecordReader, RecordWriter};
 
 /// A host mirrors another when more than this share of its non-empty
 /// documents are replicated there ...
@@ -26,6 +52,11 @@ pub const MIRROR_SHARE: f64 = 0.5;
 /// ... and at least this many, so that two hosts sharing one licence page
 /// are not mirrors.
 pub const MIRROR_MIN_DOCS: u64 = 2;
+
+/// Bytes one pair takes in the count map: 16 of key and counts and one of
+/// control, over the map's load factor, with room for the old table while
+/// it grows.
+const COUNT_BYTES: u64 = 64;
 
 /// One pair of hosts with replication between them; `host_a < host_b`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -49,53 +80,123 @@ pub fn is_mirror(replicated: u64, docs: u64) -> bool {
     replicated >= MIRROR_MIN_DOCS && replicated as f64 > MIRROR_SHARE * docs as f64
 }
 
-fn entry(center: u32, host: u32) -> u64 {
-    (u64::from(center) << 32) | u64::from(host)
+/// Two `u32` packed so that the packed values sort by the first, then by
+/// the second: a (center, host) entry, or a pair of host ranks.
+fn entry(high: u32, low: u32) -> u64 {
+    (u64::from(high) << 32) | u64::from(low)
 }
 
-/// The hosts of the entries for `center` in sorted `entries`.
-fn hosts_of(entries: &[u64], center: u32) -> &[u64] {
-    let lo = entries.partition_point(|&e| e < entry(center, 0));
-    let hi = entries.partition_point(|&e| e <= entry(center, u32::MAX));
-    &entries[lo..hi]
+/// A (center, host) entry as [`entry`] packs it. Scratch record kind 7,
+/// 8 bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Entry(u64);
+
+impl Record for Entry {
+    const KIND: u32 = 7;
+    const SIZE: usize = 8;
+    fn encode(&self, out: &mut [u8]) {
+        out[..8].copy_from_slice(&self.0.to_le_bytes());
+    }
+    fn decode(b: &[u8]) -> Self {
+        let mut e = [0u8; 8];
+        e.copy_from_slice(&b[..8]);
+        Entry(u64::from_le_bytes(e))
+    }
 }
 
-/// Every pair of hosts with replication between them, sorted by names,
-/// by host number: a crawl can have millions of such pairs, and a row with
-/// both names as strings took about 190 bytes each (330 MB of a 10 GB
-/// crawl's 1.7 million pairs).
+/// Replication between two hosts named by rank, `a < b`: documents of `a`
+/// with a replica on `b`, and of `b` on `a` (a host holds fewer than 2^32
+/// documents). Ordered by ranks first, the table's order. Scratch record
+/// kind 8, 16 bytes, for the partial counts and for the table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct HostLink {
+    a: u32,
+    b: u32,
+    a_on_b: u32,
+    b_on_a: u32,
+}
+
+impl Record for HostLink {
+    const KIND: u32 = 8;
+    const SIZE: usize = 16;
+    fn encode(&self, out: &mut [u8]) {
+        for (i, v) in [self.a, self.b, self.a_on_b, self.b_on_a].into_iter().enumerate() {
+            out[i * 4..i * 4 + 4].copy_from_slice(&v.to_le_bytes());
+        }
+    }
+    fn decode(b: &[u8]) -> Self {
+        let at = |i: usize| u32::from_le_bytes([b[i * 4], b[i * 4 + 1], b[i * 4 + 2], b[i * 4 + 3]]);
+        HostLink { a: at(0), b: at(1), a_on_b: at(2), b_on_a: at(3) }
+    }
+}
+
+/// Where the table's pairs are: in memory when the counts fitted the
+/// budget, else in a record file of [`HostLink`]s in the scratch directory.
+enum Links {
+    Memory(Vec<HostLink>),
+    File { path: PathBuf, len: u64 },
+}
+
+/// Every pair of hosts with replication between them, in name order, by
+/// host rank: a crawl can have millions of such pairs, which is why they
+/// are streamed from [`Links`] and named one at a time (a row with both
+/// names as strings took about 190 bytes).
 pub struct HostTable {
-    /// `(a, b, a_on_b, b_on_a)`, with host `a`'s name before `b`'s.
-    links: Vec<(u32, u32, u64, u64)>,
+    links: Links,
+    /// The host number of each rank.
+    by_rank: Vec<u32>,
     /// Non-empty documents of each host.
     host_docs: Vec<u64>,
 }
 
 impl HostTable {
     pub fn len(&self) -> usize {
-        self.links.len()
+        match &self.links {
+            Links::Memory(links) => links.len(),
+            Links::File { len, .. } => *len as usize,
+        }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.links.is_empty()
+        self.len() == 0
     }
 
-    /// The pairs with their names and shares, in order.
-    pub fn pairs<'a>(&'a self, docs: &'a Docs) -> impl Iterator<Item = HostPair> + 'a {
-        self.links.iter().map(|&link| self.named(docs, link))
+    /// The pairs with their names and shares, in order; reading the table
+    /// file can fail.
+    pub fn pairs<'a>(&'a self, docs: &'a Docs) -> impl Iterator<Item = anyhow::Result<HostPair>> + 'a {
+        self.links().map(move |link| link.map(|link| self.named(docs, link)))
+    }
+
+    /// The links in order, read through a buffer when on disk: mapping the
+    /// file would keep what was read resident.
+    fn links(&self) -> Box<dyn Iterator<Item = anyhow::Result<HostLink>> + '_> {
+        match &self.links {
+            Links::Memory(links) => Box::new(links.iter().copied().map(Ok)),
+            Links::File { path, .. } => match RecordReader::<HostLink>::open(path) {
+                Ok(mut reader) => Box::new(std::iter::from_fn(move || reader.next_record().transpose())),
+                Err(e) => Box::new(std::iter::once(Err(e))),
+            },
+        }
+    }
+
+    /// The host numbers of a link's two ranks.
+    fn hosts(&self, link: HostLink) -> (usize, usize) {
+        (self.by_rank[link.a as usize] as usize, self.by_rank[link.b as usize] as usize)
     }
 
     /// Whether a pair is a mirror pair, either way.
-    fn is_mirror_pair(&self, (a, b, a_on_b, b_on_a): (u32, u32, u64, u64)) -> bool {
-        is_mirror(a_on_b, self.host_docs[a as usize]) || is_mirror(b_on_a, self.host_docs[b as usize])
+    fn is_mirror_pair(&self, link: HostLink) -> bool {
+        let (a, b) = self.hosts(link);
+        is_mirror(link.a_on_b.into(), self.host_docs[a]) || is_mirror(link.b_on_a.into(), self.host_docs[b])
     }
 
-    fn named(&self, docs: &Docs, link: (u32, u32, u64, u64)) -> HostPair {
-        let (a, b, a_on_b, b_on_a) = link;
-        let (docs_a, docs_b) = (self.host_docs[a as usize], self.host_docs[b as usize]);
+    fn named(&self, docs: &Docs, link: HostLink) -> HostPair {
+        let (a, b) = self.hosts(link);
+        let (docs_a, docs_b) = (self.host_docs[a], self.host_docs[b]);
+        let (a_on_b, b_on_a) = (u64::from(link.a_on_b), u64::from(link.b_on_a));
         HostPair {
-            host_a: docs.hosts[a as usize].clone(),
-            host_b: docs.hosts[b as usize].clone(),
+            host_a: docs.hosts[a].clone(),
+            host_b: docs.hosts[b].clone(),
             docs_a,
             docs_b,
             replicated_a_on_b: a_on_b,
@@ -108,80 +209,371 @@ impl HostTable {
 }
 
 /// Every pair of hosts with replication between them, sorted by names.
-/// Documents without a host are left out.
-pub fn host_pairs(docs: &Docs, overlap: &Path) -> anyhow::Result<HostTable> {
+/// Documents without a host are left out. The links are held within about
+/// `budget` bytes, spilled to files in `scratch` beyond it (see the module
+/// comment); the table may be one of them, so `scratch` must outlive it.
+///
+/// Each sort is given half of what it may take: `extsort` grows its
+/// buffer by doubling, up to about twice the segment it was asked for.
+pub fn host_pairs(docs: &Docs, overlap: &Path, budget: u64, scratch: &Path) -> anyhow::Result<HostTable> {
     let no_host = docs.hosts.iter().position(|h| h.is_empty()).map(|i| i as u32);
-    let mut groups: Vec<u64> = (0..docs.len())
-        .filter(|&d| docs.center[d] != EMPTY && Some(docs.host[d]) != no_host)
-        .map(|d| entry(docs.center[d], docs.host[d]))
-        .collect();
-    groups.sort_unstable();
-    groups.dedup();
-    let mut linked: Vec<u64> = Vec::new();
-    let mut compact_at = 1 << 20;
-    for_each_pair(overlap, docs, |i, j, _| {
-        linked.extend(hosts_of(&groups, j).iter().map(|&e| entry(i, e as u32)));
-        linked.extend(hosts_of(&groups, i).iter().map(|&e| entry(j, e as u32)));
-        if linked.len() >= compact_at {
-            linked.sort_unstable();
-            linked.dedup();
-            compact_at = (linked.len() * 2).max(1 << 20);
+    let groups = GroupHosts::new(docs, no_host);
+    let linked = linked_entries(docs, overlap, &groups, budget / 2, scratch)?;
+    let (rank, by_rank) = name_ranks(&docs.hosts);
+    let mut counts = PairCounts::new(budget / 2, scratch);
+    linked.for_each_center(budget / 4, |center, hosts| {
+        for i in groups.of(center) {
+            let (host, n) = (groups.host(i), groups.docs[i]);
+            for &other in hosts.iter().filter(|&&o| o != host) {
+                counts.add(rank[host as usize], rank[other as usize], n)?;
+            }
         }
         Ok(())
     })?;
-    linked.extend_from_slice(&groups);
-    drop(groups);
-    linked.sort_unstable();
-    linked.dedup();
+    Ok(HostTable {
+        links: counts.finish(budget / 2, scratch)?,
+        by_rank,
+        host_docs: groups.host_docs(docs.hosts.len()),
+    })
+}
 
-    let mut host_docs = vec![0u64; docs.hosts.len()];
-    let mut replicated: HashMap<(u32, u32), u64> = HashMap::new();
-    for d in 0..docs.len() {
-        let (center, host) = (docs.center[d], docs.host[d]);
-        if center == EMPTY || Some(host) == no_host {
-            continue;
-        }
-        host_docs[host as usize] += 1;
-        for &e in hosts_of(&linked, center) {
-            let other = e as u32;
-            if other != host {
-                *replicated.entry((host, other)).or_default() += 1;
+/// Each host's rank in name order, and the host of each rank. Host names
+/// are distinct, so ordering by ranks is ordering by names, without
+/// comparing strings per pair.
+fn name_ranks(hosts: &[String]) -> (Vec<u32>, Vec<u32>) {
+    let mut by_rank: Vec<u32> = (0..hosts.len() as u32).collect();
+    by_rank.sort_unstable_by(|&x, &y| hosts[x as usize].cmp(&hosts[y as usize]));
+    let mut rank = vec![0u32; hosts.len()];
+    for (r, &h) in by_rank.iter().enumerate() {
+        rank[h as usize] = r as u32;
+    }
+    (rank, by_rank)
+}
+
+/// The hosts of every exact group and the group's documents on each: the
+/// sorted (center, host) entries of the non-empty documents with a host,
+/// one per distinct entry, so at most one per document.
+struct GroupHosts {
+    entries: Vec<u64>,
+    docs: Vec<u32>,
+}
+
+impl GroupHosts {
+    fn new(docs: &Docs, no_host: Option<u32>) -> GroupHosts {
+        let mut entries: Vec<u64> = (0..docs.len())
+            .filter(|&d| docs.center[d] != EMPTY && Some(docs.host[d]) != no_host)
+            .map(|d| entry(docs.center[d], docs.host[d]))
+            .collect();
+        entries.sort_unstable();
+        // Runs of equal entries collapse in place into one with its count.
+        let mut counts: Vec<u32> = Vec::new();
+        let mut kept = 0;
+        for i in 0..entries.len() {
+            if kept > 0 && entries[kept - 1] == entries[i] {
+                counts[kept - 1] += 1;
+            } else {
+                entries[kept] = entries[i];
+                counts.push(1);
+                kept += 1;
             }
         }
+        entries.truncate(kept);
+        GroupHosts { entries, docs: counts }
     }
-    let mut links: Vec<(u32, u32, u64, u64)> = Vec::new();
-    for (&(a, b), &a_on_b) in &replicated {
-        let (name_a, name_b) = (&docs.hosts[a as usize], &docs.hosts[b as usize]);
-        if name_a > name_b {
-            if !replicated.contains_key(&(b, a)) {
-                // Only A -> B exists; the pair is written from B's side below.
-                links.push((b, a, 0, a_on_b));
-            }
-            continue;
+
+    /// The indexes of `center`'s entries.
+    fn of(&self, center: u32) -> Range<usize> {
+        let lo = self.entries.partition_point(|&e| e < entry(center, 0));
+        let hi = lo + self.entries[lo..].partition_point(|&e| e <= entry(center, u32::MAX));
+        lo..hi
+    }
+
+    fn host(&self, i: usize) -> u32 {
+        self.entries[i] as u32
+    }
+
+    /// Non-empty documents of each of `hosts` hosts.
+    fn host_docs(&self, hosts: usize) -> Vec<u64> {
+        let mut docs = vec![0u64; hosts];
+        for (i, &n) in self.docs.iter().enumerate() {
+            docs[self.host(i) as usize] += u64::from(n);
         }
-        let b_on_a = replicated.get(&(b, a)).copied().unwrap_or(0);
-        links.push((a, b, a_on_b, b_on_a));
+        docs
     }
-    drop(replicated);
-    let name = |h: u32| docs.hosts[h as usize].as_str();
-    links.sort_unstable_by(|x, y| (name(x.0), name(x.1)).cmp(&(name(y.0), name(y.1))));
-    Ok(HostTable { links, host_docs })
+}
+
+/// The (center, host) entries, one per host holding a replica of the
+/// center's text: the exact groups' own, and for every Overlap-table pair
+/// the hosts of each side's group under the other side's center.
+fn linked_entries(
+    docs: &Docs,
+    overlap: &Path,
+    groups: &GroupHosts,
+    budget: u64,
+    scratch: &Path,
+) -> anyhow::Result<LinkedEntries> {
+    let mut linked = LinkedEntries::new(budget, scratch);
+    for &e in &groups.entries {
+        linked.push(e)?;
+    }
+    for_each_pair(overlap, docs, |i, j, _| {
+        linked.link(groups, i, j)?;
+        linked.link(groups, j, i)
+    })?;
+    Ok(linked)
+}
+
+/// The linked entries, deduplicated in a buffer of at most `cap`, and
+/// written to a scratch file when the buffer cannot hold them.
+struct LinkedEntries {
+    buf: Vec<u64>,
+    cap: usize,
+    spill: SpillFile<Entry>,
+}
+
+impl LinkedEntries {
+    fn new(budget: u64, scratch: &Path) -> Self {
+        let cap = (budget / Entry::SIZE as u64).max(16) as usize;
+        LinkedEntries { buf: Vec::new(), cap, spill: SpillFile::new(scratch.join("hosts-linked.fpd")) }
+    }
+
+    /// Adds the hosts of `other`'s group under `center`, unless no
+    /// document has `center` as its center and a host: such entries would
+    /// count nothing.
+    fn link(&mut self, groups: &GroupHosts, center: u32, other: u32) -> anyhow::Result<()> {
+        if groups.of(center).is_empty() {
+            return Ok(());
+        }
+        for i in groups.of(other) {
+            self.push(entry(center, groups.host(i)))?;
+        }
+        Ok(())
+    }
+
+    fn push(&mut self, e: u64) -> anyhow::Result<()> {
+        if self.buf.len() >= self.cap {
+            self.compact()?;
+        }
+        if self.buf.capacity() == 0 {
+            // The whole share at once: growing by doubling would hold the
+            // old and the new buffer together, 1.5 times the share.
+            self.buf.reserve_exact(self.cap);
+        }
+        self.buf.push(e);
+        Ok(())
+    }
+
+    /// Sorts and deduplicates the buffer, and writes it to the scratch
+    /// file when that does not free half of it. Entries repeat (the groups
+    /// linked to a center share hosts), so the buffer takes many more
+    /// entries than it holds before it spills, if ever.
+    fn compact(&mut self) -> anyhow::Result<()> {
+        self.buf.sort_unstable();
+        self.buf.dedup();
+        if self.buf.len() > self.cap / 2 {
+            self.spill.write(self.buf.drain(..).map(Entry))?;
+        }
+        Ok(())
+    }
+
+    /// Calls `f` with every center and its distinct hosts in ascending
+    /// order, center by center; spilled entries are sorted back within
+    /// `budget`, after the buffer is freed.
+    fn for_each_center(
+        mut self,
+        budget: u64,
+        f: impl FnMut(u32, &[u32]) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        let mut by_center = ByCenter { f, center: None, hosts: Vec::new(), last: None };
+        if self.spill.is_used() {
+            self.spill.write(self.buf.drain(..).map(Entry))?;
+            drop(self.buf);
+            self.spill.sorted(budget, |Entry(e)| by_center.push(e))?;
+        } else {
+            self.buf.sort_unstable();
+            for &e in &self.buf {
+                by_center.push(e)?;
+            }
+        }
+        by_center.finish()
+    }
+}
+
+/// Sorted entries gathered per center, repeats skipped.
+struct ByCenter<F> {
+    f: F,
+    center: Option<u32>,
+    hosts: Vec<u32>,
+    last: Option<u64>,
+}
+
+impl<F: FnMut(u32, &[u32]) -> anyhow::Result<()>> ByCenter<F> {
+    fn push(&mut self, e: u64) -> anyhow::Result<()> {
+        if self.last == Some(e) {
+            return Ok(());
+        }
+        self.last = Some(e);
+        let center = (e >> 32) as u32;
+        if self.center != Some(center) {
+            self.finish_center()?;
+            self.center = Some(center);
+        }
+        self.hosts.push(e as u32);
+        Ok(())
+    }
+
+    fn finish_center(&mut self) -> anyhow::Result<()> {
+        if let Some(center) = self.center {
+            (self.f)(center, &self.hosts)?;
+        }
+        self.hosts.clear();
+        Ok(())
+    }
+
+    fn finish(mut self) -> anyhow::Result<()> {
+        self.finish_center()
+    }
+}
+
+/// Documents of each host replicated on each other host, keyed by the
+/// pair's ranks: summed in a map of at most `cap` pairs, which is written
+/// to a scratch file of partial counts whenever it fills.
+struct PairCounts {
+    map: FxHashMap<u64, (u32, u32)>,
+    cap: usize,
+    spill: SpillFile<HostLink>,
+}
+
+impl PairCounts {
+    fn new(budget: u64, scratch: &Path) -> Self {
+        let cap = (budget / COUNT_BYTES).max(1) as usize;
+        PairCounts {
+            map: FxHashMap::default(),
+            cap,
+            spill: SpillFile::new(scratch.join("hosts-partial.fpd")),
+        }
+    }
+
+    /// Counts `n` documents of the host ranked `from` as replicated on the
+    /// host ranked `to`.
+    fn add(&mut self, from: u32, to: u32, n: u32) -> anyhow::Result<()> {
+        if from < to {
+            self.map.entry(entry(from, to)).or_default().0 += n;
+        } else {
+            self.map.entry(entry(to, from)).or_default().1 += n;
+        }
+        if self.map.len() >= self.cap {
+            self.spill.write(self.map.drain().map(host_link))?;
+        }
+        Ok(())
+    }
+
+    /// The table: the map sorted in memory when it never filled; else the
+    /// partial counts, the map freed, sorted within `budget` and summed
+    /// into a table file in `scratch`.
+    fn finish(mut self, budget: u64, scratch: &Path) -> anyhow::Result<Links> {
+        if !self.spill.is_used() {
+            let mut links: Vec<HostLink> = self.map.drain().map(host_link).collect();
+            links.sort_unstable();
+            return Ok(Links::Memory(links));
+        }
+        self.spill.write(self.map.drain().map(host_link))?;
+        drop(self.map);
+        let path = scratch.join("hosts-table.fpd");
+        let len = sum_partials(self.spill, &path, budget)?;
+        Ok(Links::File { path, len })
+    }
+}
+
+/// A count map's entry as a link.
+fn host_link((pair, (a_on_b, b_on_a)): (u64, (u32, u32))) -> HostLink {
+    HostLink { a: (pair >> 32) as u32, b: pair as u32, a_on_b, b_on_a }
+}
+
+/// Writes to `table` the partial counts summed per pair, in rank order,
+/// and returns the number of pairs.
+fn sum_partials(partial: SpillFile<HostLink>, table: &Path, budget: u64) -> anyhow::Result<u64> {
+    let mut w = RecordWriter::<HostLink>::create(table, Header::new::<HostLink>("", true, 0, 1))?;
+    let mut pair: Option<HostLink> = None;
+    partial.sorted(budget, |link| {
+        match &mut pair {
+            Some(p) if (p.a, p.b) == (link.a, link.b) => {
+                p.a_on_b += link.a_on_b;
+                p.b_on_a += link.b_on_a;
+            }
+            _ => {
+                if let Some(done) = pair.replace(link) {
+                    w.push(&done)?;
+                }
+            }
+        }
+        Ok(())
+    })?;
+    if let Some(done) = pair {
+        w.push(&done)?;
+    }
+    w.finish()
+}
+
+/// A scratch file of records spilled in batches, created by the first.
+struct SpillFile<R: Record> {
+    path: PathBuf,
+    writer: Option<RecordWriter<R>>,
+}
+
+impl<R: Record + Ord> SpillFile<R> {
+    fn new(path: PathBuf) -> Self {
+        SpillFile { path, writer: None }
+    }
+
+    fn is_used(&self) -> bool {
+        self.writer.is_some()
+    }
+
+    fn write(&mut self, records: impl Iterator<Item = R>) -> anyhow::Result<()> {
+        let w = match self.writer.take() {
+            Some(w) => w,
+            None => RecordWriter::create(&self.path, Header::new::<R>("", false, 0, 1))?,
+        };
+        let w = self.writer.insert(w);
+        for r in records {
+            w.push(&r)?;
+        }
+        Ok(())
+    }
+
+    /// Calls `f` with every record spilled, in ascending order, sorted
+    /// within `budget`; then removes the file. The sort has a directory
+    /// of its own, removed with it: `extsort` leaves its segments behind,
+    /// and they would take disk space until the stage ends.
+    fn sorted(self, budget: u64, f: impl FnMut(R) -> anyhow::Result<()>) -> anyhow::Result<()> {
+        let Some(w) = self.writer else { return Ok(()) };
+        w.finish()?;
+        let dir = self.path.with_extension("sort");
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create directory {}", dir.display()))?;
+        store::sort::sorted_file(&self.path, budget, &dir, f)?;
+        store::remove_dir_if_exists(&dir)?;
+        store::remove_file_if_exists(&self.path)
+    }
 }
 
 /// Writes `hosts.csv`, one row per host pair.
 pub fn write_csv(path: &Path, docs: &Docs, table: &HostTable) -> anyhow::Result<()> {
     let rows = table.pairs(docs).map(|p| {
-        [
-            p.host_a,
-            p.host_b,
-            p.docs_a.to_string(),
-            p.docs_b.to_string(),
-            p.replicated_a_on_b.to_string(),
-            p.replicated_b_on_a.to_string(),
-            format!("{:.4}", p.coverage_a),
-            format!("{:.4}", p.coverage_b),
-            p.mirror.to_string(),
-        ]
+        p.map(|p| {
+            [
+                p.host_a,
+                p.host_b,
+                p.docs_a.to_string(),
+                p.docs_b.to_string(),
+                p.replicated_a_on_b.to_string(),
+                p.replicated_b_on_a.to_string(),
+                format!("{:.4}", p.coverage_a),
+                format!("{:.4}", p.coverage_b),
+                p.mirror.to_string(),
+            ]
+        })
     });
     let header = [
         "host_a",
@@ -194,18 +586,19 @@ pub fn write_csv(path: &Path, docs: &Docs, table: &HostTable) -> anyhow::Result<
         "coverage_b",
         "mirror",
     ];
-    super::write_rows(path, &header, rows)
+    super::try_write_rows(path, &header, rows)
 }
 
 /// The mirror pairs, most covered first.
-pub fn mirrors(docs: &Docs, table: &HostTable) -> Vec<HostPair> {
+pub fn mirrors(docs: &Docs, table: &HostTable) -> anyhow::Result<Vec<HostPair>> {
     // Only the mirror pairs are named: the table can hold millions.
-    let mut m: Vec<HostPair> = table
-        .links
-        .iter()
-        .filter(|&&link| table.is_mirror_pair(link))
-        .map(|&link| table.named(docs, link))
-        .collect();
+    let mut m: Vec<HostPair> = Vec::new();
+    for link in table.links() {
+        let link = link?;
+        if table.is_mirror_pair(link) {
+            m.push(table.named(docs, link));
+        }
+    }
     m.sort_by(|x, y| {
         let key = |p: &HostPair| p.coverage_a.max(p.coverage_b);
         key(y)
@@ -215,11 +608,13 @@ pub fn mirrors(docs: &Docs, table: &HostTable) -> Vec<HostPair> {
             )
             .then((&x.host_a, &x.host_b).cmp(&(&y.host_a, &y.host_b)))
     });
-    m
+    Ok(m)
 }
 
 #[cfg(test)]
 mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+
     use super::*;
 
     #[test]
@@ -228,6 +623,21 @@ mod tests {
         assert!(!is_mirror(1, 1));
         assert!(!is_mirror(5, 10));
         assert!(is_mirror(6, 10));
+    }
+
+    /// A pair as names, counts either way and whether it is a mirror pair.
+    type Row = (String, String, u64, u64, bool);
+
+    /// The table's rows, and its mirror pairs.
+    fn rows(docs: &Docs, table: &HostTable) -> (Vec<Row>, Vec<HostPair>) {
+        let rows = table
+            .pairs(docs)
+            .map(|p| {
+                let p = p.unwrap();
+                (p.host_a, p.host_b, p.replicated_a_on_b, p.replicated_b_on_a, p.mirror)
+            })
+            .collect();
+        (rows, mirrors(docs, table).unwrap())
     }
 
     #[test]
@@ -244,15 +654,140 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let o = dir.path().join("overlap.csv");
         std::fs::write(&o, "doc_i,doc_j,shared\n1,3,20\n3,4,20\n").unwrap();
-        let table = host_pairs(&docs, &o).unwrap();
-        let pairs: Vec<HostPair> = table.pairs(&docs).collect();
-        let got: Vec<(&str, &str, u64, u64, bool)> = pairs
-            .iter()
-            .map(|p| {
-                (p.host_a.as_str(), p.host_b.as_str(), p.replicated_a_on_b, p.replicated_b_on_a, p.mirror)
-            })
+        let table = host_pairs(&docs, &o, 1 << 20, dir.path()).unwrap();
+        let (got, mirrors) = rows(&docs, &table);
+        let expected = [("a", "b", 2, 2, true), ("b", "c", 1, 1, false)];
+        let expected: Vec<_> =
+            expected.iter().map(|&(a, b, x, y, m)| (a.to_string(), b.to_string(), x, y, m)).collect();
+        assert_eq!(got, expected);
+        assert_eq!(mirrors.len(), 1);
+        assert_eq!(mirrors[0].coverage_a, 100.0);
+    }
+
+    /// A crawl of `n` documents on hosts numbered out of name order, with
+    /// exact groups, empty documents, documents without a host, mirrored
+    /// hosts (0 to 4 copied on 20 to 24) and random links between centers.
+    fn generated(n: u32) -> (Docs, BTreeSet<(u32, u32)>) {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |m: u32| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % u64::from(m)) as u32
+        };
+        let hosts: Vec<String> = (0..40u32)
+            .map(|h| if h == 7 { String::new() } else { format!("h{}.test", h * 17 % 40) })
             .collect();
-        assert_eq!(got, vec![("a", "b", 2, 2, true), ("b", "c", 1, 1, false)]);
-        assert_eq!(pairs[0].coverage_a, 100.0);
+        let (mut center, mut host) = (Vec::new(), Vec::new());
+        while (center.len() as u32) < n {
+            let d = center.len() as u32;
+            let h = next(40);
+            let c = match next(10) {
+                0 => EMPTY,
+                1..=3 if d > 0 => match center[next(d) as usize] {
+                    EMPTY => d,
+                    c => c,
+                },
+                _ => d,
+            };
+            center.push(c);
+            host.push(h);
+            if h < 5 && c != EMPTY {
+                center.push(c);
+                host.push(h + 20);
+            }
+        }
+        let mut group_size = vec![0u32; center.len()];
+        for &c in center.iter().filter(|&&c| c != EMPTY) {
+            group_size[c as usize] += 1;
+        }
+        let centers: Vec<u32> = (0..center.len() as u32).filter(|&d| center[d as usize] == d).collect();
+        let mut links = BTreeSet::new();
+        for _ in 0..n {
+            let (i, j) =
+                (centers[next(centers.len() as u32) as usize], centers[next(centers.len() as u32) as usize]);
+            if i != j {
+                links.insert((i.min(j), i.max(j)));
+            }
+        }
+        let docs = Docs { bytes: vec![1; center.len()], center, host, hosts, group_size };
+        (docs, links)
+    }
+
+    /// The table by its definition, document by document: for each
+    /// document, the other hosts of the documents in its exact group or
+    /// in a group linked to it.
+    fn brute_force(docs: &Docs, links: &BTreeSet<(u32, u32)>) -> Vec<Row> {
+        let n = docs.len();
+        let name = |d: usize| docs.hosts[docs.host[d] as usize].clone();
+        let counted = |d: usize| docs.center[d] != EMPTY && !name(d).is_empty();
+        let mut on: BTreeMap<(String, String), u64> = BTreeMap::new();
+        let mut host_docs: BTreeMap<String, u64> = BTreeMap::new();
+        for d in (0..n).filter(|&d| counted(d)) {
+            *host_docs.entry(name(d)).or_default() += 1;
+            let c = docs.center[d];
+            let replicas = (0..n).filter(|&x| {
+                let cx = docs.center[x];
+                counted(x) && (cx == c || links.contains(&(c.min(cx), c.max(cx))))
+            });
+            let others: BTreeSet<String> = replicas.map(name).filter(|h| *h != name(d)).collect();
+            for other in others {
+                *on.entry((name(d), other)).or_default() += 1;
+            }
+        }
+        let pairs: BTreeSet<(String, String)> = on
+            .keys()
+            .map(|(x, y)| if x < y { (x.clone(), y.clone()) } else { (y.clone(), x.clone()) })
+            .collect();
+        let get = |x: &String, y: &String| on.get(&(x.clone(), y.clone())).copied().unwrap_or(0);
+        pairs
+            .into_iter()
+            .map(|(a, b)| {
+                let (a_on_b, b_on_a) = (get(&a, &b), get(&b, &a));
+                let mirror = is_mirror(a_on_b, host_docs[&a]) || is_mirror(b_on_a, host_docs[&b]);
+                (a, b, a_on_b, b_on_a, mirror)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn spilled_and_in_memory_tables_equal_the_definition() {
+        let (docs, links) = generated(1500);
+        let dir = tempfile::tempdir().unwrap();
+        let o = dir.path().join("overlap.csv");
+        let mut text = String::from("doc_i,doc_j,shared\n");
+        for (i, j) in &links {
+            text.push_str(&format!("{i},{j},20\n"));
+        }
+        std::fs::write(&o, text).unwrap();
+        let expected = brute_force(&docs, &links);
+        assert!(expected.len() > 300, "{} pairs", expected.len());
+
+        let (large, small) = (dir.path().join("large"), dir.path().join("small"));
+        std::fs::create_dir(&large).unwrap();
+        std::fs::create_dir(&small).unwrap();
+        let in_memory = host_pairs(&docs, &o, 1 << 30, &large).unwrap();
+        assert!(matches!(in_memory.links, Links::Memory(_)));
+        // Half of 512 bytes: a 32-entry buffer, a map of 4 pairs, and
+        // thousands of partial counts, sorted in spilled segments.
+        let spilled = host_pairs(&docs, &o, 512, &small).unwrap();
+        assert!(matches!(spilled.links, Links::File { .. }));
+
+        let (got, got_mirrors) = rows(&docs, &in_memory);
+        assert_eq!(got, expected);
+        assert!(got_mirrors.len() >= 5, "{} mirror pairs", got_mirrors.len());
+        let (got_spilled, spilled_mirrors) = rows(&docs, &spilled);
+        assert_eq!(got_spilled, expected);
+        assert_eq!(spilled_mirrors, got_mirrors);
+        assert_eq!(spilled.len(), in_memory.len());
+
+        write_csv(&large.join("hosts.csv"), &docs, &in_memory).unwrap();
+        write_csv(&small.join("hosts.csv"), &docs, &spilled).unwrap();
+        let csv = std::fs::read(large.join("hosts.csv")).unwrap();
+        assert_eq!(csv, std::fs::read(small.join("hosts.csv")).unwrap());
+        assert_eq!(csv.iter().filter(|&&b| b == b'\n').count(), expected.len() + 1);
+        // Only the table is left of the spill files.
+        let left: Vec<_> = std::fs::read_dir(&small).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(left.len(), 2, "{left:?}");
     }
 }

@@ -11,10 +11,10 @@
 //! which is streamed: once for
 //! components, savings and near-replica counts, once each for host
 //! overlap, alias content and group diameters. Two structures depend on
-//! the links: the host overlap's (exact group, host) entries, eight bytes
-//! for each host holding a replica of a group, and the links of the
-//! groups whose diameter is measured, held a batch within a quarter of
-//! `--memory` at a time.
+//! the links, each within a quarter of `--memory`: the host overlap's
+//! linked (exact group, host) entries and host-pair counts, spilled to
+//! the stage's scratch directory beyond it ([`hosts`]), and the links of
+//! the groups whose diameter is measured, held a batch at a time.
 //!
 //! Outputs: `report.json` (below), `groups.csv` ([`groups`]), `hosts.csv`
 //! ([`hosts`]), `aliases.csv` ([`aliases`]), `flags.csv` ([`flags`]) and
@@ -176,7 +176,7 @@ pub fn run(out: &OutDir, cfg: &ReportConfig, progress: &Progress) -> anyhow::Res
     let Some(stage) = Stage::begin(out, STAGE, key, progress)? else {
         return Ok(Outcome::UpToDate);
     };
-    let report = build(out, cfg, progress)?;
+    let report = build(out, cfg, progress, &stage.scratch()?)?;
     let mut json = serde_json::to_vec_pretty(&report).context("cannot encode report.json")?;
     json.push(b'\n');
     store::write_atomic(&out.report_json(), &json)?;
@@ -208,8 +208,8 @@ pub fn run(out: &OutDir, cfg: &ReportConfig, progress: &Progress) -> anyhow::Res
     Ok(Outcome::Ran(stats))
 }
 
-/// Computes every figure and writes the CSV tables.
-fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress) -> anyhow::Result<Report> {
+/// Computes every figure and writes the CSV tables, spilling to `scratch`.
+fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) -> anyhow::Result<Report> {
     let fp: FingerprintStats = stats::read_section(out, crate::fingerprint::STAGE)
         .with_context(|| format!("{} has no fingerprint section", out.stats().display()))?;
     let pairs_stats: PairsStats = stats::read_section(out, pairs::STAGE)
@@ -245,9 +245,11 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress) -> anyhow::Resul
     };
     let top: Vec<groups::Group> = all_groups.into_iter().take(TOP_GROUPS).collect();
 
-    let host_pairs = hosts::host_pairs(&docs, &overlap)?;
+    // The groups' links are gone by now: the host tables take their share.
+    let host_budget = (cfg.memory / 4).max(1 << 20);
+    let host_pairs = hosts::host_pairs(&docs, &overlap, host_budget, scratch)?;
     hosts::write_csv(&out.hosts(), &docs, &host_pairs)?;
-    let mirrors = hosts::mirrors(&docs, &host_pairs);
+    let mirrors = hosts::mirrors(&docs, &host_pairs)?;
 
     let alias_pairs = aliases::find(&docs_csv, &overlap, &docs)?;
     let alias_examples = aliases::write_csv(&out.aliases(), &docs_csv, &alias_pairs)?;
@@ -411,13 +413,27 @@ where
     R: IntoIterator<Item = S>,
     S: AsRef<[u8]>,
 {
+    try_write_rows(path, header, rows.into_iter().map(Ok))
+}
+
+/// [`write_rows`] for rows read from a file while they are written, any
+/// of which can fail.
+fn try_write_rows<R, S>(
+    path: &Path,
+    header: &[&str],
+    rows: impl IntoIterator<Item = anyhow::Result<R>>,
+) -> anyhow::Result<()>
+where
+    R: IntoIterator<Item = S>,
+    S: AsRef<[u8]>,
+{
     let tmp = store::temp_path(path);
     let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
     let mut w = csv::Writer::from_writer(BufWriter::with_capacity(1 << 16, file));
     let err = || format!("cannot write {}", tmp.display());
     w.write_record(header).with_context(err)?;
     for row in rows {
-        w.write_record(row).with_context(err)?;
+        w.write_record(row?).with_context(err)?;
     }
     w.into_inner().map_err(|e| e.into_error()).with_context(err)?;
     store::commit(path)

@@ -337,6 +337,11 @@ impl<R: Record> RecordReader<R> {
         })
     }
 
+    /// Records not yet read, as the header counts them.
+    pub fn remaining(&self) -> u64 {
+        self.remaining
+    }
+
     /// The next record, `None` after the last one the header counts.
     pub fn next_record(&mut self) -> anyhow::Result<Option<R>> {
         if self.remaining == 0 {

@@ -5,13 +5,14 @@
 //! and merges them. Both paths yield the same order, so the choice never
 //! shows in the output.
 
+use std::cell::Cell;
 use std::io::{self, Read, Write};
 use std::path::Path;
 
 use anyhow::Context;
 use extsort::{ExternalSorter, Sortable};
 
-use super::{Mapped, Record};
+use super::{Mapped, Record, RecordReader};
 
 /// Calls `emit` for every record of `src` in ascending order, holding at
 /// most about `budget` bytes of records in memory.
@@ -19,23 +20,60 @@ pub fn sorted<R: Record + Ord>(
     src: &Mapped<R>,
     budget: u64,
     scratch: &Path,
+    emit: impl FnMut(R) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    sort_records(src.iter(), src.len() as u64, budget, scratch, emit)
+}
+
+/// [`sorted`] for a file read once, such as a spill file: read through a
+/// buffer rather than mapped, so that the records read do not stay
+/// resident beside the sort's own budget.
+pub fn sorted_file<R: Record + Ord>(
+    path: &Path,
+    budget: u64,
+    scratch: &Path,
+    emit: impl FnMut(R) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let mut reader = RecordReader::<R>::open(path)?;
+    let len = reader.remaining();
+    // A read error ends the records early and is returned after the sort:
+    // the caller fails instead of taking what was emitted for the file.
+    let failed = Cell::new(None);
+    let records = std::iter::from_fn(|| {
+        reader.next_record().unwrap_or_else(|e| {
+            failed.set(Some(e));
+            None
+        })
+    });
+    sort_records(records, len, budget, scratch, emit)?;
+    failed.take().map_or(Ok(()), Err)
+}
+
+/// Sorts `len` records, in memory when they fit `budget`.
+fn sort_records<R: Record + Ord>(
+    records: impl Iterator<Item = R>,
+    len: u64,
+    budget: u64,
+    scratch: &Path,
     mut emit: impl FnMut(R) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     let in_memory = std::mem::size_of::<R>().max(1) as u64;
     let max_in_memory = (budget / in_memory).max(1024);
-    if src.len() as u64 <= max_in_memory {
-        let mut records: Vec<R> = src.iter().collect();
-        records.sort_unstable();
-        for r in records {
+    if len <= max_in_memory {
+        // Exactly `len`: a file read through a buffer gives no size hint,
+        // and growing by doubling would take up to twice the records.
+        let mut all: Vec<R> = Vec::with_capacity(len as usize);
+        all.extend(records);
+        all.sort_unstable();
+        for r in all {
             emit(r)?;
         }
         return Ok(());
     }
     let sorter =
         ExternalSorter::new().with_segment_size(max_in_memory as usize).with_sort_dir(scratch.to_path_buf());
-    let iter = sorter
-        .sort(src.iter().map(Sorted))
-        .with_context(|| format!("cannot sort in {}", scratch.display()))?;
+    let iter =
+        sorter.sort(records.map(Sorted)).with_context(|| format!("cannot sort in {}", scratch.display()))?;
     for r in iter {
         let r = r.with_context(|| format!("cannot read sorted records in {}", scratch.display()))?;
         emit(r.0)?;
@@ -66,7 +104,9 @@ mod tests {
     use super::*;
     use crate::store::{ChunkRecord, Header, RecordWriter};
 
-    fn sort_with_budget(n: u32, budget: u64) -> Vec<ChunkRecord> {
+    /// `n` scrambled records sorted within `budget`, from the mapped file
+    /// or, with `buffered`, read through a buffer.
+    fn sort_with_budget(n: u32, budget: u64, buffered: bool) -> Vec<ChunkRecord> {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("u.fpd");
         let mut w = RecordWriter::create(&path, Header::new::<ChunkRecord>("", false, 0, 1)).unwrap();
@@ -76,22 +116,42 @@ mod tests {
             w.push(&ChunkRecord { fprint: (x % 97) as u64, doc: x }).unwrap();
         }
         w.finish().unwrap();
-        let m = Mapped::<ChunkRecord>::open(&path).unwrap();
         let mut out = Vec::new();
-        sorted(&m, budget, dir.path(), |r| {
+        let emit = |r| {
             out.push(r);
             Ok(())
-        })
-        .unwrap();
+        };
+        if buffered {
+            sorted_file(&path, budget, dir.path(), emit).unwrap();
+        } else {
+            sorted(&Mapped::<ChunkRecord>::open(&path).unwrap(), budget, dir.path(), emit).unwrap();
+        }
         out
     }
 
     #[test]
     fn external_and_in_memory_sorts_agree() {
-        let small = sort_with_budget(20_000, 1 << 30);
-        let spilled = sort_with_budget(20_000, 16 * 1024);
+        let small = sort_with_budget(20_000, 1 << 30, false);
+        let spilled = sort_with_budget(20_000, 16 * 1024, false);
         assert_eq!(small.len(), 20_000);
         assert!(small.windows(2).all(|w| w[0] < w[1]));
         assert_eq!(small, spilled);
+        assert_eq!(small, sort_with_budget(20_000, 1 << 30, true));
+        assert_eq!(small, sort_with_budget(20_000, 16 * 1024, true));
+    }
+
+    #[test]
+    fn a_damaged_file_is_an_error_after_the_sort() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("u.fpd");
+        let mut w = RecordWriter::create(&path, Header::new::<ChunkRecord>("", false, 0, 1)).unwrap();
+        for doc in 0..10 {
+            w.push(&ChunkRecord { fprint: 1, doc }).unwrap();
+        }
+        w.finish().unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &bytes[..bytes.len() - 1]).unwrap();
+        let err = sorted_file::<ChunkRecord>(&path, 1 << 20, dir.path(), |_| Ok(())).unwrap_err();
+        assert!(err.to_string().contains("damaged"), "{err}");
     }
 }
