@@ -17,10 +17,10 @@ use crate::swar;
 ///
 /// Most lines of extracted text are already normalized, so the text is
 /// scanned 64 bytes at a time for the first byte that is not
-/// ([`next_unclean`]); the clean lines before it are copied in one piece,
-/// and only the line that holds it goes through [`push_collapsed`]. Where
+/// (`next_unclean`); the clean lines before it are copied in one piece,
+/// and only the line that holds it goes through `push_collapsed`. Where
 /// that line is the first one scanned, the next lines go straight to
-/// [`push_collapsed`], 8 of them, twice as many after each such scan in a
+/// `push_collapsed`, 8 of them, twice as many after each such scan in a
 /// row, up to 64: in text whose every line needs work (indented, tabbed),
 /// scanning ahead first would only be done twice.
 pub fn normalize(text: &str, out: &mut String) -> u64 {

@@ -32,8 +32,8 @@
 //! |---|---|---|
 //! | 0 | 8 | magic `OVLPFPD\0` |
 //! | 8 | 4 | format version, `1` |
-//! | 12 | 4 | record kind: `1` chunk fingerprints, `2` exact hashes, `3` centers |
-//! | 16 | 4 | record size in bytes (12, 20 or 4) |
+//! | 12 | 4 | record kind: `1` chunk fingerprints, `2` exact hashes, `3` centers, `6` fuzzy signatures; scratch kinds below |
+//! | 16 | 4 | record size in bytes (12, 20, 4 or 16) |
 //! | 20 | 4 | flags: bit 0 set when records are sorted |
 //! | 24 | 4 | partition index |
 //! | 28 | 4 | partition count (fingerprint files are split by the fingerprint's top bits) |
@@ -58,6 +58,13 @@
 //! - kind 3, centers, 4 bytes: `center: u32`, the docID of the document's
 //!   exact group center, its own docID when it has no copies, and
 //!   `u32::MAX` for an empty document.
+//!
+//! Scratch files, which a stage writes in its scratch directory and removes
+//! before it ends, use the same header with kinds of their own, each
+//! described where it is written: 4, partial pair counts
+//! ([`crate::pairs`]' aggregation runs, 12 bytes); 5, the prefix method's
+//! per-document postings (16 bytes); 7, the report's linked (center, host)
+//! entries (8 bytes); 8, the report's host-pair counts (16 bytes).
 //!
 //! Document IDs are `u32`: one local run handles up to 4,294,967,294
 //! documents, more than the largest crawl one machine can process.
