@@ -1,23 +1,24 @@
 //! The fingerprint stage: read → extract → chunk → store.
 //!
-//! One reader thread walks the inputs in command-line order and sends
-//! batches of records; the rayon pool extracts, normalizes and fingerprints
-//! a window of batches in parallel; this thread then writes the results in
-//! input order, so docIDs are dense and in input order whatever the thread
-//! count. Chunk fingerprints go to [`PARTITIONS`] spill files by their top
-//! bits, and each partition is then sorted on its own (in memory when it
-//! fits the budget), which replaces one global external sort of the
-//! FPrint-DocID file with many small in-memory ones.
+//! Inputs are cut into batches of records, and each batch is read,
+//! extracted, normalized and fingerprinted by one job on the rayon pool;
+//! this thread then writes the results in input order, so docIDs are dense
+//! and in input order whatever the thread count ([`pipeline`]). Chunk
+//! fingerprints go to [`PARTITIONS`] spill files by their top bits, and
+//! each partition is then sorted on its own (in memory when it fits the
+//! budget), which replaces one global external sort of the FPrint-DocID
+//! file with many small in-memory ones.
 //!
-//! Before a window goes to the pool, this thread finds, in input order, the
-//! records that the WARC file declares to be copies of earlier ones
-//! (revisits, and responses with an earlier response's payload digest):
-//! they are not extracted, and become copies of their originals
-//! ([`copies`]). Redirects go to `redirects.csv` as they are written.
+//! Records that the WARC file declares to be copies of earlier ones
+//! (revisits, and responses with an earlier response's payload digest)
+//! become copies of their originals as they are written, in input order;
+//! the jobs mostly leave them unextracted ([`copies`]). Redirects go to
+//! `redirects.csv` as they are written.
 
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use anyhow::{Context, bail};
 use rayon::prelude::*;
@@ -29,13 +30,13 @@ use crate::chunk::{Chunker, Chunking, exact_hash};
 use crate::extract;
 use crate::fuzzy;
 use crate::progress::Progress;
-use crate::read::{InputSkip, Item, ReadOptions, SkipReason};
+use crate::read::{InputSkip, Item, RawDoc, ReadOptions, SkipReason};
 use crate::stage::{Outcome, Stage};
 use crate::stats::{CORRUPT_SAMPLES, CorruptSample, FingerprintStats, InputStats};
 use crate::store::{
     self, ChunkRecord, ExactRecord, FuzzySignature, Header, Mapped, OutDir, RecordWriter, StageKey,
 };
-use copies::{Became, Claim, CopyIndex, Key};
+use copies::{Became, Claim, ClaimKey, CopyIndex, Hint, Key};
 
 /// Number of fingerprint partitions. Fixed, so the files are the same
 /// whatever the thread count or memory budget. At 64, a 150 GB crawl
@@ -145,14 +146,17 @@ fn check_inputs(inputs: &[PathBuf]) -> anyhow::Result<()> {
 
 /// One record after extraction and fingerprinting.
 enum Processed {
-    /// With the key it claimed as an original, whose outcome the sink
-    /// records.
-    Doc(DocOut, Option<Key>),
+    /// A document without an index key.
+    Doc(DocOut),
+    /// A document with an index key: what it is depends on its claim.
+    Keyed(ClaimKey, Extracted),
+    /// A document that is likely a copy, not extracted until it is claimed
+    /// ([`Hint::Wait`]); with its host.
+    Waiting(Box<RawDoc>, ClaimKey, String),
     Skip {
         offset: u64,
         reason: SkipReason,
         detail: String,
-        key: Option<Key>,
     },
     Copy(CopyOf),
     Redirect {
@@ -161,6 +165,12 @@ enum Processed {
         status: u16,
         target: String,
     },
+}
+
+/// What extraction made of a document.
+enum Extracted {
+    Doc(DocOut),
+    Failed { offset: u64, url: String, bytes: u64, reason: SkipReason, detail: String },
 }
 
 struct DocOut {
@@ -196,64 +206,29 @@ fn ingest(
 ) -> anyhow::Result<(FingerprintStats, copies::Copies)> {
     let window = 4 * rayon::current_num_threads() + 4;
     let max_bytes = batch_bytes(cfg.memory, window);
-    let mut sink = Sink::create(out, cfg, scratch, progress)?;
-    let max_doc_bytes = usize::try_from(cfg.max_doc_bytes).unwrap_or(usize::MAX);
-    let mut steps = Steps { sink: &mut sink, chunking: cfg.chunking, max_doc_bytes };
-    pipeline::run(&cfg.inputs, &cfg.read, max_bytes, window, &mut steps)?;
+    let extractor = Extractor {
+        chunking: cfg.chunking,
+        max_doc_bytes: usize::try_from(cfg.max_doc_bytes).unwrap_or(usize::MAX),
+    };
+    let mut sink = Sink::create(out, cfg, scratch, progress, extractor)?;
+    let index = Arc::clone(&sink.index);
+    let process = move |batch: pipeline::Batch| Done {
+        input: batch.key.input,
+        segments: batch.segments,
+        skipped: batch.skipped,
+        items: extractor.batch(batch.key, batch.items, &index),
+    };
+    pipeline::run(&cfg.inputs, &cfg.read, max_bytes, window, process, |done| sink.write(done))?;
     sink.finish()
 }
 
-/// The fingerprint stage's steps in the pipeline: copies are found in
-/// input order before the parallel work, and results written in input
-/// order.
-struct Steps<'s, 'a> {
-    sink: &'s mut Sink<'a>,
-    chunking: Chunking,
-    max_doc_bytes: usize,
-}
-
-/// A batch planned for processing.
-struct Planned {
+/// A batch processed on the pool.
+struct Done {
     input: usize,
+    /// How many segments its input is read in.
+    segments: usize,
     skipped: Option<InputSkip>,
-    work: Vec<Work>,
-    chunking: Chunking,
-    max_doc_bytes: usize,
-}
-
-impl pipeline::Steps for Steps<'_, '_> {
-    type Work = Planned;
-    type Out = (usize, Option<InputSkip>, Vec<Processed>);
-
-    fn plan(&mut self, batch: pipeline::Batch) -> Planned {
-        self.sink.stats.inputs[batch.key.input].segments = batch.segments as u64;
-        Planned {
-            input: batch.key.input,
-            skipped: batch.skipped,
-            work: plan(batch.items, &mut self.sink.index),
-            chunking: self.chunking,
-            max_doc_bytes: self.max_doc_bytes,
-        }
-    }
-
-    fn process(p: Planned) -> Self::Out {
-        (p.input, p.skipped, process_batch(p.work, p.chunking, p.max_doc_bytes))
-    }
-
-    fn write(&mut self, (input, skipped, items): Self::Out) -> anyhow::Result<()> {
-        if let Some(why) = skipped {
-            self.sink.skip_input(input, why);
-        }
-        self.sink.write(input, items)
-    }
-}
-
-/// A record on its way to processing: read, or already known to copy an
-/// earlier one.
-enum Work {
-    /// With the index key it claimed as an original, if any.
-    Read(Item, Option<Key>),
-    Copy(CopyOf),
+    items: Vec<Processed>,
 }
 
 /// A document whose text is an earlier record's: a response with the same
@@ -269,95 +244,133 @@ struct CopyOf {
     revisit: bool,
 }
 
-/// Finds, in input order, the documents that copy an earlier record by
-/// their WARC fields, and drops their payloads unread.
-fn plan(items: Vec<Item>, index: &mut CopyIndex) -> Vec<Work> {
-    items
-        .into_iter()
-        .map(|item| match item {
-            Item::Doc(raw) => match index.claim(&raw) {
-                Claim::Copy(key) => Work::Copy(CopyOf {
-                    offset: raw.offset,
-                    url: raw.url,
-                    host: String::new(),
-                    bytes: raw.body.len() as u64,
-                    keys: [Some(key), None],
-                    revisit: false,
-                }),
-                Claim::Original(key) => Work::Read(Item::Doc(raw), Some(key)),
-                Claim::None => Work::Read(Item::Doc(raw), None),
-            },
-            Item::Revisit(r) => Work::Copy(CopyOf {
-                offset: r.offset,
-                keys: CopyIndex::revisit_keys(&r),
-                url: r.url,
-                host: String::new(),
-                bytes: 0,
-                revisit: true,
-            }),
-            item => Work::Read(item, None),
-        })
-        .collect()
+impl CopyOf {
+    /// A response claimed as a copy of the record keyed `key`.
+    fn payload(offset: u64, url: String, host: String, bytes: u64, key: Key) -> CopyOf {
+        CopyOf { offset, url, host, bytes, keys: [Some(key), None], revisit: false }
+    }
 }
 
-fn process_batch(work: Vec<Work>, chunking: Chunking, max_doc_bytes: usize) -> Vec<Processed> {
-    let mut chunker = Chunker::new();
-    work.into_iter()
-        .map(|work| match work {
-            Work::Copy(copy) => Processed::Copy(CopyOf { host: host_of(&copy.url), ..copy }),
-            Work::Read(Item::Revisit(r), _) => unresolved(r.offset),
-            Work::Read(Item::Redirect(r), _) => Processed::Redirect {
-                offset: r.offset,
-                target: resolve(&r.url, &r.location),
-                url: r.url,
-                status: r.status,
-            },
-            Work::Read(Item::Skip(s), key) => {
-                Processed::Skip { offset: s.offset, reason: s.reason, detail: s.detail, key }
-            }
-            Work::Read(Item::Doc(raw), key) => match extract::extract(&raw) {
-                Err(reason) => Processed::Skip {
-                    offset: raw.offset,
-                    reason,
-                    detail: raw.content_type.clone().unwrap_or_default(),
-                    key,
+/// Extraction, normalization and fingerprinting of documents.
+#[derive(Clone, Copy)]
+struct Extractor {
+    chunking: Chunking,
+    max_doc_bytes: usize,
+}
+
+impl Extractor {
+    /// Processes the batch `key`, asking the copy index which documents
+    /// need no extraction.
+    fn batch(&self, key: pipeline::Key, items: Vec<Item>, index: &Mutex<CopyIndex>) -> Vec<Processed> {
+        let claims: Vec<Option<ClaimKey>> = items
+            .iter()
+            .map(|item| match item {
+                Item::Doc(raw) => ClaimKey::of(raw),
+                _ => None,
+            })
+            .collect();
+        let hints: Vec<Hint> = {
+            let mut index = lock(index);
+            let mut hint = |(i, claim): (usize, &Option<ClaimKey>)| {
+                claim.as_ref().map_or(Hint::Extract, |c| index.hint(c, key.order(i)))
+            };
+            claims.iter().enumerate().map(&mut hint).collect()
+        };
+        let mut chunker = Chunker::new();
+        items
+            .into_iter()
+            .zip(claims)
+            .zip(hints)
+            .map(|((item, claim), hint)| match item {
+                Item::Doc(raw) => match (claim, hint) {
+                    (_, Hint::Copy(key)) => {
+                        let host = host_of(&raw.url);
+                        CopyOf::payload(raw.offset, raw.url, host, raw.body.len() as u64, key).into()
+                    }
+                    (Some(claim), Hint::Wait) => {
+                        let host = host_of(&raw.url);
+                        Processed::Waiting(Box::new(raw), claim, host)
+                    }
+                    (Some(claim), _) => Processed::Keyed(claim, self.doc(raw, &mut chunker)),
+                    (None, _) => match self.doc(raw, &mut chunker) {
+                        Extracted::Doc(doc) => Processed::Doc(doc),
+                        Extracted::Failed { offset, reason, detail, .. } => {
+                            Processed::Skip { offset, reason, detail }
+                        }
+                    },
                 },
-                Ok(mut text) => {
-                    let capped = extract::cap(&mut text, max_doc_bytes);
-                    let mut fprints = Vec::new();
-                    let chunks = chunker.fingerprints(&text.text, chunking, &mut fprints);
-                    fprints.sort_unstable();
-                    fprints.dedup();
-                    let exact = (!text.text.is_empty()).then(|| exact_hash(&text.text));
-                    let fuzzy = if text.text.is_empty() {
-                        0
-                    } else {
-                        fuzzy::fuzzy(&text.text, fuzzy::MIN_TOKEN_LEN, fuzzy::QUANT_RATE)
-                    };
-                    let doc = DocOut {
-                        offset: raw.offset,
-                        host: host_of(&raw.url),
-                        url: raw.url,
-                        title: text.title.unwrap_or_default(),
-                        bytes: raw.body.len() as u64,
-                        text_bytes: text.text.len() as u64,
-                        lines: text.lines,
-                        chunks,
-                        fprints,
-                        exact,
-                        capped,
-                        fuzzy,
-                        charset: text.charset,
-                    };
-                    Processed::Doc(doc, key)
-                }
-            },
+                Item::Revisit(r) => Processed::Copy(CopyOf {
+                    offset: r.offset,
+                    keys: CopyIndex::revisit_keys(&r),
+                    host: host_of(&r.url),
+                    url: r.url,
+                    bytes: 0,
+                    revisit: true,
+                }),
+                Item::Redirect(r) => Processed::Redirect {
+                    offset: r.offset,
+                    target: resolve(&r.url, &r.location),
+                    url: r.url,
+                    status: r.status,
+                },
+                Item::Skip(s) => Processed::Skip { offset: s.offset, reason: s.reason, detail: s.detail },
+            })
+            .collect()
+    }
+
+    /// Extracts, normalizes and fingerprints one document.
+    fn doc(&self, raw: RawDoc, chunker: &mut Chunker) -> Extracted {
+        let mut text = match extract::extract(&raw) {
+            Ok(text) => text,
+            Err(reason) => {
+                return Extracted::Failed {
+                    offset: raw.offset,
+                    bytes: raw.body.len() as u64,
+                    detail: raw.content_type.unwrap_or_default(),
+                    url: raw.url,
+                    reason,
+                };
+            }
+        };
+        let capped = extract::cap(&mut text, self.max_doc_bytes);
+        let mut fprints = Vec::new();
+        let chunks = chunker.fingerprints(&text.text, self.chunking, &mut fprints);
+        fprints.sort_unstable();
+        fprints.dedup();
+        let exact = (!text.text.is_empty()).then(|| exact_hash(&text.text));
+        let fuzzy = if text.text.is_empty() {
+            0
+        } else {
+            fuzzy::fuzzy(&text.text, fuzzy::MIN_TOKEN_LEN, fuzzy::QUANT_RATE)
+        };
+        Extracted::Doc(DocOut {
+            offset: raw.offset,
+            host: host_of(&raw.url),
+            url: raw.url,
+            title: text.title.unwrap_or_default(),
+            bytes: raw.body.len() as u64,
+            text_bytes: text.text.len() as u64,
+            lines: text.lines,
+            chunks,
+            fprints,
+            exact,
+            capped,
+            fuzzy,
+            charset: text.charset,
         })
-        .collect()
+    }
 }
 
-fn unresolved(offset: u64) -> Processed {
-    Processed::Skip { offset, reason: SkipReason::RevisitUnresolved, detail: String::new(), key: None }
+impl From<CopyOf> for Processed {
+    fn from(copy: CopyOf) -> Processed {
+        Processed::Copy(copy)
+    }
+}
+
+/// The copy index, also when a job panicked while holding it (a panic
+/// stops the run anyway).
+fn lock(index: &Mutex<CopyIndex>) -> MutexGuard<'_, CopyIndex> {
+    index.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// A redirect's target: `location` resolved against `url`, or `location`
@@ -399,8 +412,12 @@ struct Sink<'a> {
     copy_list: CsvOut,
     next_doc: u64,
     stats: FingerprintStats,
-    /// The keys of the records written so far, for finding copies.
-    index: CopyIndex,
+    /// The keys of the records read so far, for finding copies; shared
+    /// with the jobs.
+    index: Arc<Mutex<CopyIndex>>,
+    /// For documents extracted here, after their claim ([`Hint::Wait`]).
+    extractor: Extractor,
+    chunker: Chunker,
     /// `(copy, original)` docIDs, in docID order.
     copies: copies::Copies,
 }
@@ -411,6 +428,7 @@ impl<'a> Sink<'a> {
         cfg: &FingerprintConfig,
         scratch: &Path,
         progress: &'a Progress,
+        extractor: Extractor,
     ) -> anyhow::Result<Self> {
         let spec = cfg.chunking.to_string();
         let mut parts = Vec::with_capacity(PARTITIONS as usize);
@@ -466,29 +484,45 @@ impl<'a> Sink<'a> {
             copy_list,
             next_doc: 0,
             stats,
-            index: CopyIndex::default(),
+            index: Arc::default(),
+            extractor,
+            chunker: Chunker::new(),
             copies: Vec::new(),
         })
     }
 
-    fn write(&mut self, input: usize, items: Vec<Processed>) -> anyhow::Result<()> {
-        for item in items {
+    /// Writes a processed batch, in input order.
+    fn write(&mut self, done: Done) -> anyhow::Result<()> {
+        let input = done.input;
+        self.stats.inputs[input].segments = done.segments as u64;
+        if let Some(why) = done.skipped {
+            self.skip_input(input, why);
+        }
+        for item in done.items {
             self.advance(input, &item);
             self.stats.records += 1;
             self.stats.inputs[input].records += 1;
             match item {
-                Processed::Skip { offset, reason, detail, key } => {
-                    self.skip(input, offset, reason, detail);
-                    if let Some(key) = key {
-                        self.index.record(key, Became::Skip(reason));
-                    }
+                Processed::Skip { offset, reason, detail } => self.skip(input, offset, reason, detail),
+                Processed::Doc(doc) => {
+                    self.doc(input, doc)?;
                 }
-                Processed::Doc(doc, key) => {
-                    let id = self.doc(input, doc)?;
-                    if let Some(key) = key {
-                        self.index.record(key, Became::Doc(id));
-                    }
+                Processed::Keyed(claim, extracted) => {
+                    let claim = self.claim(&claim);
+                    self.claimed(input, claim, extracted)?;
                 }
+                Processed::Waiting(raw, claim, host) => match self.claim(&claim) {
+                    Claim::Copy(key) => {
+                        let bytes = raw.body.len() as u64;
+                        self.copy(input, CopyOf::payload(raw.offset, raw.url, host, bytes, key))?;
+                    }
+                    // The record first in input order with this payload was
+                    // decoded another way: extract it after all.
+                    claim => {
+                        let extracted = self.extractor.doc(*raw, &mut self.chunker);
+                        self.claimed(input, claim, extracted)?;
+                    }
+                },
                 Processed::Copy(copy) => self.copy(input, copy)?,
                 Processed::Redirect { offset, url, status, target } => {
                     self.skip(input, offset, SkipReason::HttpRedirect, String::new());
@@ -500,13 +534,44 @@ impl<'a> Sink<'a> {
         Ok(())
     }
 
+    fn claim(&self, claim: &ClaimKey) -> Claim {
+        lock(&self.index).claim(claim)
+    }
+
+    /// Writes an extracted document as its claim makes it: a copy of an
+    /// earlier record, or a document (or skip) of its own, whose outcome
+    /// is recorded when it is the original of its key.
+    fn claimed(&mut self, input: usize, claim: Claim, extracted: Extracted) -> anyhow::Result<()> {
+        let outcome = match (claim, extracted) {
+            (Claim::Copy(key), Extracted::Doc(doc)) => {
+                return self.copy(input, CopyOf::payload(doc.offset, doc.url, doc.host, doc.bytes, key));
+            }
+            (Claim::Copy(key), Extracted::Failed { offset, url, bytes, .. }) => {
+                let host = host_of(&url);
+                return self.copy(input, CopyOf::payload(offset, url, host, bytes, key));
+            }
+            (_, Extracted::Doc(doc)) => Became::Doc(self.doc(input, doc)?),
+            (_, Extracted::Failed { offset, reason, detail, .. }) => {
+                self.skip(input, offset, reason, detail);
+                Became::Skip(reason)
+            }
+        };
+        if let Claim::Original(key) = claim {
+            lock(&self.index).record(key, outcome);
+        }
+        Ok(())
+    }
+
     /// Moves the bar to where `item` starts in its input. Offsets past the
     /// input's size (positions in decompressed data) count as its end.
     fn advance(&mut self, input: usize, item: &Processed) {
         let Some(starts) = &self.input_starts else { return };
         let offset = match item {
-            Processed::Doc(doc, _) => doc.offset,
-            Processed::Skip { offset, .. } | Processed::Redirect { offset, .. } => *offset,
+            Processed::Doc(doc) | Processed::Keyed(_, Extracted::Doc(doc)) => doc.offset,
+            Processed::Keyed(_, Extracted::Failed { offset, .. })
+            | Processed::Skip { offset, .. }
+            | Processed::Redirect { offset, .. } => *offset,
+            Processed::Waiting(raw, ..) => raw.offset,
             Processed::Copy(copy) => copy.offset,
         };
         let size = self.stats.inputs[input].bytes.unwrap_or(0);
@@ -560,7 +625,10 @@ impl<'a> Sink<'a> {
     /// Writes a copy of an earlier document, or skips it as its original
     /// was skipped; its text fields are filled in after the ingest.
     fn copy(&mut self, input: usize, copy: CopyOf) -> anyhow::Result<()> {
-        let found = copy.keys.iter().flatten().find_map(|k| self.index.outcome(k));
+        let found = {
+            let index = lock(&self.index);
+            copy.keys.iter().flatten().find_map(|k| index.outcome(k))
+        };
         let original = match found {
             Some(Became::Doc(original)) => original,
             Some(Became::Skip(reason)) => {

@@ -11,6 +11,7 @@ use std::path::Path;
 
 use flate2::Compression;
 use flate2::write::GzEncoder;
+use xxhash_rust::xxh3::xxh3_128;
 
 /// Above two segments (2 x 8 MiB) of compressed bytes.
 const CRAWL_BYTES: usize = 20 << 20;
@@ -64,16 +65,26 @@ fn pages(total: usize) -> Vec<(String, String)> {
     out
 }
 
-/// The records of a crawl of `pages`: one response record each.
+/// The records of a crawl of `pages`: one response record each, with a
+/// payload digest, so that exact copies are found by their digest. Every
+/// 11th page is served as HTML: the same bytes as another page decoded
+/// another way, which is not a copy of it.
 fn records(pages: &[(String, String)]) -> Vec<Vec<u8>> {
     pages
         .iter()
-        .map(|(url, text)| {
+        .enumerate()
+        .map(|(i, (url, text))| {
+            let kind = if i % 11 == 10 { "text/html" } else { "text/plain" };
             let http =
-                http_response("200 OK", "Content-Type: text/plain; charset=utf-8\r\n", text.as_bytes());
+                http_response("200 OK", &format!("Content-Type: {kind}; charset=utf-8\r\n"), text.as_bytes());
+            let digest = format!("sha1:{:08x}{:032x}", text.len(), xxh3_128(text.as_bytes()));
             warc_record(
                 "response",
-                &[("WARC-Target-URI", url), ("Content-Type", "application/http; msgtype=response")],
+                &[
+                    ("WARC-Target-URI", url),
+                    ("Content-Type", "application/http; msgtype=response"),
+                    ("WARC-Payload-Digest", &digest),
+                ],
                 &http,
             )
         })
@@ -139,6 +150,17 @@ fn a_split_file_gives_what_one_reader_gives() {
     assert_eq!(docs_without_source(&one), docs_without_source(&whole));
     assert!(!read_overlap(&one).is_empty(), "the crawl has near-replicas");
     assert_eq!(read_overlap(&one), read_overlap(&whole));
+    let copies = stats["fingerprint"]["payload_digest_copies"].as_u64().unwrap();
+    assert!(copies > 100, "copies are found by their digest ({copies})");
+    assert_eq!(read_stats(&whole)["fingerprint"]["payload_digest_copies"].as_u64().unwrap(), copies);
+    for name in ["copies.csv", "fingerprint-docs.csv"] {
+        let rows = |dir: &Path| -> Vec<Vec<String>> {
+            let (header, rows) = read_csv(&dir.join(name));
+            let keep: Vec<usize> = (0..header.len()).filter(|&i| header[i] != "source").collect();
+            rows.into_iter().map(|r| keep.iter().map(|&i| r[i].clone()).collect()).collect()
+        };
+        assert_eq!(rows(&one), rows(&whole), "{name} differs");
+    }
     for name in ["fprint-exact.fpd", "fuzzy.fpd", "groups.csv"] {
         assert!(fs::read(one.join(name)).unwrap() == fs::read(whole.join(name)).unwrap(), "{name} differs");
     }

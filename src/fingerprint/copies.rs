@@ -5,8 +5,8 @@
 //! - A response whose `WARC-Payload-Digest` equals an earlier response's,
 //!   decoded the same way (same content type, charset and HTTP codings):
 //!   its payload bytes are the same, so its extraction would give the same
-//!   text. It is not extracted again; it becomes a copy of the earlier
-//!   document (the *payload-digest shortcut*). The key includes the way the
+//!   text. It becomes a copy of the earlier document (the
+//!   *payload-digest shortcut*), mostly without being extracted. The key includes the way the
 //!   body is decoded because a digest covers the stored payload only: the
 //!   same bytes served as `text/plain` and as `text/html`, or with another
 //!   charset, are different documents.
@@ -31,11 +31,22 @@
 //! docs.csv fields, and [`Expander`] their fingerprints while partitions
 //! are sorted.
 //!
-//! Memory: the [`CopyIndex`] holds one 20-byte slot (a 96-bit key, the
-//! decoding's 32-bit hash, the outcome) per response with a payload digest,
+//! Which record is first with a key is only known in input order, when
+//! records are written; records are read and extracted in parallel, out of
+//! that order. A read job asks the index for a [`Hint`]: a document whose
+//! payload an earlier record already claimed is surely a copy and is not
+//! extracted; one whose payload an earlier record not yet written has is
+//! likely one, and waits, payload kept, for its claim; any other is
+//! extracted, and if its claim then makes it a copy after all (it was read
+//! before its original), that work is dropped. So the outputs are the same
+//! as if every record were claimed before it was extracted.
+//!
+//! Memory: the [`CopyIndex`] holds one 28-byte slot (a 96-bit key, the
+//! decoding's 32-bit hash, the outcome, the 64-bit place in input order of
+//! the earliest record seen with it) per response with a payload digest,
 //! plus one per response without a digest that has a target URI and a
-//! date; with the hash table's spare capacity that is 23 to 46 bytes per
-//! response, about 0.35 GB for ten million. Keys are 96 bits of an xxh3-128
+//! date; with the hash table's spare capacity that is 32 to 64 bytes per
+//! response, about 0.5 GB for ten million. Keys are 96 bits of an xxh3-128
 //! so that an accidental collision stays negligible (about n²/2⁹⁷) at any
 //! crawl size one machine reads. The list of copies is 8 bytes per copy.
 //! [`fill_docs`] holds the docs.csv row (about 100-200 bytes, most of it
@@ -88,9 +99,13 @@ pub enum Became {
     Skip(SkipReason),
 }
 
+/// Claimed in input order, not written yet.
 const PENDING: u32 = u32::MAX;
-/// Codes from here up are skip reasons and `PENDING`; docIDs stay below.
-const FIRST_CODE: u32 = u32::MAX - 1 - SkipReason::ALL.len() as u32;
+/// Seen by a read job, not claimed in input order yet.
+const UNCLAIMED: u32 = u32::MAX - 1;
+/// Codes from here up are skip reasons, `UNCLAIMED` and `PENDING`; docIDs
+/// stay below.
+const FIRST_CODE: u32 = u32::MAX - 2 - SkipReason::ALL.len() as u32;
 
 impl Became {
     fn pack(self) -> u32 {
@@ -105,7 +120,7 @@ impl Became {
 
     fn unpack(code: u32) -> Became {
         match code {
-            PENDING => Became::Pending,
+            PENDING | UNCLAIMED => Became::Pending,
             c if c < FIRST_CODE => Became::Doc(c),
             c => SkipReason::ALL.get((c - FIRST_CODE) as usize).map_or(Became::Pending, |&r| Became::Skip(r)),
         }
@@ -115,46 +130,128 @@ impl Became {
 #[derive(Clone, Copy, Debug)]
 struct Slot {
     /// 32 bits of the hash of how the body was decoded (type, charset,
-    /// codings); 0 for URI-and-date keys.
+    /// codings), 0 for URI-and-date keys: once claimed, the first claimer's;
+    /// before, that of the earliest record seen by a read job.
     decoding: u32,
     outcome: u32,
+    /// Before the key is claimed: the place in input order (see
+    /// [`pipeline::Key::order`](super::pipeline::Key::order)) of the
+    /// earliest record seen with it, as two halves so that the slot needs
+    /// only 4-byte alignment.
+    first: [u32; 2],
 }
 
-/// What the index makes of a document-to-be, before extraction.
+/// The index key of a document-to-be, and how its body was decoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClaimKey {
+    key: Key,
+    decoding: u32,
+    /// Keyed by its payload digest, not by its URI and date.
+    digest: bool,
+}
+
+impl ClaimKey {
+    /// `doc`'s key, if it has one: its payload digest, or else its target
+    /// URI and date.
+    pub fn of(doc: &RawDoc) -> Option<ClaimKey> {
+        match (&doc.payload_digest, &doc.date) {
+            (Some(digest), _) => {
+                Some(ClaimKey { key: digest_key(*digest), decoding: decoding_hash(doc), digest: true })
+            }
+            (None, Some(date)) if !doc.url.is_empty() => {
+                Some(ClaimKey { key: uri_date_key(&doc.url, date), decoding: 0, digest: false })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// What the index makes of a document-to-be, in input order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Claim {
-    /// The first record with this key: extract it, then
+    /// The first record with this key: write it as a document, then
     /// [`CopyIndex::record`] what it became.
     Original(Key),
-    /// Same payload and decoding as an earlier record: do not extract.
+    /// Same payload and decoding as an earlier record: a copy of it.
     Copy(Key),
     /// Nothing to index, or a digest seen before with another decoding.
     None,
 }
 
-/// The keys of the records read so far, in input order.
+/// What a read job may do with a document before the records before it
+/// are written: a guess made from the records read so far, which saves
+/// extracting copies; [`CopyIndex::claim`] decides, in input order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hint {
+    /// No earlier record with this payload is known: extract it.
+    Extract,
+    /// A record before it, already claimed, has the same payload decoded
+    /// the same way: it will be claimed as a copy, for certain.
+    Copy(Key),
+    /// A record before it, not claimed yet, has the same payload decoded
+    /// the same way: most likely a copy, but the record that is first in
+    /// input order may not be that one, so keep the payload until claimed.
+    Wait,
+}
+
+/// The keys of the records read so far. Read jobs, in any order, note the
+/// keys they see ([`CopyIndex::hint`]); the writer claims them in input
+/// order ([`CopyIndex::claim`]) and records what the originals became.
+/// Every record written has been read, and every record still being read
+/// comes after every record written, which is what makes a claimed key a
+/// certain answer for a read job.
 #[derive(Default)]
 pub struct CopyIndex {
     slots: HashMap<Key, Slot, Xxh3Builder>,
 }
 
 impl CopyIndex {
-    /// Claims `doc`'s key, in input order.
-    pub fn claim(&mut self, doc: &RawDoc) -> Claim {
-        let (key, decoding) = match (&doc.payload_digest, &doc.date) {
-            (Some(digest), _) => (digest_key(*digest), decoding_hash(doc)),
-            (None, Some(date)) if !doc.url.is_empty() => (uri_date_key(&doc.url, date), 0),
-            _ => return Claim::None,
-        };
-        match self.slots.entry(key) {
+    /// Notes that a read job has the document keyed `claim` at place
+    /// `order` in input order, and says what it may do with it.
+    pub fn hint(&mut self, claim: &ClaimKey, order: u64) -> Hint {
+        if !claim.digest {
+            // Without a digest a record is never a copy by its key.
+            return Hint::Extract;
+        }
+        let first = [order as u32, (order >> 32) as u32];
+        let slot = match self.slots.entry(claim.key) {
             MapEntry::Vacant(v) => {
-                v.insert(Slot { decoding, outcome: PENDING });
-                Claim::Original(key)
+                v.insert(Slot { decoding: claim.decoding, outcome: UNCLAIMED, first });
+                return Hint::Extract;
+            }
+            MapEntry::Occupied(o) => o.into_mut(),
+        };
+        let same = slot.decoding == claim.decoding;
+        if slot.outcome != UNCLAIMED {
+            return if same { Hint::Copy(claim.key) } else { Hint::Extract };
+        }
+        let seen = u64::from(slot.first[0]) | u64::from(slot.first[1]) << 32;
+        if order < seen {
+            *slot = Slot { decoding: claim.decoding, outcome: UNCLAIMED, first };
+            Hint::Extract
+        } else if order > seen && same {
+            Hint::Wait
+        } else {
+            Hint::Extract
+        }
+    }
+
+    /// Claims the document keyed `claim`, in input order.
+    pub fn claim(&mut self, claim: &ClaimKey) -> Claim {
+        let first = Slot { decoding: claim.decoding, outcome: PENDING, first: [0; 2] };
+        match self.slots.entry(claim.key) {
+            MapEntry::Vacant(v) => {
+                v.insert(first);
+                Claim::Original(claim.key)
+            }
+            MapEntry::Occupied(mut o) if o.get().outcome == UNCLAIMED => {
+                o.insert(first);
+                Claim::Original(claim.key)
             }
             // Without a digest, the same URI and date twice is no proof of
             // the same payload.
-            MapEntry::Occupied(o) if doc.payload_digest.is_some() && o.get().decoding == decoding => {
-                Claim::Copy(key)
+            MapEntry::Occupied(o) if claim.digest && o.get().decoding == claim.decoding => {
+                Claim::Copy(claim.key)
             }
             MapEntry::Occupied(_) => Claim::None,
         }
@@ -167,12 +264,14 @@ impl CopyIndex {
         {
             return;
         }
-        if let Some(slot) = self.slots.get_mut(&key) {
+        if let Some(slot) = self.slots.get_mut(&key)
+            && slot.outcome != UNCLAIMED
+        {
             slot.outcome = outcome.pack();
         }
     }
 
-    /// What the record `key` names became, if it was read.
+    /// What the record `key` names became, if it was written.
     pub fn outcome(&self, key: &Key) -> Option<Became> {
         self.slots.get(key).map(|s| Became::unpack(s.outcome)).filter(|o| *o != Became::Pending)
     }
@@ -378,19 +477,23 @@ mod tests {
         }
     }
 
+    fn claim(index: &mut CopyIndex, doc: &RawDoc) -> Claim {
+        index.claim(&ClaimKey::of(doc).expect("a key"))
+    }
+
     #[test]
     fn the_same_digest_decoded_the_same_way_is_a_copy() {
         let mut index = CopyIndex::default();
         let a = raw(Some("sha1:VL2MMHO4YXUKFWV63YHTWSBM3GXKSQ2N"), "text/html", "http://a/", None);
-        let Claim::Original(key) = index.claim(&a) else { panic!() };
+        let Claim::Original(key) = claim(&mut index, &a) else { panic!() };
         // Base16 of the same digest, another URL.
         let b = raw(Some("sha1:aaf4c61ddcc5e8a2dabede0f3b482cd9aea9434d"), "text/html", "http://b/", None);
-        assert_eq!(index.claim(&b), Claim::Copy(key));
+        assert_eq!(claim(&mut index, &b), Claim::Copy(key));
         // Same bytes as text/plain, or gzip-encoded: extracted on their own.
         let c = raw(Some("sha1:VL2MMHO4YXUKFWV63YHTWSBM3GXKSQ2N"), "text/plain", "http://c/", None);
-        assert_eq!(index.claim(&c), Claim::None);
+        assert_eq!(claim(&mut index, &c), Claim::None);
         let d = RawDoc { codings: "gzip".into(), ..a.clone() };
-        assert_eq!(index.claim(&d), Claim::None);
+        assert_eq!(claim(&mut index, &d), Claim::None);
         assert_eq!(index.outcome(&key), None, "pending until written");
         index.record(key, Became::Doc(7));
         assert_eq!(index.outcome(&key), Some(Became::Doc(7)));
@@ -398,15 +501,91 @@ mod tests {
         assert_eq!(index.outcome(&key), Some(Became::Skip(SkipReason::UnsupportedContentType)));
     }
 
+    /// Records with one of three digests (or none) and one of two
+    /// decodings.
+    fn doc_of(digest: u8, html: bool) -> RawDoc {
+        let digest = (digest < 3).then(|| format!("sha1:{:040x}", digest));
+        let kind = if html { "text/html" } else { "text/plain" };
+        raw(digest.as_deref(), kind, "http://a/", Some("D"))
+    }
+
+    proptest::proptest! {
+        /// Read jobs see records in any order and hint about them while
+        /// the writer claims them in input order: the claims are those of
+        /// claiming alone, and a certain hint is right.
+        #[test]
+        fn hints_in_any_read_order_leave_claims_as_they_are(
+            docs in proptest::collection::vec((0u8..4, proptest::bool::ANY), 1..40),
+            shuffle in proptest::collection::vec(proptest::num::usize::ANY, 40),
+            flushes in proptest::collection::vec(proptest::bool::ANY, 40),
+        ) {
+            let docs: Vec<RawDoc> = docs.iter().map(|&(d, html)| doc_of(d, html)).collect();
+            let mut alone = CopyIndex::default();
+            let expected: Vec<Claim> = docs.iter().map(|d| claim(&mut alone, d)).collect();
+
+            // A read order: a shuffle of the records.
+            let mut order: Vec<usize> = (0..docs.len()).collect();
+            for i in (1..order.len()).rev() {
+                order.swap(i, shuffle[i] % (i + 1));
+            }
+            let mut index = CopyIndex::default();
+            let mut hints = vec![None; docs.len()];
+            let mut claims = Vec::new();
+            for (step, &i) in order.iter().enumerate() {
+                let key = ClaimKey::of(&docs[i]).unwrap();
+                hints[i] = Some(index.hint(&key, i as u64));
+                // Write, now or later, every record read up to the first
+                // one not read yet.
+                if flushes[step] || step + 1 == order.len() {
+                    while claims.len() < docs.len() && hints[claims.len()].is_some() {
+                        let at = claims.len();
+                        let claimed = claim(&mut index, &docs[at]);
+                        if let Claim::Original(key) = claimed {
+                            index.record(key, Became::Doc(at as u32));
+                        }
+                        claims.push(claimed);
+                    }
+                }
+            }
+            proptest::prop_assert_eq!(&claims, &expected);
+            for (hint, claimed) in hints.iter().zip(&claims) {
+                if let Some(Hint::Copy(key)) = hint {
+                    proptest::prop_assert_eq!(claimed, &Claim::Copy(*key));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_hint_is_certain_once_the_first_record_is_claimed() {
+        let mut index = CopyIndex::default();
+        let (a, b, c) = (doc_of(0, false), doc_of(0, false), doc_of(0, true));
+        let (ka, kb, kc) = (ClaimKey::of(&a).unwrap(), ClaimKey::of(&b).unwrap(), ClaimKey::of(&c).unwrap());
+        // Read out of order: b, then a before it.
+        assert_eq!(index.hint(&kb, 5), Hint::Extract);
+        assert_eq!(index.hint(&ka, 2), Hint::Extract);
+        // A later record, while the earliest is not claimed yet: wait.
+        assert_eq!(index.hint(&kb, 7), Hint::Wait);
+        // Decoded another way: extract.
+        assert_eq!(index.hint(&kc, 8), Hint::Extract);
+        let Claim::Original(key) = index.claim(&ka) else { panic!("a is first") };
+        assert_eq!(index.hint(&kb, 9), Hint::Copy(key));
+        assert_eq!(index.hint(&kc, 9), Hint::Extract);
+        assert_eq!(index.claim(&kc), Claim::None);
+        // Without a digest a record is never a copy by its key.
+        let plain = raw(None, "text/html", "http://a/", Some("D"));
+        assert_eq!(index.hint(&ClaimKey::of(&plain).unwrap(), 1), Hint::Extract);
+    }
+
     #[test]
     fn revisits_find_originals_by_digest_or_by_uri_and_date() {
         let mut index = CopyIndex::default();
         let a = raw(Some("sha1:VL2MMHO4YXUKFWV63YHTWSBM3GXKSQ2N"), "text/html", "http://a/", Some("D1"));
         let b = raw(None, "text/html", "http://b/", Some("2024-01-01T00:00:00Z"));
-        let Claim::Original(ka) = index.claim(&a) else { panic!() };
-        let Claim::Original(kb) = index.claim(&b) else { panic!() };
+        let Claim::Original(ka) = claim(&mut index, &a) else { panic!() };
+        let Claim::Original(kb) = claim(&mut index, &b) else { panic!() };
         // The same URI and date again, without a digest: not a copy.
-        assert_eq!(index.claim(&b), Claim::None);
+        assert_eq!(claim(&mut index, &b), Claim::None);
         index.record(ka, Became::Doc(0));
         index.record(kb, Became::Doc(1));
         let by_digest = Revisit {

@@ -4,16 +4,22 @@
 //! it: its input, its segment within the input (a large per-record gzip
 //! WARC file is cut into segments that are read side by side, see
 //! [`read::split`]; any other input is one segment), and its place within
-//! the segment. Batches are read, and then processed, as jobs on the rayon
-//! pool, so that decompression and parsing run on every core like
-//! extraction does; this thread starts the jobs, and hands each batch in
-//! key order to [`Steps::plan`] (between reading and processing) and to
-//! [`Steps::write`] (after processing). So the output is the same as one
-//! reader and one worker would give, whatever the thread count.
+//! the segment. Each batch is one job on the rayon pool: it reads the
+//! batch, hands the segment's reader back so that the segment's next batch
+//! can be read by another job, and then processes the batch on the same
+//! worker, while its bytes are still in that core's cache. Jobs finish in
+//! any order; this thread starts them and hands their results to the
+//! writer in key order. So the output is the same as one reader and one
+//! worker would give, whatever the thread count.
+//!
+//! Nothing waits in input order between reading and processing: work that
+//! depends on what came earlier (the copies a WARC file declares) is
+//! settled when the results are written, and the processing only guesses
+//! at it to save work (see the fingerprint stage's copy index).
 //!
 //! At most `window` batches are between being started and being written,
 //! which bounds the memory in flight. A segment's reader is read by one job
-//! at a time; the job returns it with its batch.
+//! at a time.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -26,7 +32,7 @@ use crate::read::split::{self, Segment};
 use crate::read::{self, Input, InputSkip, Item, ReadOptions, Reader};
 
 /// Records per batch.
-const BATCH_RECORDS: usize = 512;
+pub const BATCH_RECORDS: usize = 512;
 
 /// Where a batch sits in input order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -34,6 +40,25 @@ pub struct Key {
     pub input: usize,
     segment: usize,
     seq: u64,
+}
+
+impl Key {
+    /// The place of the batch's `item`th record in input order, packed in
+    /// 64 bits: 20 for the input, 16 for the segment, 19 for the batch and
+    /// 9 for the record. A field too large for its bits saturates, and so
+    /// do the fields after it, so two records may then get the same place,
+    /// never inverted ones.
+    pub fn order(&self, item: usize) -> u64 {
+        let fields = [(self.input as u64, 20), (self.segment as u64, 16), (self.seq, 19), (item as u64, 9)];
+        let mut order = 0u64;
+        let mut saturated = false;
+        for (value, bits) in fields {
+            let max = (1u64 << bits) - 1;
+            saturated |= value > max;
+            order = order << bits | if saturated { max } else { value };
+        }
+        order
+    }
 }
 
 /// A batch of records from one input.
@@ -46,26 +71,21 @@ pub struct Batch {
     pub skipped: Option<InputSkip>,
 }
 
-/// What the pipeline does with batches, in key order.
-pub trait Steps {
-    /// The work a read batch becomes, done on this thread in input order.
-    type Work: Send + 'static;
-    /// What processing gives.
-    type Out: Send + 'static;
-    fn plan(&mut self, batch: Batch) -> Self::Work;
-    /// Runs on the pool.
-    fn process(work: Self::Work) -> Self::Out;
-    fn write(&mut self, out: Self::Out) -> anyhow::Result<()>;
-}
-
-/// Runs every input through `steps`.
-pub fn run<S: Steps>(
+/// Runs every input through `process`, on the pool in any order, and hands
+/// what it gives to `write` in key order.
+pub fn run<O, P, W>(
     inputs: &[PathBuf],
     opts: &ReadOptions,
     max_bytes: usize,
     window: usize,
-    steps: &mut S,
-) -> anyhow::Result<()> {
+    process: P,
+    write: W,
+) -> anyhow::Result<()>
+where
+    O: Send + 'static,
+    P: Fn(Batch) -> O + Send + Sync + 'static,
+    W: FnMut(O) -> anyhow::Result<()>,
+{
     let (tx, rx) = channel();
     let mut pipeline = Pipeline {
         inputs: inputs.iter().cloned().map(Arc::new).collect(),
@@ -76,11 +96,11 @@ pub fn run<S: Steps>(
         next_input: 0,
         idle: BTreeMap::new(),
         slots: BTreeMap::new(),
-        plan_at: Key { input: 0, segment: 0, seq: 0 },
         write_at: Key { input: 0, segment: 0, seq: 0 },
+        process: Arc::new(process),
         tx,
     };
-    pipeline.drive(&rx, steps)
+    pipeline.drive(&rx, write)
 }
 
 /// A reader waiting for its next job.
@@ -94,7 +114,6 @@ enum Idle {
 /// A batch between being started and being written.
 enum Slot<O> {
     Reading,
-    Read(Batch, Next),
     Processing(Next),
     Processed(O, Next),
 }
@@ -120,13 +139,14 @@ impl Next {
 /// A batch read, with its reader when it has more, and which key follows.
 type ReadBatch = (Batch, Option<Box<dyn Reader>>, Next);
 
-/// What a job reports.
+/// What a job reports: first that its batch is read (handing its reader
+/// back), then what processing gave.
 enum Event<O> {
-    Read(Key, anyhow::Result<ReadBatch>),
+    Read(Key, anyhow::Result<(Option<Box<dyn Reader>>, Next)>),
     Processed(Key, O),
 }
 
-struct Pipeline<O> {
+struct Pipeline<O, P> {
     inputs: Vec<Arc<PathBuf>>,
     /// The segment count of every input opened so far.
     segments: Vec<usize>,
@@ -137,30 +157,39 @@ struct Pipeline<O> {
     /// Readers between jobs, by the key of their next batch.
     idle: BTreeMap<Key, Idle>,
     slots: BTreeMap<Key, Slot<O>>,
-    /// The next batch to plan, and the next to write.
-    plan_at: Key,
+    /// The next batch to write.
     write_at: Key,
+    process: Arc<P>,
     tx: Sender<Event<O>>,
 }
 
-impl<O: Send + 'static> Pipeline<O> {
-    fn drive<S: Steps<Out = O>>(&mut self, rx: &Receiver<Event<O>>, steps: &mut S) -> anyhow::Result<()> {
+impl<O, P> Pipeline<O, P>
+where
+    O: Send + 'static,
+    P: Fn(Batch) -> O + Send + Sync + 'static,
+{
+    fn drive(
+        &mut self,
+        rx: &Receiver<Event<O>>,
+        mut write: impl FnMut(O) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
         loop {
-            while self.slots.len() < self.window && self.start_read()? {}
+            // The earliest idle reader is always started first, and a
+            // reader is idle again as soon as its batch is read, so the
+            // next batch to write is either in a slot or the first started
+            // when one frees.
+            while self.slots.len() < self.window && self.start()? {}
             if self.slots.is_empty() {
                 return Ok(());
             }
-            // A job is in flight whenever a slot waits: the earliest slot
-            // not yet planned is being read, or the earliest not yet
-            // written is being processed.
             let event = rx.recv().context("a worker of the fingerprint stage stopped")?;
             match event {
                 Event::Read(key, result) => {
-                    let (batch, reader, next) = result?;
+                    let (reader, next) = result?;
                     if let Some(reader) = reader {
                         self.idle.insert(next.after(key), Idle::Reader(reader));
                     }
-                    self.slots.insert(key, Slot::Read(batch, next));
+                    self.slots.insert(key, Slot::Processing(next));
                 }
                 Event::Processed(key, out) => {
                     if let Some(Slot::Processing(next)) = self.slots.remove(&key) {
@@ -168,14 +197,20 @@ impl<O: Send + 'static> Pipeline<O> {
                     }
                 }
             }
-            self.plan_ready(steps);
-            self.write_ready(steps)?;
+            while matches!(self.slots.get(&self.write_at), Some(Slot::Processed(..))) {
+                let key = self.write_at;
+                let Some(Slot::Processed(out, next)) = self.slots.remove(&key) else {
+                    break;
+                };
+                write(out)?;
+                self.write_at = next.after(key);
+            }
         }
     }
 
-    /// Starts reading the earliest idle reader's next batch, opening the
+    /// Starts a job on the earliest idle reader's next batch, opening the
     /// next input when none is idle. False when there is nothing to read.
-    fn start_read(&mut self) -> anyhow::Result<bool> {
+    fn start(&mut self) -> anyhow::Result<bool> {
         if self.idle.is_empty() && !self.open_next()? {
             return Ok(false);
         }
@@ -187,10 +222,17 @@ impl<O: Send + 'static> Pipeline<O> {
         let path = Arc::clone(&self.inputs[key.input]);
         let opts = Arc::clone(&self.opts);
         let max_bytes = self.max_bytes;
+        let process = Arc::clone(&self.process);
         let tx = self.tx.clone();
-        rayon::spawn(move || {
-            let result = read_batch(key, idle, segments, &path, &opts, max_bytes);
-            let _ = tx.send(Event::Read(key, result));
+        rayon::spawn(move || match read_batch(key, idle, segments, &path, &opts, max_bytes) {
+            Ok((batch, reader, next)) => {
+                if tx.send(Event::Read(key, Ok((reader, next)))).is_ok() {
+                    let _ = tx.send(Event::Processed(key, process(batch)));
+                }
+            }
+            Err(e) => {
+                let _ = tx.send(Event::Read(key, Err(e)));
+            }
         });
         Ok(true)
     }
@@ -218,38 +260,6 @@ impl<O: Send + 'static> Pipeline<O> {
         self.segments.push(1);
         self.idle.insert(key(0), idle);
         Ok(true)
-    }
-
-    /// Plans every read batch that is next in order, and starts processing
-    /// it.
-    fn plan_ready<S: Steps<Out = O>>(&mut self, steps: &mut S) {
-        while matches!(self.slots.get(&self.plan_at), Some(Slot::Read(..))) {
-            let key = self.plan_at;
-            let Some(Slot::Read(batch, next)) = self.slots.remove(&key) else {
-                return;
-            };
-            self.slots.insert(key, Slot::Processing(next));
-            let work = steps.plan(batch);
-            let tx = self.tx.clone();
-            rayon::spawn(move || {
-                let out = S::process(work);
-                let _ = tx.send(Event::Processed(key, out));
-            });
-            self.plan_at = next.after(key);
-        }
-    }
-
-    /// Writes every processed batch that is next in order.
-    fn write_ready<S: Steps<Out = O>>(&mut self, steps: &mut S) -> anyhow::Result<()> {
-        while matches!(self.slots.get(&self.write_at), Some(Slot::Processed(..))) {
-            let key = self.write_at;
-            let Some(Slot::Processed(out, next)) = self.slots.remove(&key) else {
-                return Ok(());
-            };
-            steps.write(out)?;
-            self.write_at = next.after(key);
-        }
-        Ok(())
     }
 }
 
