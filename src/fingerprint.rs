@@ -48,10 +48,10 @@ const PARTITION_SHIFT: u32 = 64 - PARTITIONS.trailing_zeros();
 /// The columns of `fingerprint-docs.csv`.
 const DOCS_HEADER: [&str; 8] = ["doc_id", "url", "host", "source", "bytes", "lines", "chunks", "title"];
 
-/// The payload bytes at which the reader sends a batch early: at most
-/// 8 MiB, and small enough that every batch in flight (the channel, the
-/// window being processed, and their output) stays within an eighth of the
-/// memory budget.
+/// The payload bytes at which a batch is cut early: at most 8 MiB, and
+/// small enough that every batch of the pipeline's window (being read,
+/// processed or waiting to be written, with its output) stays within an
+/// eighth of the memory budget.
 fn batch_bytes(memory: u64, in_flight: usize) -> usize {
     let share = memory / 8 / (2 * in_flight as u64).max(1);
     share.clamp(64 << 10, 8 << 20) as usize
@@ -204,7 +204,8 @@ fn ingest(
     scratch: &Path,
     progress: &Progress,
 ) -> anyhow::Result<(FingerprintStats, copies::Copies)> {
-    let window = 4 * rayon::current_num_threads() + 4;
+    let threads = rayon::current_num_threads();
+    let (window, jobs) = (8 * threads + 8, 2 * threads + 2);
     let max_bytes = batch_bytes(cfg.memory, window);
     let extractor = Extractor {
         chunking: cfg.chunking,
@@ -218,7 +219,7 @@ fn ingest(
         skipped: batch.skipped,
         items: extractor.batch(batch.key, batch.items, &index),
     };
-    pipeline::run(&cfg.inputs, &cfg.read, max_bytes, window, process, |done| sink.write(done))?;
+    pipeline::run(&cfg.inputs, &cfg.read, max_bytes, window, jobs, process, |done| sink.write(done))?;
     sink.finish()
 }
 

@@ -18,8 +18,13 @@
 //! at it to save work (see the fingerprint stage's copy index).
 //!
 //! At most `window` batches are between being started and being written,
-//! which bounds the memory in flight. A segment's reader is read by one job
-//! at a time.
+//! which bounds the memory in flight, and at most `jobs` of them are being
+//! read or processed. A segment's reader is read by one job at a time, so
+//! the batch to write next is often waiting on its segment's reader while
+//! later segments' batches are done: the window is kept well above the
+//! jobs, so that other segments' batches keep the cores busy meanwhile
+//! (with a window as small as the jobs, the first segment of a file was
+//! read and processed on one core while the other waited).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -78,6 +83,7 @@ pub fn run<O, P, W>(
     opts: &ReadOptions,
     max_bytes: usize,
     window: usize,
+    jobs: usize,
     process: P,
     write: W,
 ) -> anyhow::Result<()>
@@ -93,6 +99,8 @@ where
         opts: Arc::new(opts.clone()),
         max_bytes,
         window: window.max(1),
+        jobs: jobs.max(1),
+        running: 0,
         next_input: 0,
         idle: BTreeMap::new(),
         slots: BTreeMap::new(),
@@ -153,6 +161,9 @@ struct Pipeline<O, P> {
     opts: Arc<ReadOptions>,
     max_bytes: usize,
     window: usize,
+    jobs: usize,
+    /// Jobs started and not done.
+    running: usize,
     next_input: usize,
     /// Readers between jobs, by the key of their next batch.
     idle: BTreeMap<Key, Idle>,
@@ -178,7 +189,7 @@ where
             // reader is idle again as soon as its batch is read, so the
             // next batch to write is either in a slot or the first started
             // when one frees.
-            while self.slots.len() < self.window && self.start()? {}
+            while self.slots.len() < self.window && self.running < self.jobs && self.start()? {}
             if self.slots.is_empty() {
                 return Ok(());
             }
@@ -192,6 +203,7 @@ where
                     self.slots.insert(key, Slot::Processing(next));
                 }
                 Event::Processed(key, out) => {
+                    self.running -= 1;
                     if let Some(Slot::Processing(next)) = self.slots.remove(&key) {
                         self.slots.insert(key, Slot::Processed(out, next));
                     }
@@ -219,6 +231,7 @@ where
         };
         let segments = self.segments[key.input];
         self.slots.insert(key, Slot::Reading);
+        self.running += 1;
         let path = Arc::clone(&self.inputs[key.input]);
         let opts = Arc::clone(&self.opts);
         let max_bytes = self.max_bytes;
