@@ -226,29 +226,38 @@ fn write_profile(counts: &TokenCounts, quant_rate: f64, out: &mut Vec<u8>) {
     if quant < 2 {
         quant = if max_freq > 1 { 2 } else { 1 };
     }
-    // The kept tokens' bytes end to end, and of each: its count, its first
-    // 16 bytes as a big-endian number (zero-padded: tokens hold no NUL, so
-    // numbers order as the bytes do), where it starts and its length. No
-    // allocation per token, and the sort compares bytes only between long
-    // tokens that share their first 16.
-    let mut bytes = Vec::new();
-    let mut kept: Vec<(u64, u128, usize, usize)> = Vec::new();
+    // The kept tokens' bytes end to end, and of each a sort key: the
+    // complement of its count (counts are 32-bit) above its first 12
+    // bytes as a big-endian number (zero-padded: tokens hold no NUL, so
+    // numbers order as the bytes do); then its count, where it starts and
+    // its length. The keys are sorted as plain `u128`s, a few instructions
+    // a comparison; only runs of equal keys (long tokens that share their
+    // first 12 bytes and their count) are then ordered by count and bytes.
+    // No allocation per token.
+    let mut bytes = Vec::with_capacity(8 * counts.used.len());
+    let mut kept: Vec<(u128, u64, usize, usize)> = Vec::with_capacity(counts.used.len());
     counts.for_each_at_least(quant, |t, n| {
+        let count = n / quant * quant;
         let mut prefix = [0u8; 16];
-        let head = t.len().min(16);
-        prefix[..head].copy_from_slice(&t[..head]);
-        kept.push((n / quant * quant, u128::from_be_bytes(prefix), bytes.len(), t.len()));
+        let head = t.len().min(12);
+        prefix[4..4 + head].copy_from_slice(&t[..head]);
+        prefix[..4].copy_from_slice(&(!u32::try_from(count).unwrap_or(u32::MAX)).to_be_bytes());
+        kept.push((u128::from_be_bytes(prefix), count, bytes.len(), t.len()));
         bytes.extend_from_slice(t);
     });
-    let token = |&(_, _, start, len): &(u64, u128, usize, usize)| &bytes[start..start + len];
-    kept.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then_with(|| token(a).cmp(token(b))));
+    let token = |&(_, _, start, len): &(u128, u64, usize, usize)| &bytes[start..start + len];
+    kept.sort_unstable_by_key(|k| k.0);
+    for run in kept.chunk_by_mut(|a, b| a.0 == b.0).filter(|run| run.len() > 1) {
+        run.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| token(a).cmp(token(b))));
+    }
+    out.reserve(bytes.len() + 8 * kept.len());
     for (i, t) in kept.iter().enumerate() {
         if i > 0 {
             out.push(b'\n');
         }
         out.extend_from_slice(token(t));
         out.push(b' ');
-        push_decimal(out, t.0);
+        push_decimal(out, t.1);
     }
 }
 

@@ -14,6 +14,7 @@
 //! compressed data, is taken as already decoded. Other content codings (`br`,
 //! `zstd`, `compress`) are not decoded: [`BodyError::Unsupported`].
 
+use std::borrow::Cow;
 use std::io::{self, Read};
 
 use flate2::read::{DeflateDecoder, MultiGzDecoder, ZlibDecoder};
@@ -111,7 +112,7 @@ pub fn parse_response(block: &[u8]) -> Result<Response, String> {
         } else if name.eq_ignore_ascii_case("content-encoding") {
             encodings.push(value.to_ascii_lowercase());
         } else if name.eq_ignore_ascii_case("location") && resp.location.is_none() {
-            resp.location = Some(value.clone());
+            resp.location = Some(value.to_string());
         }
     }
     resp.content_encoding = encodings.join(",");
@@ -133,12 +134,18 @@ fn parse_status_line(line: &[u8]) -> Result<u16, String> {
     Ok(code.iter().fold(0u16, |n, &d| n * 10 + u16::from(d - b'0')))
 }
 
+/// One header field: name and value, borrowed from the block unless they
+/// had to change (invalid UTF-8, a continuation line).
+pub type Field<'a> = (Cow<'a, str>, Cow<'a, str>);
+
 /// Parses a block of `Name: value` lines up to its first blank line: names
 /// as written, values trimmed, a continuation line (starting with a space or
 /// a tab) joined to the previous value with one space. A line without a
-/// colon is an error.
-pub fn parse_fields(block: &[u8]) -> Result<Vec<(String, String)>, String> {
-    let mut fields: Vec<(String, String)> = Vec::new();
+/// colon is an error. Fields borrow from `block`: every record has a dozen
+/// or two, and copying each into its own `String` cost more than the rest
+/// of parsing a header.
+pub fn parse_fields(block: &[u8]) -> Result<Vec<Field<'_>>, String> {
+    let mut fields: Vec<Field<'_>> = Vec::new();
     for line in block.split(|&b| b == b'\n') {
         let line = strip_cr(line);
         if line.is_empty() {
@@ -150,6 +157,7 @@ pub fn parse_fields(block: &[u8]) -> Result<Vec<(String, String)>, String> {
                 return Err(format!("continuation line before any header field: {}", snippet(line)));
             };
             if !more.is_empty() {
+                let value = value.to_mut();
                 value.push(' ');
                 value.push_str(&String::from_utf8_lossy(more));
             }
@@ -163,8 +171,7 @@ pub fn parse_fields(block: &[u8]) -> Result<Vec<(String, String)>, String> {
             return Err(format!("header line without a name: {}", snippet(line)));
         }
         let value = trim(line.get(colon + 1..).unwrap_or_default());
-        fields
-            .push((String::from_utf8_lossy(name).into_owned(), String::from_utf8_lossy(value).into_owned()));
+        fields.push((String::from_utf8_lossy(name), String::from_utf8_lossy(value)));
     }
     Ok(fields)
 }

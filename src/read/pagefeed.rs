@@ -157,9 +157,10 @@ impl PageFeedReader {
             }
         }
         let url = match http::parse_fields(&self.head) {
-            Ok(fields) => {
-                fields.into_iter().find(|(name, _)| name.eq_ignore_ascii_case("URL")).map(|(_, v)| v)
-            }
+            Ok(fields) => fields
+                .into_iter()
+                .find(|(name, _)| name.eq_ignore_ascii_case("URL"))
+                .map(|(_, v)| v.into_owned()),
             Err(detail) => return self.corrupt(start, &detail, true),
         };
         let Some(url) = url else {

@@ -480,7 +480,8 @@ fn parse_header(head: &[u8]) -> Result<Fields, String> {
     };
     check_version(http::trim(version))?;
     let fields = http::parse_fields(rest)?;
-    let get = |name: &str| fields.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.clone());
+    let get =
+        |name: &str| fields.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.to_string());
     let length = get("Content-Length").ok_or("record header without Content-Length")?;
     Ok(Fields {
         warc_type: get("WARC-Type"),
