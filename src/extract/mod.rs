@@ -121,7 +121,7 @@ mod tests {
     fn extracts_plain_and_html() {
         let doc = |ct: &str, body: &str| RawDoc {
             content_type: Some(ct.into()),
-            body: body.as_bytes().to_vec(),
+            body: body.as_bytes().to_vec().into(),
             ..RawDoc::default()
         };
         let plain = extract(&doc("text/plain", " a  b\r\n\r\nc ")).unwrap();
@@ -165,7 +165,7 @@ mod tests {
         let doc = |charset: Option<&str>, body: &[u8]| RawDoc {
             content_type: Some("text/plain".into()),
             charset: charset.map(str::to_string),
-            body: body.to_vec(),
+            body: body.to_vec().into(),
             ..RawDoc::default()
         };
         assert_eq!(extract(&doc(Some("utf-8"), b"a\xffb")).unwrap().text, "a\u{fffd}b");

@@ -80,7 +80,7 @@ use std::io::{self, BufRead};
 
 use super::gz::{Source, Start, find_byte, push_break_skips, skip};
 use super::http::{self, BodyError};
-use super::{Item, RawDoc, Reader, SkipReason};
+use super::{Body, Item, RawDoc, Reader, SkipReason};
 
 /// The longest header line read; a longer one is corrupt. Heritrix refuses
 /// to write header lines over 8 KiB, and real ones are a URL and a few short
@@ -315,7 +315,7 @@ impl ArcReader {
                     url: header.url,
                     content_type,
                     charset,
-                    body: content,
+                    body: content.into(),
                     ..RawDoc::default()
                 })
             }
@@ -413,7 +413,7 @@ impl ArcReader {
 
     /// The item for an `http:` or `https:` record whose content is an HTTP
     /// response.
-    fn http_item(&self, offset: u64, url: String, mut content: Vec<u8>) -> Item {
+    fn http_item(&self, offset: u64, url: String, content: Vec<u8>) -> Item {
         let resp = match http::parse_response(&content) {
             Ok(resp) => resp,
             Err(detail) => return skip(offset, SkipReason::CorruptHeader, format!("HTTP header: {detail}")),
@@ -421,8 +421,7 @@ impl ArcReader {
         if resp.status != 200 {
             return http::not_ok_item(offset, &url, &resp);
         }
-        content.drain(..resp.body_start.min(content.len()));
-        match http::decode_body(&resp, content, self.max_record_bytes) {
+        match http::decode_body(&resp, Body::after(content, resp.body_start), self.max_record_bytes) {
             Ok(body) => Item::Doc(RawDoc {
                 offset,
                 url,

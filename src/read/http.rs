@@ -20,7 +20,7 @@ use std::io::{self, Read};
 use flate2::read::{DeflateDecoder, MultiGzDecoder, ZlibDecoder};
 
 use super::gz::find_byte;
-use super::{Item, Redirect, SkipReason};
+use super::{Body, Item, Redirect, SkipReason};
 
 /// The parts of an HTTP response header that readers use.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -195,11 +195,12 @@ pub fn parse_content_type(value: &str) -> (Option<String>, Option<String>) {
 
 /// Undoes the transfer and content codings of `resp` on its `body`, keeping
 /// at most `max` decoded bytes.
-pub fn decode_body(resp: &Response, mut body: Vec<u8>, max: u64) -> Result<Vec<u8>, BodyError> {
+pub fn decode_body(resp: &Response, body: impl Into<Body>, max: u64) -> Result<Body, BodyError> {
+    let mut body = body.into();
     if resp.chunked
         && let Some(plain) = dechunk(&body)
     {
-        body = plain;
+        body = plain.into();
     }
     for coding in resp.content_encoding.split(',').rev().map(str::trim) {
         body = match coding {
@@ -267,7 +268,7 @@ fn parse_hex(digits: &[u8]) -> Option<usize> {
 
 /// Inflates a gzip-encoded body; a body that does not start with the gzip
 /// magic is taken as already decoded.
-fn gunzip(body: Vec<u8>, max: u64) -> Result<Vec<u8>, BodyError> {
+fn gunzip(body: Body, max: u64) -> Result<Body, BodyError> {
     if !body.starts_with(&[0x1f, 0x8b]) {
         return Ok(body);
     }
@@ -276,14 +277,14 @@ fn gunzip(body: Vec<u8>, max: u64) -> Result<Vec<u8>, BodyError> {
         Some(e) if out.is_empty() => {
             Err(BodyError::Unsupported(format!("gzip-encoded body does not decompress ({e})")))
         }
-        _ => Ok(out),
+        _ => Ok(out.into()),
     }
 }
 
 /// Inflates a deflate-encoded body: zlib-wrapped as the standard says, or
 /// raw deflate as some servers send. A body that is neither is taken as
 /// already decoded.
-fn inflate(body: Vec<u8>, max: u64) -> Result<Vec<u8>, BodyError> {
+fn inflate(body: Body, max: u64) -> Result<Body, BodyError> {
     let zlib = match body.as_slice() {
         [cmf, flg, ..] => cmf & 0x0f == 8 && (u16::from(*cmf) * 256 + u16::from(*flg)) % 31 == 0,
         _ => false,
@@ -295,7 +296,7 @@ fn inflate(body: Vec<u8>, max: u64) -> Result<Vec<u8>, BodyError> {
     };
     match err {
         Some(_) if out.is_empty() => Ok(body),
-        _ => Ok(out),
+        _ => Ok(out.into()),
     }
 }
 

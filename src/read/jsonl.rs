@@ -112,7 +112,7 @@ impl JsonlReader {
                 url,
                 content_type: Some("text/plain".to_string()),
                 charset: None,
-                body: text.into_bytes(),
+                body: text.into_bytes().into(),
                 ..RawDoc::default()
             }),
             Err(detail) => skip(start.offset, SkipReason::BadJson, detail),

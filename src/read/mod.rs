@@ -31,6 +31,81 @@ use anyhow::{Context, bail};
 
 pub use digest::Digest;
 
+/// A record's payload: the bytes of a buffer from some offset on. A WARC
+/// or ARC response's block is read whole, HTTP header first; keeping the
+/// block and where its body starts saves moving every body down over its
+/// header (a copy of every page's bytes). Reads as a byte slice.
+#[derive(Clone, Default)]
+pub struct Body {
+    buf: Vec<u8>,
+    start: usize,
+}
+
+impl Body {
+    /// The bytes of `buf` from `start` on (none when `start` is past its
+    /// end).
+    pub fn after(buf: Vec<u8>, start: usize) -> Body {
+        let start = start.min(buf.len());
+        Body { buf, start }
+    }
+
+    pub fn as_slice(&self) -> &[u8] {
+        self.buf.get(self.start..).unwrap_or_default()
+    }
+}
+
+impl From<Vec<u8>> for Body {
+    fn from(buf: Vec<u8>) -> Body {
+        Body { buf, start: 0 }
+    }
+}
+
+impl std::ops::Deref for Body {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
+impl std::fmt::Debug for Body {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_slice(), f)
+    }
+}
+
+impl PartialEq for Body {
+    fn eq(&self, other: &Body) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl Eq for Body {}
+
+impl PartialEq<[u8]> for Body {
+    fn eq(&self, other: &[u8]) -> bool {
+        self.as_slice() == other
+    }
+}
+
+impl PartialEq<&[u8]> for Body {
+    fn eq(&self, other: &&[u8]) -> bool {
+        self.as_slice() == *other
+    }
+}
+
+impl<const N: usize> PartialEq<&[u8; N]> for Body {
+    fn eq(&self, other: &&[u8; N]) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl PartialEq<Vec<u8>> for Body {
+    fn eq(&self, other: &Vec<u8>) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
 /// A record that carries a page.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RawDoc {
@@ -47,7 +122,7 @@ pub struct RawDoc {
     /// declared charset that `extract::charset` weighs.
     pub charset: Option<String>,
     /// The payload: for HTTP responses, the body after the HTTP header.
-    pub body: Vec<u8>,
+    pub body: Body,
     /// WARC only: the `WARC-Payload-Digest`, normalized. Records with the
     /// same digest carry the same payload bytes, which lets the fingerprint
     /// stage reuse one extraction and resolve revisits.
@@ -481,7 +556,7 @@ pub(crate) mod testing {
         items
             .iter()
             .filter_map(|i| match i {
-                Item::Doc(d) => Some((d.offset, d.url.clone(), d.body.clone())),
+                Item::Doc(d) => Some((d.offset, d.url.clone(), d.body.to_vec())),
                 _ => None,
             })
             .collect()

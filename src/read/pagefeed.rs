@@ -213,7 +213,7 @@ impl PageFeedReader {
                     skip(start.offset, SkipReason::UnsupportedEncoding, detail)
                 }
             },
-            None => Item::Doc(RawDoc { offset: start.offset, url, body: page, ..RawDoc::default() }),
+            None => Item::Doc(RawDoc { offset: start.offset, url, body: page.into(), ..RawDoc::default() }),
         };
         self.queue.push_back(item);
         Ok(())

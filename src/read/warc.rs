@@ -65,7 +65,7 @@ use std::io::{self, BufRead};
 use super::digest::{self, Digest};
 use super::gz::{self, Source, Start, push_break_skips, skip};
 use super::http::{self, BodyError};
-use super::{Item, RawDoc, Reader, Revisit, SkipReason};
+use super::{Body, Item, RawDoc, Reader, Revisit, SkipReason};
 
 /// The longest record header read; a longer one is a corrupt header (real
 /// ones are well under 10 KiB).
@@ -381,8 +381,10 @@ impl WarcReader {
             {
                 self.http_item(offset, url.clone(), block, payload_digest, fields.date.clone())
             }
-            Kind::Conversion => raw(content_type.or_else(|| Some("text/plain".to_string())), charset, block),
-            _ => raw(content_type, charset, block),
+            Kind::Conversion => {
+                raw(content_type.or_else(|| Some("text/plain".to_string())), charset, block.into())
+            }
+            _ => raw(content_type, charset, block.into()),
         }
     }
 
@@ -391,7 +393,7 @@ impl WarcReader {
         &self,
         offset: u64,
         url: String,
-        mut block: Vec<u8>,
+        block: Vec<u8>,
         payload_digest: Option<Digest>,
         date: Option<String>,
     ) -> Item {
@@ -402,9 +404,8 @@ impl WarcReader {
         if resp.status != 200 {
             return http::not_ok_item(offset, &url, &resp);
         }
-        block.drain(..resp.body_start.min(block.len()));
         let codings = resp.codings();
-        match http::decode_body(&resp, block, self.max_record_bytes) {
+        match http::decode_body(&resp, Body::after(block, resp.body_start), self.max_record_bytes) {
             Ok(body) => Item::Doc(RawDoc {
                 offset,
                 url,
