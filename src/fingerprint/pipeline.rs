@@ -7,7 +7,7 @@
 //! the segment. Each batch is one job on the rayon pool: it reads the
 //! batch, hands the segment's reader back so that the segment's next batch
 //! can be read by another job, and then processes the batch on the same
-//! worker, while its bytes are still in that core's cache. Jobs finish in
+//! worker, rather than handing it to another core. Jobs finish in
 //! any order; this thread starts them and hands their results to the
 //! writer in key order. So the output is the same as one reader and one
 //! worker would give, whatever the thread count.
@@ -22,9 +22,10 @@
 //! read or processed. A segment's reader is read by one job at a time, so
 //! the batch to write next is often waiting on its segment's reader while
 //! later segments' batches are done: the window is kept well above the
-//! jobs, so that other segments' batches keep the cores busy meanwhile
-//! (with a window as small as the jobs, the first segment of a file was
-//! read and processed on one core while the other waited).
+//! jobs, so that other segments' batches keep the cores busy meanwhile.
+//! (When every batch of the window could be a job, the window filled with
+//! the first batches of later segments, and a file's first segment was
+//! then read and processed on one core while the other waited.)
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
