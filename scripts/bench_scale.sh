@@ -13,6 +13,15 @@
 # and the last size, peak RSS within --memory + 15%. Exits 1 if either
 # fails. The figures also go to BENCH_DIR/scale.json.
 #
+# The sizes run minutes apart, and on a shared machine the speed of the
+# cores drifts by more than 10% between them: the tool's own decompression
+# floor, whose cost per GB is fixed, has measured 16% slower and 14% faster
+# per GB at 10 GB than at 2.5 GB in two runs of the same binary. So the
+# time per GB is also given against that floor as measured in the same
+# size's run ("run / floor"), which cancels the drift; when the floor ran
+# at every size, the 10% check is made on that figure, and the raw one is
+# printed beside it.
+#
 # Environment: BENCH_DIR (work directory, default target/bench), and those
 # of scripts/bench.sh.
 set -euo pipefail
@@ -87,14 +96,30 @@ for stage in STAGES:
     table[stage] = {"seconds_per_gb": [round(c[0], 2) for c in cells], "peak_rss_mb": [c[1] for c in cells],
                     "last_over_first": round(last_ratio, 3) if last_ratio is not None else None}
 run_ratio = table["run (4 stages)"]["last_over_first"]
-time_ok = run_ratio is not None and abs(run_ratio - 1) <= 0.10
+FLOOR = "floor: tool, 1 thread"
+floors = [next((r for r in run["stages"] if r["stage"] == FLOOR), None) for run in runs]
+against_floor = None
+if all(f and f["seconds"] > 0 for f in floors):
+    # run time over floor time at each size: the drift of the machine's
+    # speed between the sizes cancels.
+    rel = [per_gb(run, "run (4 stages)")[0] / per_gb(run, FLOOR)[0] for run in runs]
+    against_floor = round(rel[-1] / rel[0], 3)
+    print(f"run / floor (the tool's one-thread decompression in the same run): "
+          + ", ".join(f"{lab} {x:.2f}x" for lab, x in zip(labels, rel))
+          + f"; last size over first: {against_floor}")
+checked = against_floor if against_floor is not None else run_ratio
+time_ok = checked is not None and abs(checked - 1) <= 0.10
 peak = max(max(table[s]["peak_rss_mb"]) for s in STAGES)
 rss_ok = peak * 1e6 <= limit
-print(f"time per GB, last size over first (run): {run_ratio} -> {'within' if time_ok else 'NOT within'} 10%")
+what = "against the floor" if against_floor is not None else "raw"
+print(f"time per GB, last size over first (run): raw {run_ratio}, against the floor {against_floor} -> "
+      f"{'within' if time_ok else 'NOT within'} 10% ({what})")
 print(f"peak RSS: {peak:,.0f} MB -> {'within' if rss_ok else 'NOT within'} --memory {memory} + 15%")
 with open(out, "w") as f:
     json.dump({"sizes": labels, "memory": memory, "stages": table,
-               "acceptance": {"time_per_gb_within_10pct": time_ok, "peak_rss_within_memory_15pct": rss_ok},
+               "run_over_floor_last_over_first": against_floor,
+               "acceptance": {"time_per_gb_within_10pct": time_ok, "checked_on": what,
+                              "peak_rss_within_memory_15pct": rss_ok},
                "runs": sys.argv[3:]}, f, indent=2)
     f.write("\n")
 print(f"results: {out}")
