@@ -286,7 +286,13 @@ impl Extractor {
                 Item::Doc(raw) => match (claim, hint) {
                     (_, Hint::Copy(key)) => {
                         let host = host_of(&raw.url);
-                        CopyOf::payload(raw.offset, raw.url, host, raw.body.len() as u64, key).into()
+                        Processed::Copy(CopyOf::payload(
+                            raw.offset,
+                            raw.url,
+                            host,
+                            raw.body.len() as u64,
+                            key,
+                        ))
                     }
                     (Some(claim), Hint::Wait) => {
                         let host = host_of(&raw.url);
@@ -359,12 +365,6 @@ impl Extractor {
             fuzzy,
             charset: text.charset,
         })
-    }
-}
-
-impl From<CopyOf> for Processed {
-    fn from(copy: CopyOf) -> Processed {
-        Processed::Copy(copy)
     }
 }
 
