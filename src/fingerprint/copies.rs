@@ -5,11 +5,11 @@
 //! - A response whose `WARC-Payload-Digest` equals an earlier response's,
 //!   decoded the same way (same content type, charset and HTTP codings):
 //!   its payload bytes are the same, so its extraction would give the same
-//!   text. It becomes a copy of the earlier document (the
-//!   *payload-digest shortcut*), mostly without being extracted. The key includes the way the
-//!   body is decoded because a digest covers the stored payload only: the
-//!   same bytes served as `text/plain` and as `text/html`, or with another
-//!   charset, are different documents.
+//!   text. It becomes a copy of the earlier document (the *payload-digest
+//!   shortcut*), mostly without being extracted. The key includes the way
+//!   the body is decoded because a digest covers the stored payload only:
+//!   the same bytes served as `text/plain` and as `text/html`, or with
+//!   another charset, are different documents.
 //! - A `revisit` record: a later capture of a page the writer did not store
 //!   again because its payload was the same. It is found by its payload
 //!   digest, or by `WARC-Refers-To-Target-URI` and `WARC-Refers-To-Date`
