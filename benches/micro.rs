@@ -22,6 +22,7 @@ use overlap::chunk::{Chunker, Chunking};
 use overlap::extract::html::html_to_text;
 use overlap::extract::normalize::normalize;
 use overlap::fuzzy;
+use overlap::pairs::PairsStats;
 use overlap::pairs::coarse::CoarseCounting;
 use overlap::pairs::prefix::PrefixCounting;
 use overlap::pairs::sort::SortCounting;
@@ -29,7 +30,6 @@ use overlap::pairs::{CoarseVariant, CountInput, Counted, CountingMethod, scan_gr
 use overlap::progress::Progress;
 use overlap::read::Reader;
 use overlap::read::warc::WarcReader;
-use overlap::stats::PairsStats;
 use overlap::store::{Center, ChunkRecord, Header, Mapped, RecordWriter};
 
 mod common;

@@ -32,10 +32,11 @@ Usage:
    (see `pair_instances`), so no task holds more than two blocks.
 6. The output directory of a local run, each table written sorted by the
    executors and concatenated in order by streaming, so the driver never
-   holds the Overlap table or the document table: docs.csv, overlap.csv,
-   stop-chunks.csv, fuzzy.fpd, redirects.csv, copies.csv, stats.json
-   (fingerprint, exact, pairs and spark sections) and the stage stamps
-   that `overlap report` chains on.
+   holds the Overlap table or the document table: manifest.json (the
+   maps' input identities with the docIDs of the whole run), docs.csv,
+   overlap.csv, stop-chunks.csv, fuzzy.fpd, redirects.csv, copies.csv,
+   stats.json (fingerprint, exact, pairs and spark sections) and the stage
+   stamps that `overlap report` chains on.
 
 The binary, the inputs and DIR must be at the same paths on every
 executor and the driver (a shared file system).
@@ -147,7 +148,9 @@ def run(spark, args, out):
         },
     }
     write_atomic(os.path.join(out, "stats.json"), (json.dumps(stats, indent=2, sort_keys=True) + "\n").encode())
-    # stop-texts reads how the inputs were read from stats.json.
+    # stop-texts and the later stages read how the inputs were read from
+    # the manifest.
+    write_manifest(maps, offsets, args, os.path.join(out, "manifest.json"))
     if args.max_df is not None:
         write_stop_chunks(tables["stops"], os.path.join(out, "stop-chunks.csv"))
         run_binary([binary, "stop-texts", out, "-q"], os.getcwd())
@@ -439,6 +442,29 @@ def concat_files(path, header, files, skip):
     os.replace(tmp, path)
 
 
+def write_manifest(maps, offsets, args, path):
+    """manifest.json as a local run writes it (see src/store/manifest.rs):
+    the maps' settings, which are all the same, and each map's one input
+    with its docIDs in the whole run."""
+    manifests = [read_json(os.path.join(d, "manifest.json")) for d in maps]
+    first = manifests[0]
+    inputs = []
+    for m, offset in zip(manifests, offsets):
+        for entry in m["inputs"]:
+            inputs.append(dict(entry, first_doc=entry["first_doc"] + offset))
+    manifest = {
+        "format_version": first["format_version"],
+        "overlap_version": first["overlap_version"],
+        "chunk": first["chunk"],
+        "read": first["read"],
+        "inputs": inputs,
+        "documents": sum(m["documents"] for m in manifests),
+        "pairs": {"threshold": args.threshold, "max_df": args.max_df},
+    }
+    # serde_json's pretty form: two-space indent, UTF-8 as is.
+    write_atomic(path, (json.dumps(manifest, indent=2, ensure_ascii=False) + "\n").encode())
+
+
 def merge_fingerprint_stats(sections, distinct_fingerprints, timer):
     """The fingerprint section of the whole run: counts summed, per-input
     lists concatenated, the settings of the first input (all the same)."""
@@ -486,14 +512,14 @@ def pairs_stats(args, summary, postings, pairs_emitted, timer):
 
 def write_stamps(private, args, outputs):
     """The stamps `overlap report` chains on. Their keys cover the job's
-    version, the flags that change the answer and every input's name,
-    size and modification time, so a report made over an earlier job's
-    output is redone."""
+    version, the flags that change the answer and every input's identity
+    (canonical path, size and modification time, as a local run's), so a
+    report made over an earlier job's output is redone."""
     key = hashlib.sha256()
     for value in [VERSION, args.chunk, str(args.threshold), str(args.max_df)] + inputs_key(args.inputs):
         key.update(len(value).to_bytes(8, "little") + value.encode())
     stages = {
-        "fingerprint": ["fuzzy.fpd", "redirects.csv", "copies.csv"],
+        "fingerprint": ["manifest.json", "fuzzy.fpd", "redirects.csv", "copies.csv"],
         "exact": ["docs.csv"],
         "pairs": [o for o in outputs if o in ("overlap.csv", "stop-chunks.csv")],
     }
@@ -507,7 +533,7 @@ def inputs_key(inputs):
     values = []
     for path in inputs:
         st = os.stat(path)
-        values.append(f"{path}:{st.st_size}:{st.st_mtime_ns}")
+        values.append(f"{os.path.realpath(path)}:{st.st_size}:{st.st_mtime_ns}")
     return values
 
 

@@ -95,17 +95,17 @@ impl fmt::Display for Chunking {
 
 /// The fingerprint of one chunk.
 #[inline]
-pub fn fingerprint(chunk: &[u8]) -> u64 {
+pub(crate) fn fingerprint(chunk: &[u8]) -> u64 {
     xxh3_64(chunk)
 }
 
 /// The whole-text hash that finds exact copies.
-pub fn exact_hash(normalized: &str) -> u128 {
+pub(crate) fn exact_hash(normalized: &str) -> u128 {
     xxh3_128(normalized.as_bytes())
 }
 
 /// The half-open unit ranges `[start, end)` of the windows over `n` units.
-pub fn windows(n: usize, k: usize, stride: usize) -> impl Iterator<Item = (usize, usize)> {
+pub(crate) fn windows(n: usize, k: usize, stride: usize) -> impl Iterator<Item = (usize, usize)> {
     let full = if n >= k { (n - k) / stride + 1 } else { 0 };
     let last_end = if full > 0 { (full - 1) * stride + k } else { 0 };
     let tail = (n > last_end).then(|| (full * stride, n));
@@ -135,7 +135,7 @@ impl Chunker {
 
     /// Calls `f` with the fingerprint and the text of every chunk of
     /// `normalized`, in order, and returns the number of chunks.
-    pub fn for_each_chunk(
+    pub(crate) fn for_each_chunk(
         &mut self,
         normalized: &str,
         chunking: Chunking,

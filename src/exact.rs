@@ -9,28 +9,59 @@
 //! The stage writes `centers.fpd` (read by pair counting to drop the
 //! copies) and the final `docs.csv`.
 
-use std::fs::File;
-use std::io::BufWriter;
-
-use anyhow::{Context, bail};
+use anyhow::bail;
+use serde::{Deserialize, Serialize};
 
 use crate::fingerprint;
 use crate::progress::Progress;
 use crate::stage::{Outcome, Stage};
-use crate::stats::ExactStats;
-use crate::store::{self, Center, ExactRecord, Header, Mapped, OutDir, RecordWriter};
+use crate::stats::Summary;
+use crate::store::docs::{Doc, DocTable, DocsReader, DocsWriter};
+use crate::store::{self, Center, ExactRecord, Header, Manifest, Mapped, OutDir, RecordWriter};
 
-pub const STAGE: &str = "exact";
+pub(crate) const STAGE: &str = "exact";
+
+/// The exact stage's section of `stats.json`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ExactStats {
+    pub documents: u64,
+    pub empty_documents: u64,
+    /// Groups of two or more documents with identical normalized text.
+    pub groups: u64,
+    /// Documents in those groups.
+    pub documents_in_groups: u64,
+    /// Non-center documents, left out of pair counting.
+    pub copies_removed: u64,
+    pub largest_group: u64,
+    pub seconds: f64,
+    pub peak_rss_bytes: Option<u64>,
+}
+
+impl Summary for ExactStats {
+    fn summary(&self) -> String {
+        format!(
+            "exact: {} groups of exact copies, {} copies removed, in {:.1} s",
+            self.groups, self.copies_removed, self.seconds
+        )
+    }
+}
+
+crate::stats::measured!(ExactStats);
 
 /// Finds exact copies and writes `centers.fpd` and `docs.csv`.
-pub fn run(out: &OutDir, memory_budget: u64, progress: &Progress) -> anyhow::Result<Outcome<ExactStats>> {
+pub(crate) fn run(
+    out: &OutDir,
+    memory_budget: u64,
+    progress: &Progress,
+) -> anyhow::Result<Outcome<ExactStats>> {
     let key = Stage::chained_key(out, STAGE, fingerprint::STAGE, &[])?;
     let Some(stage) = Stage::begin(out, STAGE, key, progress)? else {
         return Ok(Outcome::UpToDate);
     };
+    let spec = Manifest::read(out)?.chunk;
     let scratch = stage.scratch()?;
     let exact = Mapped::<ExactRecord>::open(&out.fprint_exact())?;
-    let spec = exact.header().chunk_spec.clone();
     let mut stats = ExactStats::default();
     let centers = centers(&exact, memory_budget, &scratch, &mut stats)?;
     drop(exact);
@@ -91,57 +122,27 @@ fn close_group(size: u64, stats: &mut ExactStats) {
 /// and writes `centers.fpd` for every document.
 fn write_docs(out: &OutDir, spec: &str, centers: &[Center], stats: &mut ExactStats) -> anyhow::Result<()> {
     let src = out.fingerprint_docs();
-    let mut reader =
-        csv::Reader::from_path(&src).with_context(|| format!("cannot open {}", src.display()))?;
-    let dst = out.docs();
-    let tmp = store::temp_path(&dst);
-    let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
-    let mut writer = csv::Writer::from_writer(BufWriter::with_capacity(1 << 16, file));
+    let mut reader = DocsReader::open(&src, DocTable::Fingerprint)?;
+    let mut writer = DocsWriter::create(&out.docs(), DocTable::Final)?;
     let mut center_file = RecordWriter::create(&out.centers(), Header::new::<Center>(spec, false, 0, 1))?;
-    writer
-        .write_record([
-            "doc_id",
-            "url",
-            "host",
-            "source",
-            "bytes",
-            "lines",
-            "chunks",
-            "exact_center",
-            "title",
-        ])
-        .with_context(|| format!("cannot write {}", tmp.display()))?;
-    let mut record = csv::StringRecord::new();
-    let mut doc: u64 = 0;
-    while reader
-        .read_record(&mut record)
-        .with_context(|| format!("cannot read {} (row {})", src.display(), doc + 2))?
-    {
-        if record.get(0) != Some(doc.to_string().as_str()) || record.len() < 8 {
-            bail!("{} is damaged at row {}: expected doc_id {doc}", src.display(), doc + 2);
+    while let Some(doc) = reader.next_doc()? {
+        if doc.text.is_none() {
+            bail!("{} line {}: a copy whose fields were never filled in", src.display(), reader.line());
         }
-        let center = centers.get(doc as usize).copied().unwrap_or(Center::EMPTY);
+        let center = centers.get(doc.id as usize).copied().unwrap_or(Center::EMPTY);
         if center == Center::EMPTY {
             stats.empty_documents += 1;
         }
-        let center_text = if center == Center::EMPTY { String::new() } else { center.0.to_string() };
-        let mut row: Vec<&str> = record.iter().take(7).collect();
-        row.push(&center_text);
-        row.push(record.get(7).unwrap_or(""));
-        writer.write_record(&row).with_context(|| format!("cannot write {}", tmp.display()))?;
+        let center_id = (center != Center::EMPTY).then_some(center.0);
+        writer.push(&Doc { center: center_id, ..doc })?;
         center_file.push(&center)?;
-        doc += 1;
     }
-    if doc < centers.len() as u64 {
-        bail!("{} lists {doc} documents but the exact hashes name more", src.display());
+    let documents = reader.rows();
+    if documents < centers.len() as u64 {
+        bail!("{} lists {documents} documents but the exact hashes name more", src.display());
     }
-    stats.documents = doc;
-    writer
-        .into_inner()
-        .map_err(|e| e.into_error())
-        .and_then(|w| w.into_inner().map_err(|e| e.into_error()))
-        .with_context(|| format!("cannot write {}", tmp.display()))?;
-    store::commit(&dst)?;
+    stats.documents = documents;
+    writer.finish()?;
     center_file.finish()?;
     Ok(())
 }

@@ -9,7 +9,7 @@
 use crate::fingerprint;
 use crate::progress::Progress;
 use crate::stage::{Outcome, Stage};
-use crate::stats::{Measured, Summary};
+use crate::stats::Summary;
 use crate::store::OutDir;
 use crate::store::parquet::{self, ParquetStats};
 
@@ -28,12 +28,7 @@ pub fn run(out: &OutDir, progress: &Progress) -> anyhow::Result<Outcome<ParquetS
     Ok(Outcome::Ran(stats))
 }
 
-impl Measured for ParquetStats {
-    fn measured(&mut self, seconds: f64, peak_rss_bytes: Option<u64>) {
-        self.seconds = seconds;
-        self.peak_rss_bytes = peak_rss_bytes;
-    }
-}
+crate::stats::measured!(ParquetStats);
 
 impl Summary for ParquetStats {
     fn summary(&self) -> String {

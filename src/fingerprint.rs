@@ -15,8 +15,6 @@
 //! the jobs mostly leave them unextracted ([`copies`]). Redirects go to
 //! `redirects.csv` as they are written.
 
-use std::fs::File;
-use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -25,6 +23,9 @@ use rayon::prelude::*;
 
 mod copies;
 mod pipeline;
+mod stats;
+
+pub(crate) use stats::{CORRUPT_SAMPLES, CorruptSample, FingerprintStats, InputStats};
 
 use crate::chunk::{Chunker, Chunking, exact_hash};
 use crate::extract;
@@ -32,9 +33,11 @@ use crate::fuzzy;
 use crate::progress::Progress;
 use crate::read::{InputSkip, Item, RawDoc, ReadOptions, SkipReason};
 use crate::stage::{Outcome, Stage};
-use crate::stats::{CORRUPT_SAMPLES, CorruptSample, FingerprintStats, InputStats};
+use crate::store::docs::{Doc, DocTable, DocsWriter, Source, TextFields};
+use crate::store::manifest::{FORMAT_VERSION, InputEntry, InputIdentity, ReadSettings};
 use crate::store::{
-    self, ChunkRecord, ExactRecord, FuzzySignature, Header, Mapped, OutDir, RecordWriter, StageKey,
+    self, ChunkRecord, CsvOut, ExactRecord, FuzzySignature, Header, Manifest, Mapped, OutDir, RecordWriter,
+    StageKey,
 };
 use copies::{Became, Claim, ClaimKey, CopyIndex, Hint, Key};
 
@@ -44,9 +47,6 @@ use copies::{Became, Claim, ClaimKey, CopyIndex, Hint, Key};
 /// 450 MB, each sorted in memory.
 pub const PARTITIONS: u32 = 64;
 const PARTITION_SHIFT: u32 = 64 - PARTITIONS.trailing_zeros();
-
-/// The columns of `fingerprint-docs.csv`.
-const DOCS_HEADER: [&str; 8] = ["doc_id", "url", "host", "source", "bytes", "lines", "chunks", "title"];
 
 /// The payload bytes at which a batch is cut early: at most 8 MiB, and
 /// small enough that every batch of the pipeline's window (being read,
@@ -69,7 +69,7 @@ pub struct FingerprintConfig {
     pub memory: u64,
 }
 
-pub const STAGE: &str = "fingerprint";
+pub(crate) const STAGE: &str = "fingerprint";
 
 /// Runs the fingerprint stage into `out`, unless its outputs are already up
 /// to date for these inputs and flags.
@@ -80,7 +80,9 @@ pub fn run(
 ) -> anyhow::Result<Outcome<FingerprintStats>> {
     check_inputs(&cfg.inputs)?;
     out.create()?;
-    let Some(stage) = Stage::begin(out, STAGE, stage_key(cfg), progress)? else {
+    // Taken once: the key and the manifest must name the same inputs.
+    let identities: Vec<InputIdentity> = cfg.inputs.iter().map(|p| InputIdentity::of(p)).collect();
+    let Some(stage) = Stage::begin(out, STAGE, stage_key(cfg, &identities), progress)? else {
         return Ok(Outcome::UpToDate);
     };
     // Partitions of an earlier run must not survive into this one.
@@ -100,6 +102,8 @@ pub fn run(
     outputs.push(out.fingerprint_docs());
     outputs.push(out.redirects());
     outputs.push(out.copies());
+    manifest(cfg, identities, &stats).write(out)?;
+    outputs.push(out.manifest());
     stage.finish(&mut stats, &outputs)?;
     Ok(Outcome::Ran(stats))
 }
@@ -110,8 +114,31 @@ pub fn run(
 /// copies, redirects, segmented records, hidden HTML elements.
 const INPUT_RULES: &str = "input-rules-2";
 
+/// What the stage made its outputs of, for the later stages.
+fn manifest(cfg: &FingerprintConfig, identities: Vec<InputIdentity>, stats: &FingerprintStats) -> Manifest {
+    let mut first_doc = 0;
+    let inputs = identities
+        .into_iter()
+        .zip(&stats.inputs)
+        .map(|(identity, input)| {
+            let entry = InputEntry { identity, first_doc, documents: input.documents };
+            first_doc += input.documents;
+            entry
+        })
+        .collect();
+    Manifest {
+        format_version: FORMAT_VERSION,
+        overlap_version: env!("CARGO_PKG_VERSION").to_string(),
+        chunk: cfg.chunking.to_string(),
+        read: ReadSettings::new(&cfg.read, cfg.max_doc_bytes),
+        inputs,
+        documents: stats.documents,
+        pairs: None,
+    }
+}
+
 /// The key of this stage's outputs.
-fn stage_key(cfg: &FingerprintConfig) -> String {
+fn stage_key(cfg: &FingerprintConfig, identities: &[InputIdentity]) -> String {
     let mut key = StageKey::new(STAGE);
     key.add(INPUT_RULES)
         .add(&cfg.chunking.to_string())
@@ -120,7 +147,7 @@ fn stage_key(cfg: &FingerprintConfig) -> String {
         .add(&cfg.read.text_field)
         .add(&cfg.read.max_record_bytes.to_string())
         .add(&cfg.max_doc_bytes.to_string());
-    for input in &cfg.inputs {
+    for input in identities {
         key.add_input(input);
     }
     key.finish()
@@ -407,7 +434,7 @@ struct Sink<'a> {
     parts: Vec<RecordWriter<ChunkRecord>>,
     exact: RecordWriter<ExactRecord>,
     fuzzy: RecordWriter<FuzzySignature>,
-    docs: CsvOut,
+    docs: DocsWriter,
     redirects: CsvOut,
     /// `copies.csv`: the documents made without extraction.
     copy_list: CsvOut,
@@ -440,9 +467,9 @@ impl<'a> Sink<'a> {
         let exact =
             RecordWriter::create(&out.fprint_exact(), Header::new::<ExactRecord>(&spec, false, 0, 1))?;
         let fuzzy = RecordWriter::create(&out.fuzzy(), Header::new::<FuzzySignature>(&spec, false, 0, 1))?;
-        let docs = CsvOut::create(out.fingerprint_docs(), &DOCS_HEADER)?;
-        let redirects = CsvOut::create(out.redirects(), &["source", "url", "status", "target"])?;
-        let copy_list = CsvOut::create(out.copies(), &["doc_id", "original", "kind"])?;
+        let docs = DocsWriter::create(&out.fingerprint_docs(), DocTable::Fingerprint)?;
+        let redirects = CsvOut::create(&out.redirects(), &["source", "url", "status", "target"])?;
+        let copy_list = CsvOut::create(&out.copies(), &["doc_id", "original", "kind"])?;
         let inputs: Vec<String> = cfg.inputs.iter().map(|p| p.to_string_lossy().into_owned()).collect();
         let stats = FingerprintStats {
             chunk: spec,
@@ -527,7 +554,7 @@ impl<'a> Sink<'a> {
                 Processed::Copy(copy) => self.copy(input, copy)?,
                 Processed::Redirect { offset, url, status, target } => {
                     self.skip(input, offset, SkipReason::HttpRedirect, String::new());
-                    let source = format!("{}:{offset}", self.inputs[input]);
+                    let source = Source { input: &self.inputs[input], offset }.to_string();
                     self.redirects.row([source.as_str(), &url, &status.to_string(), &target])?;
                 }
             }
@@ -654,15 +681,19 @@ impl<'a> Sink<'a> {
         self.copies.push((id, original));
         // Its original's signature is filled in after the ingest.
         self.fuzzy.push(&FuzzySignature(0))?;
-        let id = id.to_string();
-        let source = format!("{}:{}", self.inputs[input], copy.offset);
-        self.docs.row([id.as_str(), &copy.url, &copy.host, &source, "", "", "", ""])?;
-        self.copy_list.row([id.as_str(), &original.to_string(), kind])
+        self.docs.push(&Doc {
+            id,
+            url: &copy.url,
+            host: &copy.host,
+            source: Source { input: &self.inputs[input], offset: copy.offset },
+            text: None,
+            center: None,
+        })?;
+        self.copy_list.row([id.to_string().as_str(), &original.to_string(), kind])
     }
 
     fn doc(&mut self, input: usize, doc: DocOut) -> anyhow::Result<u32> {
         let id32 = self.next_id(input)?;
-        let id = u64::from(id32);
         self.stats.document_bytes += doc.bytes;
         self.stats.text_bytes += doc.text_bytes;
         self.stats.lines += doc.lines;
@@ -685,17 +716,19 @@ impl<'a> Sink<'a> {
             let p = (fprint >> PARTITION_SHIFT) as usize;
             self.parts[p].push(&ChunkRecord { fprint, doc: id32 })?;
         }
-        let source = format!("{}:{}", self.inputs[input], doc.offset);
-        self.docs.row([
-            id.to_string().as_str(),
-            &doc.url,
-            &doc.host,
-            &source,
-            &doc.bytes.to_string(),
-            &doc.lines.to_string(),
-            &doc.chunks.to_string(),
-            &doc.title,
-        ])?;
+        self.docs.push(&Doc {
+            id: id32,
+            url: &doc.url,
+            host: &doc.host,
+            source: Source { input: &self.inputs[input], offset: doc.offset },
+            text: Some(TextFields {
+                bytes: doc.bytes,
+                lines: doc.lines,
+                chunks: doc.chunks,
+                title: &doc.title,
+            }),
+            center: None,
+        })?;
         if self.input_starts.is_none() {
             self.bar.inc(doc.bytes);
         }
@@ -713,41 +746,6 @@ impl<'a> Sink<'a> {
         self.redirects.finish()?;
         self.copy_list.finish()?;
         Ok((self.stats, self.copies))
-    }
-}
-
-/// A CSV output, written under its temporary name and renamed into place
-/// when complete.
-struct CsvOut {
-    path: PathBuf,
-    writer: csv::Writer<BufWriter<File>>,
-}
-
-impl CsvOut {
-    /// Starts `path` with its header row.
-    fn create(path: PathBuf, header: &[&str]) -> anyhow::Result<CsvOut> {
-        let tmp = store::temp_path(&path);
-        let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
-        let writer = csv::Writer::from_writer(BufWriter::with_capacity(1 << 16, file));
-        let mut out = CsvOut { path, writer };
-        out.row(header)?;
-        Ok(out)
-    }
-
-    fn row<T: AsRef<[u8]>>(&mut self, fields: impl IntoIterator<Item = T>) -> anyhow::Result<()> {
-        self.writer
-            .write_record(fields)
-            .with_context(|| format!("cannot write {}", store::temp_path(&self.path).display()))
-    }
-
-    /// Flushes the file and renames it into place.
-    fn finish(self) -> anyhow::Result<()> {
-        self.writer
-            .into_inner()
-            .map_err(|e| e.into_error())
-            .and_then(|w| w.into_inner().map_err(|e| e.into_error()))
-            .with_context(|| format!("cannot write {}", store::temp_path(&self.path).display()))?;
-        store::commit(&self.path)
     }
 }
 

@@ -30,7 +30,8 @@ pub const MIN_TOKEN_LEN: usize = 2;
 pub const QUANT_RATE: f64 = 0.01;
 
 /// The profile text of `text`.
-pub fn profile(text: &str, min_token_len: usize, quant_rate: f64) -> String {
+#[cfg(test)]
+fn profile(text: &str, min_token_len: usize, quant_rate: f64) -> String {
     let mut out = Vec::new();
     with_counts(text, min_token_len, |counts| write_profile(counts, quant_rate, &mut out));
     // Tokens are whole lowercased characters, so this is always UTF-8.

@@ -20,18 +20,18 @@
 
 pub mod chunk;
 pub mod cli;
-pub mod dump;
-pub mod exact;
-pub mod export;
+pub(crate) mod dump;
+pub(crate) mod exact;
+pub(crate) mod export;
 pub mod extract;
-pub mod fingerprint;
+pub(crate) mod fingerprint;
 pub mod fuzzy;
-pub mod memory;
+pub(crate) mod memory;
 pub mod pairs;
 pub mod progress;
 pub mod read;
-pub mod report;
-pub mod stage;
-pub mod stats;
+pub(crate) mod report;
+pub(crate) mod stage;
+pub(crate) mod stats;
 pub mod store;
-pub mod swar;
+pub(crate) mod swar;

@@ -20,13 +20,13 @@ pub struct Progress {
 
 impl Progress {
     /// Bars when stderr is a terminal and not quiet; warnings unless quiet.
-    pub fn new(quiet: bool) -> Progress {
+    pub(crate) fn new(quiet: bool) -> Progress {
         Progress { bars: !quiet && std::io::stderr().is_terminal(), warnings: !quiet, summaries: false }
     }
 
     /// Also prints each stage's summary, terminal or not, quiet or not:
     /// for logs of scheduled runs.
-    pub fn with_summaries(mut self, on: bool) -> Progress {
+    pub(crate) fn with_summaries(mut self, on: bool) -> Progress {
         self.summaries = on;
         self
     }
@@ -37,12 +37,12 @@ impl Progress {
     }
 
     /// A bar over `total` bytes (or a spinner when the total is unknown).
-    pub fn bytes(&self, stage: &str, total: Option<u64>) -> ProgressBar {
+    pub(crate) fn bytes(&self, stage: &str, total: Option<u64>) -> ProgressBar {
         self.bar(stage, total, "{bytes}/{total_bytes} ({bytes_per_sec}, {eta})", "{bytes} ({bytes_per_sec})")
     }
 
     /// A bar over `total` items.
-    pub fn items(&self, stage: &str, total: u64, unit: &str) -> ProgressBar {
+    pub(crate) fn items(&self, stage: &str, total: u64, unit: &str) -> ProgressBar {
         let with = format!("{{pos}}/{{len}} {unit}");
         self.bar(stage, Some(total), &with, &with)
     }
@@ -68,7 +68,7 @@ impl Progress {
     }
 
     /// A one-line warning: `overlap: warning: ...`.
-    pub fn warn(&self, message: &str) {
+    pub(crate) fn warn(&self, message: &str) {
         if self.warnings {
             eprintln!("overlap: warning: {message}");
         }
@@ -76,14 +76,14 @@ impl Progress {
 
     /// A one-line note about what a stage did (e.g. that it was up to date);
     /// shown only on a terminal.
-    pub fn note(&self, message: &str) {
+    pub(crate) fn note(&self, message: &str) {
         if self.bars {
             eprintln!("overlap: {message}");
         }
     }
 
     /// A stage's summary: on a terminal, or everywhere with `--stats`.
-    pub fn summary(&self, message: &str) {
+    pub(crate) fn summary(&self, message: &str) {
         if self.bars || self.summaries {
             eprintln!("overlap: {message}");
         }

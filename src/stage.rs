@@ -111,7 +111,7 @@ mod tests {
         assert!(!out.scratch_path("x").exists());
         assert!(Stamp::read(&out.stamp("x")).is_none());
         // A finished stage is up to date next time.
-        let mut stats = crate::stats::ExactStats::default();
+        let mut stats = crate::exact::ExactStats::default();
         Stage::begin(&out, "x", "k".into(), &progress).unwrap().unwrap().finish(&mut stats, &[]).unwrap();
         assert!(Stage::begin(&out, "x", "k".into(), &progress).unwrap().is_none());
         assert!(Stage::begin(&out, "x", "other".into(), &progress).unwrap().is_some());

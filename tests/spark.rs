@@ -34,7 +34,8 @@ const FLAGS: [&str; 6] = ["-T", "3", "--max-df", "5", "--skew-limit", "2"];
 /// Files the job writes as a local run does, byte for byte. (copies.csv
 /// differs: a copy of an earlier input's payload is a copy only in a local
 /// run, which reads the inputs in one pass.)
-const SAME: [&str; 5] = ["overlap.csv", "stop-chunks.csv", "docs.csv", "fuzzy.fpd", "redirects.csv"];
+const SAME: [&str; 6] =
+    ["manifest.json", "overlap.csv", "stop-chunks.csv", "docs.csv", "fuzzy.fpd", "redirects.csv"];
 
 /// Files `overlap report` writes, the same on the job's output as on the
 /// local run's.

@@ -62,7 +62,7 @@ const DETECT_LIMIT: usize = 32 * 1024;
 
 /// Where the encoding came from, for stats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum CharsetSource {
+pub(crate) enum CharsetSource {
     /// A byte order mark.
     Bom,
     /// The charset parameter of the HTTP (or WARC) Content-Type.
@@ -77,7 +77,7 @@ pub enum CharsetSource {
 
 impl CharsetSource {
     /// A short lowercase name for stats output.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             CharsetSource::Bom => "bom",
             CharsetSource::Http => "http",
@@ -90,7 +90,7 @@ impl CharsetSource {
 
 /// The decoded text and how its encoding was chosen.
 #[derive(Debug)]
-pub struct Decoded<'a> {
+pub(crate) struct Decoded<'a> {
     /// The text, borrowed from the payload when it was UTF-8 (or ASCII in an
     /// ASCII-compatible encoding) and needed no change.
     pub text: Cow<'a, str>,
@@ -108,7 +108,7 @@ pub struct Decoded<'a> {
 /// `declared` is the charset parameter of the HTTP (or WARC) Content-Type,
 /// if any. `html` says whether the payload is HTML, which enables the meta
 /// prescan. See the module documentation for the rules.
-pub fn decode<'a>(body: &'a [u8], declared: Option<&str>, html: bool) -> Decoded<'a> {
+pub(crate) fn decode<'a>(body: &'a [u8], declared: Option<&str>, html: bool) -> Decoded<'a> {
     if let Some((encoding, bom_len)) = Encoding::for_bom(body) {
         return decode_with(&body[bom_len..], encoding, CharsetSource::Bom);
     }

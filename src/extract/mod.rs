@@ -8,23 +8,23 @@
 //! by [`charset`]: byte-order mark, declared charset, `<meta>` prescan,
 //! valid UTF-8, then a detector; invalid sequences become U+FFFD.
 
-pub mod charset;
+pub(crate) mod charset;
 pub mod html;
 pub mod normalize;
 
-pub use normalize::normalize;
+pub(crate) use normalize::normalize;
 
 use crate::read::{RawDoc, SkipReason};
 
 /// How a payload is turned into text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     Plain,
     Html,
 }
 
 /// Decides how to read a payload, or `None` when its type is not text.
-pub fn classify(content_type: Option<&str>, body: &[u8]) -> Option<Kind> {
+pub(crate) fn classify(content_type: Option<&str>, body: &[u8]) -> Option<Kind> {
     match content_type.map(str::trim) {
         Some("text/plain") => Some(Kind::Plain),
         Some("text/html") | Some("application/xhtml+xml") => Some(Kind::Html),
@@ -45,7 +45,7 @@ fn sniff(body: &[u8]) -> Kind {
 
 /// A document's text, ready for chunking.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Extracted {
+pub(crate) struct Extracted {
     /// Normalized lines joined by `\n`; empty for an empty document.
     pub text: String,
     /// Number of normalized lines.
@@ -61,7 +61,7 @@ pub struct Extracted {
 /// fits (or, when the first line alone is longer, at the last character
 /// that fits, with trailing spaces removed), so that one huge page cannot
 /// dominate a run's memory and time. Returns whether it cut.
-pub fn cap(ex: &mut Extracted, max: usize) -> bool {
+pub(crate) fn cap(ex: &mut Extracted, max: usize) -> bool {
     if ex.text.len() <= max {
         return false;
     }
@@ -79,7 +79,7 @@ pub fn cap(ex: &mut Extracted, max: usize) -> bool {
 
 /// Turns a record's payload into normalized text, or says why it is not a
 /// document.
-pub fn extract(doc: &RawDoc) -> Result<Extracted, SkipReason> {
+pub(crate) fn extract(doc: &RawDoc) -> Result<Extracted, SkipReason> {
     let kind = classify(doc.content_type.as_deref(), &doc.body).ok_or(SkipReason::UnsupportedContentType)?;
     let decoded = charset::decode(&doc.body, doc.charset.as_deref(), kind == Kind::Html);
     let mut out = Extracted {

@@ -61,10 +61,11 @@
 use std::collections::HashMap;
 use std::collections::hash_map::Entry as MapEntry;
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use xxhash_rust::xxh3::{Xxh3Builder, xxh3_64, xxh3_128};
 
 use crate::read::{Digest, RawDoc, Revisit, SkipReason};
+use crate::store::docs::{Doc, DocTable, DocsReader, DocsWriter, TextFields};
 use crate::store::{ChunkRecord, ExactRecord, FuzzySignature, Header, Mapped, OutDir, RecordWriter};
 
 /// An index key: 96 bits of a hash of a digest, or of a URI and a date.
@@ -361,33 +362,31 @@ pub fn fill_fuzzy(out: &OutDir, spec: &str, copies: &Copies) -> anyhow::Result<(
 
 /// Fills each copy's `bytes`, `lines`, `chunks` and `title` in
 /// `fingerprint-docs.csv` from its original's row, in one pass: originals
-/// come before their copies, and only the rows of originals that have
+/// come before their copies, and only the fields of originals that have
 /// copies are held, until their last copy.
 pub fn fill_docs(out: &OutDir, copies: &Copies) -> anyhow::Result<()> {
     let path = out.fingerprint_docs();
-    let mut reader =
-        csv::Reader::from_path(&path).with_context(|| format!("cannot open {}", path.display()))?;
-    let headers = reader.headers().with_context(|| format!("cannot read {}", path.display()))?.clone();
-    let mut writer = super::CsvOut::create(path.clone(), &headers.iter().collect::<Vec<_>>())?;
-    // Copies left per original, and the rows of originals still needed.
+    let mut reader = DocsReader::open(&path, DocTable::Fingerprint)?;
+    let mut writer = DocsWriter::create(&path, DocTable::Fingerprint)?;
+    // Copies left per original, and the fields of originals still needed.
     let mut wanted: HashMap<u32, u32> = HashMap::new();
     for &(_, original) in copies {
         *wanted.entry(original).or_insert(0) += 1;
     }
-    let mut held: HashMap<u32, csv::StringRecord> = HashMap::new();
+    let mut held: HashMap<u32, (u64, u64, u64, String)> = HashMap::new();
     let mut next = copies.iter().peekable();
-    let mut record = csv::StringRecord::new();
-    let mut row = 0u32;
-    while reader.read_record(&mut record).with_context(|| format!("cannot read {}", path.display()))? {
+    while let Some(doc) = reader.next_doc()? {
         match next.peek() {
-            Some(&&(copy, original)) if copy == row => {
+            Some(&&(copy, original)) if copy == doc.id => {
                 next.next();
-                let Some(src) = held.get(&original) else {
-                    bail!("{}: row {row} copies document {original}, which is not before it", path.display());
+                let Some((bytes, lines, chunks, title)) = held.get(&original) else {
+                    bail!(
+                        "{}: row {copy} copies document {original}, which is not before it",
+                        path.display()
+                    );
                 };
-                // doc_id,url,host,source from the copy; the rest from the original.
-                let filled: Vec<&str> = record.iter().take(4).chain(src.iter().skip(4)).collect();
-                writer.row(&filled)?;
+                let text = TextFields { bytes: *bytes, lines: *lines, chunks: *chunks, title };
+                writer.push(&Doc { text: Some(text), ..doc })?;
                 let left = wanted.get_mut(&original).map(|n| {
                     *n -= 1;
                     *n
@@ -397,13 +396,15 @@ pub fn fill_docs(out: &OutDir, copies: &Copies) -> anyhow::Result<()> {
                 }
             }
             _ => {
-                if wanted.contains_key(&row) {
-                    held.insert(row, record.clone());
+                if wanted.contains_key(&doc.id) {
+                    let Some(t) = doc.text else {
+                        bail!("{}: document {} is copied but is itself a copy", path.display(), doc.id);
+                    };
+                    held.insert(doc.id, (t.bytes, t.lines, t.chunks, t.title.to_string()));
                 }
-                writer.row(&record)?;
+                writer.push(&doc)?;
             }
         }
-        row += 1;
     }
     writer.finish()
 }

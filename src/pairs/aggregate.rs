@@ -17,7 +17,7 @@ use crate::store::{HEADER_SIZE, Header, Record, RecordReader, RecordWriter};
 /// A document pair packed as `i << 32 | j` (i < j), so that sorting the
 /// packed values sorts pairs by (i, j).
 #[inline]
-pub fn pack(i: u32, j: u32) -> u64 {
+pub(crate) fn pack(i: u32, j: u32) -> u64 {
     (u64::from(i) << 32) | u64::from(j)
 }
 
@@ -47,20 +47,20 @@ impl Record for PairCount {
 
 /// The scratch directory the runs of one counting go to, naming them and
 /// adding up the bytes they take.
-pub struct RunDir {
+pub(crate) struct RunDir {
     dir: PathBuf,
     next: AtomicU64,
     bytes: AtomicU64,
 }
 
 impl RunDir {
-    pub fn new(dir: &Path) -> RunDir {
+    pub(crate) fn new(dir: &Path) -> RunDir {
         RunDir { dir: dir.to_path_buf(), next: AtomicU64::new(0), bytes: AtomicU64::new(0) }
     }
 
     /// Bytes written to runs so far (the temporary disk a method needs,
     /// counting every merge round).
-    pub fn bytes(&self) -> u64 {
+    pub(crate) fn bytes(&self) -> u64 {
         self.bytes.load(Ordering::Relaxed)
     }
 
@@ -80,7 +80,7 @@ impl RunDir {
 }
 
 /// Buffers of the DocID-DocID file, spilled as collapsed sorted runs.
-pub struct RunBuilder<'a> {
+pub(crate) struct RunBuilder<'a> {
     buf: Vec<u64>,
     cap: usize,
     dir: &'a RunDir,
@@ -88,12 +88,12 @@ pub struct RunBuilder<'a> {
 }
 
 impl<'a> RunBuilder<'a> {
-    pub fn new(cap: usize, dir: &'a RunDir) -> Self {
+    pub(crate) fn new(cap: usize, dir: &'a RunDir) -> Self {
         RunBuilder { buf: Vec::new(), cap, dir, runs: Vec::new() }
     }
 
     #[inline]
-    pub fn push(&mut self, pair: u64) -> anyhow::Result<()> {
+    pub(crate) fn push(&mut self, pair: u64) -> anyhow::Result<()> {
         if self.buf.len() >= self.cap {
             self.spill()?;
         }
@@ -133,7 +133,7 @@ impl<'a> RunBuilder<'a> {
         Ok(())
     }
 
-    pub fn finish(mut self) -> anyhow::Result<Vec<PathBuf>> {
+    pub(crate) fn finish(mut self) -> anyhow::Result<Vec<PathBuf>> {
         self.spill()?;
         Ok(self.runs)
     }
@@ -184,7 +184,7 @@ fn fan_in(memory: u64) -> usize {
 }
 
 /// What [`spill_pairs`] produced.
-pub struct Spilled {
+pub(crate) struct Spilled {
     pub groups: GroupStats,
     pub runs: Vec<PathBuf>,
     /// Pairs that passed `keep` and went into the runs.
@@ -192,7 +192,7 @@ pub struct Spilled {
 }
 
 /// Which generated pairs go into the runs.
-pub trait PairFilter: Sync {
+pub(crate) trait PairFilter: Sync {
     /// A hint that `keep(pair)` comes soon, so that what it reads can be
     /// fetched into cache ahead of it.
     fn prefetch(&self, _pair: u64) {}
@@ -205,7 +205,7 @@ pub trait PairFilter: Sync {
 }
 
 /// Every pair: the sort method's DocID-DocID file.
-pub struct AllPairs;
+pub(crate) struct AllPairs;
 
 impl PairFilter for AllPairs {
     fn keep(&self, _pair: u64) -> bool {
@@ -219,7 +219,7 @@ const FILTER_BATCH: usize = 64;
 
 /// Generates every pair of every fingerprint group, in parallel over the
 /// partitions, and spills those the filter keeps into collapsed runs.
-pub fn spill_pairs(
+pub(crate) fn spill_pairs(
     input: &CountInput<'_>,
     dir: &RunDir,
     label: &str,
@@ -277,7 +277,7 @@ pub fn spill_pairs(
 
 /// The buffer share of each of `threads` concurrent run builders: half the
 /// budget, in pairs.
-pub fn buffer_pairs(memory: u64) -> usize {
+pub(crate) fn buffer_pairs(memory: u64) -> usize {
     let threads = rayon::current_num_threads().max(1) as u64;
     ((memory / 2 / threads) / 8).max(1 << 12) as usize
 }
@@ -285,7 +285,7 @@ pub fn buffer_pairs(memory: u64) -> usize {
 /// Merges `runs` (in rounds when there are more than one pass can open),
 /// calls `emit` for every pair whose total count reaches `threshold`, in
 /// (i, j) order, and returns the number of distinct pairs.
-pub fn reduce(
+pub(crate) fn reduce(
     mut runs: Vec<PathBuf>,
     memory: u64,
     threshold: u32,

@@ -7,36 +7,34 @@
 //! [`for_each_group`]. Methods differ only in how they count; they must give
 //! the same table.
 
-pub mod aggregate;
+pub(crate) mod aggregate;
 pub mod coarse;
 pub mod prefix;
 pub mod sort;
-pub mod stop;
+mod stats;
+pub(crate) mod stop;
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use anyhow::Context;
 use rayon::prelude::*;
 
 pub use coarse::CoarseVariant;
+pub use stats::{AutoStats, PairsStats};
 
-use crate::chunk::Chunking;
 use crate::exact;
-use crate::fingerprint;
 use crate::progress::Progress;
-use crate::read::{InputFormat, ReadOptions};
 use crate::stage::{Outcome, Stage};
-use crate::stats::{self, AutoStats, FingerprintStats, PairsStats};
-use crate::store::{self, Center, ChunkRecord, Mapped, OutDir};
+pub use crate::store::Overlap;
+use crate::store::manifest::PairsSettings;
+use crate::store::overlap::OverlapWriter;
+use crate::store::{self, Center, ChunkRecord, Manifest, Mapped, OutDir};
 
-pub const STAGE: &str = "pairs";
+pub(crate) const STAGE: &str = "pairs";
 
 /// How the Overlap table is counted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Method {
+pub(crate) enum Method {
     /// The paper's sort-based method (section 2.1).
     Sort,
     /// Coarse (probabilistic) counting, section 2.2 step 3.
@@ -59,14 +57,14 @@ pub enum Method {
 /// against 38.6 s; on a corpus of random lines without boilerplate
 /// (`lines:1`, T = 10: 14.3 million instances, prefix work 701 million)
 /// 4.5 s against 0.41 s.
-pub const AUTO_COARSE_READS: u64 = 2;
+pub(crate) const AUTO_COARSE_READS: u64 = 2;
 
 /// Where `auto` switches from sort to coarse counting. Measured on a 1 GB
 /// crawl: at 261 million pair instances coarse took 5.0 s against 16.4 s
 /// for sort, at 52 million (with `--max-df 1000`) 1.0 s against 3.2 s; on
 /// the bundled samples (under a thousand pairs) both take milliseconds, and
 /// sort skips the counter arrays.
-pub const AUTO_COARSE_PAIRS: u64 = 1_000_000;
+pub(crate) const AUTO_COARSE_PAIRS: u64 = 1_000_000;
 
 impl FromStr for Method {
     type Err = String;
@@ -82,7 +80,7 @@ impl FromStr for Method {
 }
 
 #[derive(Clone, Debug)]
-pub struct PairsConfig {
+pub(crate) struct PairsConfig {
     /// T: the least number of shared fingerprints a pair needs.
     pub threshold: u32,
     pub method: Method,
@@ -110,14 +108,6 @@ pub struct CountInput<'a> {
     pub progress: &'a Progress,
 }
 
-/// One Overlap-table row.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Overlap {
-    pub doc_i: u32,
-    pub doc_j: u32,
-    pub shared: u32,
-}
-
 /// A way of counting the Overlap table.
 pub trait CountingMethod {
     /// Calls `emit` for every pair with F >= T, in (i, j) order, and fills
@@ -142,12 +132,12 @@ impl Counted {
     }
 
     /// Documents in all, counted or not.
-    pub fn documents(&self) -> usize {
+    pub(crate) fn documents(&self) -> usize {
         self.centers.len()
     }
 
     #[inline]
-    pub fn contains(&self, doc: u32) -> bool {
+    pub(crate) fn contains(&self, doc: u32) -> bool {
         (doc as usize) < self.centers.len() && self.centers.get(doc as usize) == Center(doc)
     }
 }
@@ -162,14 +152,14 @@ pub struct GroupStats {
 }
 
 impl GroupStats {
-    pub fn add(&mut self, other: &GroupStats) {
+    pub(crate) fn add(&mut self, other: &GroupStats) {
         self.fingerprints_removed += other.fingerprints_removed;
         self.shared_fingerprints += other.shared_fingerprints;
         self.largest_group = self.largest_group.max(other.largest_group);
         self.pairs += other.pairs;
     }
 
-    pub fn fill(&self, stats: &mut PairsStats) {
+    pub(crate) fn fill(&self, stats: &mut PairsStats) {
         stats.fingerprints_removed = self.fingerprints_removed;
         stats.shared_fingerprints = self.shared_fingerprints;
         stats.largest_fingerprint_group = self.largest_group;
@@ -180,7 +170,7 @@ impl GroupStats {
 /// Calls `f` with the counted documents (ascending) and the fingerprint of
 /// every fingerprint of one partition that two or more of them share,
 /// leaving out stop chunks (groups larger than `max_df`).
-pub fn for_each_group(
+pub(crate) fn for_each_group(
     input: &CountInput<'_>,
     part: &Path,
     mut f: impl FnMut(&[u32], u64) -> anyhow::Result<()>,
@@ -204,7 +194,7 @@ pub fn for_each_group(
 /// Pair instances the fingerprint groups will generate (stop chunks left
 /// out): a cheap scan of the FPrint-DocID partitions that sizes counter
 /// arrays and lets `auto` choose a method.
-pub fn pair_instances(input: &CountInput<'_>) -> anyhow::Result<u64> {
+pub(crate) fn pair_instances(input: &CountInput<'_>) -> anyhow::Result<u64> {
     let counts: Vec<anyhow::Result<u64>> =
         input.parts.par_iter().map(|part| Ok(for_each_group(input, part, |_, _| Ok(()))?.pairs)).collect();
     counts.into_iter().sum()
@@ -247,25 +237,6 @@ pub fn scan_groups(
     }
     flush(&mut docs, current, &mut stats)?;
     Ok(stats)
-}
-
-/// The chunking the partitions were cut with, from their header.
-fn chunking(parts: &[PathBuf]) -> anyhow::Result<Chunking> {
-    let Some(first) = parts.first() else { return Ok(Chunking::default()) };
-    let spec = Mapped::<ChunkRecord>::open(first)?.header().chunk_spec.clone();
-    spec.parse().map_err(|e: String| anyhow::anyhow!("{}: {e}", first.display()))
-}
-
-/// How the fingerprint stage read its inputs, from stats.json.
-pub(crate) fn read_options(out: &OutDir) -> anyhow::Result<ReadOptions> {
-    let fp: FingerprintStats = stats::read_section(out, fingerprint::STAGE)
-        .with_context(|| format!("{} has no fingerprint section", out.stats().display()))?;
-    Ok(ReadOptions {
-        format: InputFormat::from_name(&fp.input_format).unwrap_or(InputFormat::Auto),
-        url_field: fp.url_field,
-        text_field: fp.text_field,
-        ..ReadOptions::default()
-    })
 }
 
 /// The counting method to run, its name, and what `auto` measured to
@@ -312,7 +283,11 @@ fn choose(input: &CountInput<'_>, cfg: &PairsConfig) -> anyhow::Result<Chosen> {
 }
 
 /// Counts the Overlap table of `out` and writes `overlap.csv`.
-pub fn run(out: &OutDir, cfg: &PairsConfig, progress: &Progress) -> anyhow::Result<Outcome<PairsStats>> {
+pub(crate) fn run(
+    out: &OutDir,
+    cfg: &PairsConfig,
+    progress: &Progress,
+) -> anyhow::Result<Outcome<PairsStats>> {
     let flags = [
         cfg.threshold.to_string(),
         format!("{:?}", cfg.method),
@@ -324,6 +299,7 @@ pub fn run(out: &OutDir, cfg: &PairsConfig, progress: &Progress) -> anyhow::Resu
         return Ok(Outcome::UpToDate);
     };
     let scratch = stage.scratch()?;
+    let mut manifest = Manifest::read(out)?;
 
     let counted = Counted::open(&out.centers())?;
     let parts = out.fprint_parts()?;
@@ -343,33 +319,20 @@ pub fn run(out: &OutDir, cfg: &PairsConfig, progress: &Progress) -> anyhow::Resu
             let stops = stop::find(&parts, &counted, max_df)?;
             stats.stop_chunks = stops.len() as u64;
             stats.stop_chunk_pairs = stops.iter().map(|s| s.pairs).sum();
-            stop::write_csv(out, &stops, chunking(&parts)?, &read_options(out)?)?;
+            stop::write_csv(out, &stops, &manifest)?;
             outputs.push(out.stop_chunks());
         }
         None => store::remove_file_if_exists(&out.stop_chunks())?,
     }
-    let path = out.overlap();
-    let tmp = store::temp_path(&path);
-    let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
-    let mut w = BufWriter::with_capacity(1 << 16, file);
-    let write_err = || format!("cannot write {}", tmp.display());
-    w.write_all(b"doc_i,doc_j,shared\n").with_context(write_err)?;
-    let mut emitted = 0u64;
-    let mut line = String::with_capacity(32);
+    let mut table = OverlapWriter::create(&out.overlap())?;
     let (method, name, auto) = choose(&input, cfg)?;
     stats.method = name.to_string();
     stats.method_auto = auto.is_some();
     stats.auto = auto;
-    method.count(&input, &mut stats, &mut |o| {
-        use std::fmt::Write as _;
-        line.clear();
-        let _ = writeln!(line, "{},{},{}", o.doc_i, o.doc_j, o.shared);
-        emitted += 1;
-        w.write_all(line.as_bytes()).with_context(write_err)
-    })?;
-    w.into_inner().map_err(|e| e.into_error()).with_context(write_err)?;
-    store::commit(&path)?;
-    stats.pairs_emitted = emitted;
+    method.count(&input, &mut stats, &mut |o| table.push(o))?;
+    stats.pairs_emitted = table.finish()?;
+    manifest.pairs = Some(PairsSettings { threshold: cfg.threshold, max_df: cfg.max_df });
+    manifest.write(out)?;
     stage.finish(&mut stats, &outputs)?;
     Ok(Outcome::Ran(stats))
 }

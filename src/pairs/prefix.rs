@@ -32,9 +32,9 @@ use std::path::Path;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::PairsStats;
 use super::aggregate::{self, RunBuilder, RunDir, pack};
 use super::{CountInput, CountingMethod, GroupStats, Overlap, for_each_group, scan_groups};
-use crate::stats::PairsStats;
 use crate::store::{self, ChunkRecord, HEADER_SIZE, Header, Mapped, Record, RecordWriter};
 
 /// One shared fingerprint of one document with its document frequency.
@@ -65,7 +65,7 @@ impl Record for DocPosting {
 
 /// What a prefix-filtering run reports in stats.json (`pairs.prefix`).
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-pub struct PrefixStats {
+pub(crate) struct PrefixStats {
     /// Shared fingerprints of counted documents, summed over documents.
     pub postings: u64,
     /// Documents with at least T shared fingerprints: the only ones that
@@ -101,7 +101,7 @@ pub struct PrefixIndex {
 }
 
 impl PrefixIndex {
-    pub fn build(input: &CountInput<'_>) -> anyhow::Result<PrefixIndex> {
+    pub(crate) fn build(input: &CountInput<'_>) -> anyhow::Result<PrefixIndex> {
         let scratch = input.scratch;
         let mut figures = PrefixStats::default();
         let postings = scratch.join("postings.fpd");
@@ -138,7 +138,7 @@ impl PrefixIndex {
     /// lists of the average length. The distinct candidates are estimated
     /// by [`PrefixIndex::estimate_candidates`]; without it, every instance
     /// counts as distinct (an upper bound).
-    pub fn work(&self) -> u64 {
+    pub(crate) fn work(&self) -> u64 {
         let average_list = self.figures.postings_in_long_lists / self.figures.long_documents.max(1);
         let distinct = self.distinct_estimate.unwrap_or(self.figures.candidate_instances);
         let verify = distinct.saturating_mul(2 * average_list);
@@ -152,7 +152,7 @@ impl PrefixIndex {
     /// instances were 1.6 million pairs), so counting instances would
     /// overstate verification twentyfold. Costs one pass over the
     /// candidate instances, which the caller bounds.
-    pub fn estimate_candidates(&mut self, input: &CountInput<'_>) -> anyhow::Result<u64> {
+    pub(crate) fn estimate_candidates(&mut self, input: &CountInput<'_>) -> anyhow::Result<u64> {
         let mut sketch = HyperLogLog::new();
         scan_groups(&self.prefixes, input.counted, |docs, _| {
             for (x, &i) in docs.iter().enumerate() {
@@ -167,7 +167,7 @@ impl PrefixIndex {
         Ok(estimate)
     }
 
-    pub fn candidate_instances(&self) -> u64 {
+    pub(crate) fn candidate_instances(&self) -> u64 {
         self.figures.candidate_instances
     }
 

@@ -7,10 +7,10 @@
 //! fingerprints are what this method cannot avoid materializing, which is
 //! why coarse counting exists.
 
+use super::PairsStats;
 use super::aggregate;
 use super::{CountInput, CountingMethod, Overlap, pair_instances};
 use crate::memory::ByteSize;
-use crate::stats::PairsStats;
 use crate::store;
 
 /// The paper's sort-based method.

@@ -6,24 +6,21 @@
 //! with one example text each, read back from the input.
 
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use rayon::prelude::*;
 
 use super::{Counted, scan_groups};
-use crate::chunk::{Chunker, Chunking};
+use crate::chunk::Chunker;
 use crate::extract;
-use crate::fingerprint;
-use crate::read::{self, Item, ReadOptions};
-use crate::stats::{self, FingerprintStats};
-use crate::store::{self, OutDir};
+use crate::read::{self, Item};
+use crate::store::docs::{DocTable, for_each_doc};
+use crate::store::{CsvOut, Manifest, OutDir};
 
 /// One stop chunk.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StopChunk {
+pub(crate) struct StopChunk {
     pub fprint: u64,
     /// Counted documents that contain it.
     pub df: u64,
@@ -35,7 +32,7 @@ pub struct StopChunk {
 
 /// Finds the stop chunks of the partitions, most frequent first (ties by
 /// fingerprint, so the order is deterministic).
-pub fn find(parts: &[PathBuf], counted: &Counted, max_df: u32) -> anyhow::Result<Vec<StopChunk>> {
+pub(crate) fn find(parts: &[PathBuf], counted: &Counted, max_df: u32) -> anyhow::Result<Vec<StopChunk>> {
     let found: Vec<anyhow::Result<Vec<StopChunk>>> = parts
         .par_iter()
         .map(|part| {
@@ -66,45 +63,29 @@ const TEXTS: usize = 1000;
 /// text of the most frequent chunks read back from their example document
 /// (empty where the input cannot be read again, such as standard input or
 /// a record inside a whole-file gzip member).
-pub fn write_csv(
-    out: &OutDir,
-    stops: &[StopChunk],
-    chunking: Chunking,
-    read: &ReadOptions,
-) -> anyhow::Result<()> {
-    let texts = texts(out, &stops[..stops.len().min(TEXTS)], chunking, read)?;
-    let path = out.stop_chunks();
-    let tmp = store::temp_path(&path);
-    let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
-    let mut w = csv::Writer::from_writer(BufWriter::new(file));
-    let err = || format!("cannot write {}", tmp.display());
-    w.write_record(["fprint", "df", "pairs", "example_doc", "text"]).with_context(err)?;
+pub(crate) fn write_csv(out: &OutDir, stops: &[StopChunk], manifest: &Manifest) -> anyhow::Result<()> {
+    let texts = texts(out, &stops[..stops.len().min(TEXTS)], manifest)?;
+    let mut w = CsvOut::create(&out.stop_chunks(), &["fprint", "df", "pairs", "example_doc", "text"])?;
     for s in stops {
         let text = texts.get(&s.fprint).map_or("", String::as_str);
-        w.write_record([
+        w.row([
             format!("{:016x}", s.fprint).as_str(),
             &s.df.to_string(),
             &s.pairs.to_string(),
             &s.example_doc.to_string(),
             text,
-        ])
-        .with_context(err)?;
+        ])?;
     }
-    w.into_inner().map_err(|e| e.into_error()).with_context(err)?;
-    store::commit(&path)
+    w.finish()
 }
 
 /// Fills in the `text` column of a `stop-chunks.csv` whose other columns
 /// another engine wrote (the Spark job, which cannot extract pages): the
 /// rows are kept as they are and their texts looked up as the pairs stage
 /// does, so the file is the one a local run writes. Returns the rows.
-pub fn fill_texts(out: &OutDir) -> anyhow::Result<u64> {
+pub(crate) fn fill_texts(out: &OutDir) -> anyhow::Result<u64> {
     let stops = read_csv(&out.stop_chunks())?;
-    let fp: FingerprintStats = stats::read_section(out, fingerprint::STAGE)
-        .with_context(|| format!("{} has no fingerprint section", out.stats().display()))?;
-    let chunking: Chunking =
-        fp.chunk.parse().map_err(|e: String| anyhow::anyhow!("{}: chunk: {e}", out.stats().display()))?;
-    write_csv(out, &stops, chunking, &super::read_options(out)?)?;
+    write_csv(out, &stops, &Manifest::read(out)?)?;
     Ok(stops.len() as u64)
 }
 
@@ -135,23 +116,20 @@ fn read_csv(path: &Path) -> anyhow::Result<Vec<StopChunk>> {
 
 /// The text of each stop chunk, found by reading its example document
 /// again from the input and cutting it into chunks.
-fn texts(
-    out: &OutDir,
-    stops: &[StopChunk],
-    chunking: Chunking,
-    read_opts: &ReadOptions,
-) -> anyhow::Result<HashMap<u64, String>> {
+fn texts(out: &OutDir, stops: &[StopChunk], manifest: &Manifest) -> anyhow::Result<HashMap<u64, String>> {
+    let chunking = manifest.chunking()?;
+    let read_opts = manifest.read.options();
     let mut wanted: HashMap<u32, Vec<u64>> = HashMap::new();
     for s in stops {
         wanted.entry(s.example_doc).or_default().push(s.fprint);
     }
-    let sources = sources(&out.docs(), &wanted)?;
+    let sources = sources(&out.docs(), manifest, &wanted)?;
     let mut texts = HashMap::new();
     let mut chunker = Chunker::new();
     for (doc, fprints) in &wanted {
         let Some((path, offset)) = sources.get(doc) else { continue };
         // Any failure only costs the example text.
-        let Ok(Some(mut reader)) = read::open_at(path, *offset, read_opts) else { continue };
+        let Ok(Some(mut reader)) = read::open_at(path, *offset, &read_opts) else { continue };
         let Ok(Some(Item::Doc(raw))) = reader.next_item() else { continue };
         let Ok(text) = extract::extract(&raw) else { continue };
         chunker.for_each_chunk(&text.text, chunking, |fp, chunk| {
@@ -163,24 +141,23 @@ fn texts(
     Ok(texts)
 }
 
-/// The `source` (input path and offset) of the wanted documents, from
-/// docs.csv.
-fn sources<T>(docs_csv: &Path, wanted: &HashMap<u32, T>) -> anyhow::Result<HashMap<u32, (PathBuf, u64)>> {
-    let mut reader =
-        csv::Reader::from_path(docs_csv).with_context(|| format!("cannot open {}", docs_csv.display()))?;
+/// Where to read each wanted document again: its input's file and the
+/// record's offset, from docs.csv and the manifest (nothing for standard
+/// input).
+fn sources<T>(
+    docs_csv: &Path,
+    manifest: &Manifest,
+    wanted: &HashMap<u32, T>,
+) -> anyhow::Result<HashMap<u32, (PathBuf, u64)>> {
     let mut found = HashMap::new();
-    for row in reader.records() {
-        let row = row.with_context(|| format!("cannot read {}", docs_csv.display()))?;
-        let (Some(id), Some(source)) = (row.get(0).and_then(|d| d.parse::<u32>().ok()), row.get(3)) else {
-            continue;
-        };
-        if !wanted.contains_key(&id) {
-            continue;
+    for_each_doc(docs_csv, DocTable::Final, |doc| {
+        if wanted.contains_key(&doc.id)
+            && let Some(path) = manifest.locate(&doc.source)
+        {
+            found.insert(doc.id, (path, doc.source.offset));
         }
-        if let Some((path, Ok(offset))) = source.rsplit_once(':').map(|(p, o)| (p, o.parse::<u64>())) {
-            found.insert(id, (PathBuf::from(path), offset));
-        }
-    }
+        Ok(())
+    })?;
     Ok(found)
 }
 

@@ -164,11 +164,11 @@ pub fn find(docs_csv: &Path, overlap: &Path, docs: &Docs) -> anyhow::Result<Vec<
         let mut keyed: Vec<Keyed> = Vec::new();
         for_each_doc(docs_csv, |row| {
             if let Some(u) = parse(row.url) {
-                let center = docs.center[row.doc as usize];
+                let center = docs.center[row.id as usize];
                 keyed.push((
                     xxh3_128(key(&u, kind).as_bytes()),
                     xxh3_64(u.as_str().as_bytes()),
-                    row.doc,
+                    row.id,
                     center,
                 ));
             }
@@ -296,7 +296,7 @@ pub fn write_csv(path: &Path, docs_csv: &Path, aliases: &[Alias]) -> anyhow::Res
             a.content.name().into(),
         ]
     });
-    super::write_rows(path, &["kind", "doc_a", "doc_b", "url_a", "url_b", "content"], rows)?;
+    crate::store::write_rows(path, &["kind", "doc_a", "doc_b", "url_a", "url_b", "content"], rows.map(Ok))?;
     let examples = AliasKind::ALL
         .iter()
         .filter_map(|&kind| {

@@ -44,6 +44,7 @@ impl UnionFind {
     }
 
     /// The size of `x`'s component.
+    #[cfg(test)]
     pub fn size_of(&mut self, x: u32) -> u32 {
         let r = self.find(x);
         self.size[r as usize]

@@ -16,8 +16,6 @@
 //! moved or changed since the fingerprint stage). Inputs are read again
 //! front to back, so whole-file gzip inputs are read as well.
 
-use std::fs::File;
-use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{SyncSender, sync_channel};
 use std::thread;
@@ -28,12 +26,12 @@ use serde::Serialize;
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::aliases::UrlUnique;
-use super::input::{Docs, EMPTY, for_each_doc, parse_source};
+use super::input::{Docs, EMPTY, for_each_doc};
 use crate::extract;
 use crate::fuzzy;
 use crate::progress::Progress;
 use crate::read::{self, Item, RawDoc, ReadOptions};
-use crate::store::{self, FuzzySignature, Mapped};
+use crate::store::{CsvOut, FuzzySignature, Manifest, Mapped};
 
 /// How the fuzzy signature is computed.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -109,7 +107,7 @@ pub fn stored_signatures(path: &Path, documents: usize) -> anyhow::Result<Vec<u1
 pub fn fuzzy_signatures(
     docs_csv: &Path,
     documents: u64,
-    read_opts: &ReadOptions,
+    manifest: &Manifest,
     cfg: FuzzyConfig,
     progress: &Progress,
 ) -> anyhow::Result<Vec<u128>> {
@@ -119,7 +117,7 @@ pub fn fuzzy_signatures(
     std::thread::scope(|scope| {
         let reader = thread::Builder::new()
             .name("overlap-reread".into())
-            .spawn_scoped(scope, move || read_batches(docs_csv, read_opts, progress, &tx))
+            .spawn_scoped(scope, move || read_batches(docs_csv, manifest, progress, &tx))
             .context("cannot start the reader thread")?;
         for batch in rx {
             let last = batch.last().map_or(0, |(doc, _)| u64::from(*doc) + 1);
@@ -150,10 +148,11 @@ pub fn fuzzy_signatures(
 /// documents of docs.csv in batches, in docID order.
 fn read_batches(
     docs_csv: &Path,
-    read_opts: &ReadOptions,
+    manifest: &Manifest,
     progress: &Progress,
     tx: &SyncSender<Vec<(u32, RawDoc)>>,
 ) -> anyhow::Result<()> {
+    let read_opts = manifest.read.options();
     let mut cursor = Cursor { path: None, reader: None, next: None };
     let mut batch: Vec<(u32, RawDoc)> = Vec::new();
     let mut batch_bytes = 0usize;
@@ -162,10 +161,11 @@ fn read_batches(
         if stopped || row.center.is_none() {
             return Ok(());
         }
-        let Some((path, offset)) = parse_source(row.source) else { return Ok(()) };
-        if let Some(raw) = cursor.record(&path, offset, read_opts, progress) {
+        // Standard input cannot be read again: the cursor says so once.
+        let path = manifest.locate(&row.source).unwrap_or_else(|| PathBuf::from("-"));
+        if let Some(raw) = cursor.record(&path, row.source.offset, &read_opts, progress) {
             batch_bytes += raw.body.len();
-            batch.push((row.doc, raw));
+            batch.push((row.id, raw));
             if batch.len() >= BATCH_DOCS || batch_bytes >= BATCH_BYTES {
                 // A closed channel means the receiving side has stopped.
                 stopped = tx.send(std::mem::take(&mut batch)).is_err();
@@ -258,9 +258,9 @@ pub fn write_csv(
     let mut title_hash = vec![0u64; n];
     let mut has_title: Vec<u32> = Vec::new();
     for_each_doc(docs_csv, |row| {
-        if !row.title.is_empty() {
-            title_hash[row.doc as usize] = xxh3_64(row.title.as_bytes());
-            has_title.push(row.doc);
+        if !row.title().is_empty() {
+            title_hash[row.id as usize] = xxh3_64(row.title().as_bytes());
+            has_title.push(row.id);
         }
         Ok(())
     })?;
@@ -269,28 +269,26 @@ pub fn write_csv(
     let urls = UrlUnique::load(docs_csv)?;
 
     let mut counts = FlagCounts::default();
-    let tmp = store::temp_path(path);
-    let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
-    let mut w = csv::Writer::from_writer(BufWriter::with_capacity(1 << 16, file));
-    let err = || format!("cannot write {}", tmp.display());
-    w.write_record([
-        "doc_id",
-        "url",
-        "www_unique",
-        "http_unique",
-        "exact_signature_unique",
-        "exact_signature_copycount",
-        "fuzzy_signature",
-        "fuzzy_signature_unique",
-        "fuzzy_signature_copycount",
-        "title_unique",
-        "near_replica_count",
-    ])
-    .with_context(err)?;
+    let mut w = CsvOut::create(
+        path,
+        &[
+            "doc_id",
+            "url",
+            "www_unique",
+            "http_unique",
+            "exact_signature_unique",
+            "exact_signature_copycount",
+            "fuzzy_signature",
+            "fuzzy_signature_unique",
+            "fuzzy_signature_copycount",
+            "title_unique",
+            "near_replica_count",
+        ],
+    )?;
     let flag = |b: bool| if b { "true" } else { "false" }.to_string();
     let mut titles = has_title.into_iter().peekable();
     for_each_doc(docs_csv, |row| {
-        let d = row.doc as usize;
+        let d = row.id as usize;
         let (www, http) = urls.flags(row.url);
         counts.www_not_unique += u64::from(!www);
         counts.http_not_unique += u64::from(!http);
@@ -298,8 +296,8 @@ pub fn write_csv(
         let (exact_unique, exact_count, near) = if center == EMPTY {
             (String::new(), String::new(), String::new())
         } else {
-            counts.exact_signature_not_unique += u64::from(center != row.doc);
-            (flag(center == row.doc), docs.exact_size(row.doc).to_string(), near_count[d].to_string())
+            counts.exact_signature_not_unique += u64::from(center != row.id);
+            (flag(center == row.id), docs.exact_size(row.id).to_string(), near_count[d].to_string())
         };
         let (sig, sig_unique, sig_count) = match fuzzy[d] {
             NO_SIGNATURE => (String::new(), String::new(), String::new()),
@@ -309,14 +307,14 @@ pub fn write_csv(
                 (format!("{s:032x}"), flag(fuzzy_u.first[d]), fuzzy_u.count[d].to_string())
             }
         };
-        let title = if titles.next_if_eq(&row.doc).is_some() {
+        let title = if titles.next_if_eq(&row.id).is_some() {
             counts.title_not_unique += u64::from(!title_u.first[d]);
             flag(title_u.first[d])
         } else {
             String::new()
         };
-        w.write_record([
-            row.doc.to_string().as_str(),
+        w.row([
+            row.id.to_string().as_str(),
             row.url,
             &flag(www),
             &flag(http),
@@ -328,10 +326,8 @@ pub fn write_csv(
             &title,
             &near,
         ])
-        .with_context(err)
     })?;
-    w.into_inner().map_err(|e| e.into_error()).with_context(err)?;
-    store::commit(path)?;
+    w.finish()?;
     Ok(counts)
 }
 

@@ -198,10 +198,10 @@ pub fn write_csv(path: &Path, groups: &[Group]) -> anyhow::Result<()> {
             g.sample_url.clone(),
         ]
     });
-    super::write_rows(
+    crate::store::write_rows(
         path,
         &["group", "documents", "centers", "pairs", "hosts", "diameter", "density", "chained", "sample_url"],
-        rows,
+        rows.map(Ok),
     )
 }
 

@@ -157,10 +157,6 @@ impl HostTable {
         }
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// The pairs with their names and shares, in order; reading the table
     /// file can fail.
     pub fn pairs<'a>(&'a self, docs: &'a Docs) -> impl Iterator<Item = anyhow::Result<HostPair>> + 'a {
@@ -586,7 +582,7 @@ pub fn write_csv(path: &Path, docs: &Docs, table: &HostTable) -> anyhow::Result<
         "coverage_b",
         "mirror",
     ];
-    super::try_write_rows(path, &header, rows)
+    crate::store::write_rows(path, &header, rows)
 }
 
 /// The mirror pairs, most covered first.

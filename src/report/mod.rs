@@ -44,22 +44,68 @@ pub mod input;
 pub mod runs;
 pub mod savings;
 
-use std::fs::File;
-use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::pairs;
 use crate::progress::Progress;
 use crate::stage::{Outcome, Stage};
-use crate::stats::{self, FingerprintStats, PairsStats, ReportStats};
-use crate::store::{self, OutDir};
+use crate::stats::Summary;
+use crate::store::{self, Manifest, OutDir};
 
 pub use flags::FuzzyConfig;
 
-pub const STAGE: &str = "report";
+pub(crate) const STAGE: &str = "report";
+
+/// The report stage's section of `stats.json`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ReportStats {
+    pub documents: u64,
+    pub empty_documents: u64,
+    /// Non-empty documents with an exact copy elsewhere, in percent.
+    pub exact_copy_percent: f64,
+    /// Non-empty documents with a near-replica (or exact copy), in percent.
+    pub near_replica_percent: f64,
+    /// Pages that need not be fetched again, keeping one of each exact
+    /// group / skipping near-replicas too, in percent.
+    pub savings_exact_percent: f64,
+    pub savings_near_percent: f64,
+    /// Connected components of two or more documents.
+    pub groups: u64,
+    pub mirror_host_pairs: u64,
+    pub alias_pairs: u64,
+    /// Documents whose text was read again for the fuzzy signature.
+    pub texts_read: u64,
+    pub seconds: f64,
+    pub peak_rss_bytes: Option<u64>,
+}
+
+impl Summary for ReportStats {
+    /// A few lines: the figures a crawl's owner asks for first.
+    fn summary(&self) -> String {
+        format!(
+            "report: {} documents ({} empty) in {:.1} s\n  \
+             {:.1}% have an exact copy, {:.1}% a near-replica\n  \
+             a recrawl could skip {:.1}% of pages keeping one copy of each exact group, {:.1}% skipping near-replicas too\n  \
+             {} replica groups, {} mirrored host pairs, {} URL alias pairs: see report.html",
+            self.documents,
+            self.empty_documents,
+            self.seconds,
+            self.exact_copy_percent,
+            self.near_replica_percent,
+            self.savings_exact_percent,
+            self.savings_near_percent,
+            self.groups,
+            self.mirror_host_pairs,
+            self.alias_pairs
+        )
+    }
+}
+
+crate::stats::measured!(ReportStats);
 
 /// How many groups report.json and report.html list.
 pub const TOP_GROUPS: usize = 20;
@@ -162,7 +208,11 @@ pub struct AliasSummary {
 }
 
 /// Builds the report of `out` and writes its files.
-pub fn run(out: &OutDir, cfg: &ReportConfig, progress: &Progress) -> anyhow::Result<Outcome<ReportStats>> {
+pub(crate) fn run(
+    out: &OutDir,
+    cfg: &ReportConfig,
+    progress: &Progress,
+) -> anyhow::Result<Outcome<ReportStats>> {
     let mut flags = vec![
         cfg.fuzzy.min_token_len.to_string(),
         cfg.fuzzy.quant_rate.to_string(),
@@ -210,14 +260,14 @@ pub fn run(out: &OutDir, cfg: &ReportConfig, progress: &Progress) -> anyhow::Res
 
 /// Computes every figure and writes the CSV tables, spilling to `scratch`.
 fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) -> anyhow::Result<Report> {
-    let fp: FingerprintStats = stats::read_section(out, crate::fingerprint::STAGE)
-        .with_context(|| format!("{} has no fingerprint section", out.stats().display()))?;
-    let pairs_stats: PairsStats = stats::read_section(out, pairs::STAGE)
-        .with_context(|| format!("{} has no pairs section", out.stats().display()))?;
+    let manifest = Manifest::read(out)?;
+    let Some(counted) = manifest.pairs.clone() else {
+        anyhow::bail!("{} has no complete pairs stage: run `overlap pairs` first", out.root().display());
+    };
     let (docs_csv, overlap) = (out.docs(), out.overlap());
     let docs = input::load_docs(&docs_csv)?;
     let n = docs.len();
-    let compared = runs::load(out, n as u64, &cfg.compare)?;
+    let compared = runs::load(&manifest, out, n as u64, &cfg.compare)?;
 
     let pass = link_pass(&docs, &overlap)?;
     let (exact, exact_h, near_h, empty) = histograms(&docs, &pass.label);
@@ -264,8 +314,7 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
     } else if cfg.fuzzy == FuzzyConfig::default() && stored.is_file() {
         (flags::stored_signatures(&stored, n)?, 0)
     } else {
-        let read_opts = pairs::read_options(out)?;
-        let sigs = flags::fuzzy_signatures(&docs_csv, n as u64, &read_opts, cfg.fuzzy, progress)?;
+        let sigs = flags::fuzzy_signatures(&docs_csv, n as u64, &manifest, cfg.fuzzy, progress)?;
         let read = sigs.iter().filter(|&&s| s != flags::NO_SIGNATURE).count() as u64;
         (sigs, read)
     };
@@ -274,8 +323,8 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
     flag_counts.quant_rate = cfg.fuzzy.quant_rate;
 
     let mut all_runs = vec![runs::Run {
-        chunk: fp.chunk.clone(),
-        threshold: pairs_stats.threshold,
+        chunk: manifest.chunk.clone(),
+        threshold: counted.threshold,
         near: near_h.clone(),
         near_replicated_percent: near_h.replicated_percent(),
         savings_near: savings.near.clone(),
@@ -283,8 +332,8 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
     all_runs.extend(compared);
     Ok(Report {
         overlap_version: env!("CARGO_PKG_VERSION").to_string(),
-        chunk: fp.chunk,
-        threshold: pairs_stats.threshold,
+        chunk: manifest.chunk,
+        threshold: counted.threshold,
         documents: n as u64,
         empty_documents: empty,
         bytes: docs.bytes.iter().sum(),
@@ -405,36 +454,4 @@ fn histograms(
     exact_h.finish();
     near_h.finish();
     (exact, exact_h, near_h, empty)
-}
-
-/// Writes a CSV file of string rows under a temporary name, then renames it.
-fn write_rows<R, S>(path: &Path, header: &[&str], rows: impl IntoIterator<Item = R>) -> anyhow::Result<()>
-where
-    R: IntoIterator<Item = S>,
-    S: AsRef<[u8]>,
-{
-    try_write_rows(path, header, rows.into_iter().map(Ok))
-}
-
-/// [`write_rows`] for rows read from a file while they are written, any
-/// of which can fail.
-fn try_write_rows<R, S>(
-    path: &Path,
-    header: &[&str],
-    rows: impl IntoIterator<Item = anyhow::Result<R>>,
-) -> anyhow::Result<()>
-where
-    R: IntoIterator<Item = S>,
-    S: AsRef<[u8]>,
-{
-    let tmp = store::temp_path(path);
-    let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
-    let mut w = csv::Writer::from_writer(BufWriter::with_capacity(1 << 16, file));
-    let err = || format!("cannot write {}", tmp.display());
-    w.write_record(header).with_context(err)?;
-    for row in rows {
-        w.write_record(row?).with_context(err)?;
-    }
-    w.into_inner().map_err(|e| e.into_error()).with_context(err)?;
-    store::commit(path)
 }

@@ -12,8 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::histogram::Histogram;
 use super::savings::Skippable;
-use crate::stats::{self, FingerprintStats};
-use crate::store::{OutDir, Stamp};
+use crate::store::{Manifest, OutDir, Stamp};
 
 /// One run's near-replica figures.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -58,17 +57,10 @@ pub fn key_of(dir: &Path) -> anyhow::Result<String> {
     }
 }
 
-/// The inputs a directory's fingerprint stage read, as recorded.
-fn inputs(out: &OutDir) -> anyhow::Result<Vec<String>> {
-    let fp: FingerprintStats = stats::read_section(out, crate::fingerprint::STAGE)
-        .with_context(|| format!("{} has no fingerprint section", out.stats().display()))?;
-    Ok(fp.inputs.into_iter().map(|i| i.file).collect())
-}
-
 /// Reads the runs of `dirs`, checking that they are over the same inputs
-/// (the same files, the same number of documents) as `out`.
-pub fn load(out: &OutDir, documents: u64, dirs: &[PathBuf]) -> anyhow::Result<Vec<Run>> {
-    let ours = inputs(out)?;
+/// as `ours` (the same files by identity, however spelled, and the same
+/// number of documents).
+pub fn load(ours: &Manifest, out: &OutDir, documents: u64, dirs: &[PathBuf]) -> anyhow::Result<Vec<Run>> {
     let mut runs = Vec::with_capacity(dirs.len());
     for dir in dirs {
         let other = OutDir::new(dir);
@@ -76,7 +68,7 @@ pub fn load(out: &OutDir, documents: u64, dirs: &[PathBuf]) -> anyhow::Result<Ve
         let bytes = fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
         let r: OtherReport = serde_json::from_slice(&bytes)
             .with_context(|| format!("{} is not a report.json", path.display()))?;
-        if inputs(&other)? != ours || r.documents != documents {
+        if !Manifest::read(&other)?.same_inputs(ours) || r.documents != documents {
             bail!(
                 "{} is a run over other inputs than {}: runs compared must read the same crawl",
                 dir.display(),

@@ -10,7 +10,7 @@ use memmap2::Mmap;
 
 use super::{commit, temp_path};
 
-pub const HEADER_SIZE: usize = 64;
+pub(crate) const HEADER_SIZE: usize = 64;
 const MAGIC: [u8; 8] = *b"OVLPFPD\0";
 const VERSION: u32 = 1;
 const SPEC_LEN: usize = 24;
@@ -49,7 +49,7 @@ impl Record for ChunkRecord {
 /// The whole-text hash of one document (FPrint-DocID-Exact). Ordered by
 /// hash, then docID, so the first of a run of equal hashes is the center.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ExactRecord {
+pub(crate) struct ExactRecord {
     pub hash: u128,
     pub doc: u32,
 }
@@ -74,7 +74,7 @@ impl Record for ExactRecord {
 pub struct Center(pub u32);
 
 impl Center {
-    pub const EMPTY: Center = Center(u32::MAX);
+    pub(crate) const EMPTY: Center = Center(u32::MAX);
 }
 
 impl Record for Center {
@@ -91,7 +91,7 @@ impl Record for Center {
 /// The fuzzy signature of one document (YaCy's profile signature, see
 /// [`crate::fuzzy`]), 0 for an empty document.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct FuzzySignature(pub u128);
+pub(crate) struct FuzzySignature(pub u128);
 
 impl Record for FuzzySignature {
     const KIND: u32 = 6;
@@ -308,7 +308,7 @@ impl<R: Record> Mapped<R> {
 
 /// Reads a record file front to back through a buffer, for files read once
 /// (spilled runs), where mapping would only inflate resident memory.
-pub struct RecordReader<R: Record> {
+pub(crate) struct RecordReader<R: Record> {
     path: PathBuf,
     input: BufReader<File>,
     remaining: u64,
@@ -317,7 +317,7 @@ pub struct RecordReader<R: Record> {
 }
 
 impl<R: Record> RecordReader<R> {
-    pub fn open(path: &Path) -> anyhow::Result<Self> {
+    pub(crate) fn open(path: &Path) -> anyhow::Result<Self> {
         let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
         let mut input = BufReader::with_capacity(1 << 16, file);
         let mut h = [0u8; HEADER_SIZE];
@@ -338,12 +338,12 @@ impl<R: Record> RecordReader<R> {
     }
 
     /// Records not yet read, as the header counts them.
-    pub fn remaining(&self) -> u64 {
+    pub(crate) fn remaining(&self) -> u64 {
         self.remaining
     }
 
     /// The next record, `None` after the last one the header counts.
-    pub fn next_record(&mut self) -> anyhow::Result<Option<R>> {
+    pub(crate) fn next_record(&mut self) -> anyhow::Result<Option<R>> {
         if self.remaining == 0 {
             return Ok(None);
         }

@@ -4,21 +4,28 @@
 //!
 //! | file | written by | what |
 //! |---|---|---|
+//! | `manifest.json` | fingerprint; pairs adds its settings | the chunk spec, how inputs were read, each input's identity and docIDs: what later stages read their configuration from ([`manifest`]) |
 //! | `fprint-docid/part-NNNNN.fpd` | fingerprint | FPrint-DocID-Chunk: `(fprint, doc_id)` records of one fingerprint range, sorted by `(fprint, doc_id)`, no duplicates |
 //! | `fprint-exact.fpd` | fingerprint | FPrint-DocID-Exact: one `(hash, doc_id)` record per non-empty document, in docID order |
 //! | `fuzzy.fpd` | fingerprint | one fuzzy signature per document, in docID order |
-//! | `fingerprint-docs.csv` | fingerprint | `doc_id,url,host,source,bytes,lines,chunks,title` |
+//! | `fingerprint-docs.csv` | fingerprint | `doc_id,url,host,source,bytes,lines,chunks,title` ([`docs`]) |
 //! | `redirects.csv` | fingerprint | `source,url,status,target`: HTTP redirects |
 //! | `copies.csv` | fingerprint | `doc_id,original,kind`: documents that copy another without extraction (`revisit`, `payload_digest`) |
 //! | `centers.fpd` | exact | one `center` record per document, in docID order |
-//! | `docs.csv` | exact | `doc_id,url,host,source,bytes,lines,chunks,exact_center,title` |
-//! | `overlap.csv` | pairs | `doc_i,doc_j,shared`, sorted by `(doc_i, doc_j)` |
+//! | `docs.csv` | exact | `doc_id,url,host,source,bytes,lines,chunks,exact_center,title` ([`docs`]) |
+//! | `overlap.csv` | pairs | `doc_i,doc_j,shared`, sorted by `(doc_i, doc_j)` ([`overlap`]) |
 //! | `stop-chunks.csv` | pairs, with `--max-df` | `fprint,df,pairs,example_doc,text`, most frequent first |
 //! | `report.json`, `report.html` | report | the crawl audit (see `report`) |
 //! | `groups.csv`, `hosts.csv`, `aliases.csv`, `flags.csv` | report | near-replica groups, host overlap, URL aliases, per-document flags |
 //! | `parquet/postings.parquet`, `parquet/docs.parquet` | fingerprint, with `--format parquet` | the postings and document table for Spark and DuckDB (see [`parquet`]) |
 //! | `stats.json` | every stage | one section per stage |
 //! | `.overlap/` | every stage | stage stamps and temporary files |
+//!
+//! Each table has one owner here with a typed reader and writer
+//! ([`docs`], [`overlap`], the record files below), and every CSV table is
+//! written through [`CsvOut`]: under a temporary name, renamed into place
+//! when complete. Stages read what earlier stages wrote only through them,
+//! and their configuration only from the manifest.
 //!
 //! # Binary record files (`.fpd`)
 //!
@@ -69,16 +76,22 @@
 //! Document IDs are `u32`: one local run handles up to 4,294,967,294
 //! documents, more than the largest crawl one machine can process.
 
+mod csv_out;
+pub(crate) mod docs;
 mod file;
-pub mod parquet;
+pub(crate) mod manifest;
+pub(crate) mod overlap;
+pub(crate) mod parquet;
 pub mod sort;
 mod stamp;
 
-pub use file::{
-    Center, ChunkRecord, ExactRecord, FuzzySignature, HEADER_SIZE, Header, Mapped, Record, RecordReader,
-    RecordWriter,
-};
-pub use stamp::{StageKey, Stamp, relative};
+pub(crate) use csv_out::{CsvOut, write_rows};
+pub(crate) use manifest::Manifest;
+pub use overlap::Overlap;
+
+pub use file::{Center, ChunkRecord, Header, Mapped, Record, RecordWriter};
+pub(crate) use file::{ExactRecord, FuzzySignature, HEADER_SIZE, RecordReader};
+pub(crate) use stamp::{StageKey, Stamp, relative};
 
 use std::fs;
 use std::io;
@@ -88,17 +101,17 @@ use anyhow::Context;
 
 /// The names of the files in an output directory, in one place.
 #[derive(Clone, Debug)]
-pub struct OutDir {
+pub(crate) struct OutDir {
     root: PathBuf,
 }
 
 impl OutDir {
-    pub fn new(root: impl Into<PathBuf>) -> OutDir {
+    pub(crate) fn new(root: impl Into<PathBuf>) -> OutDir {
         OutDir { root: root.into() }
     }
 
     /// Creates the directory and its private subdirectories if needed.
-    pub fn create(&self) -> anyhow::Result<()> {
+    pub(crate) fn create(&self) -> anyhow::Result<()> {
         for dir in [self.root.clone(), self.private(), self.fprint_dir()] {
             fs::create_dir_all(&dir).with_context(|| format!("cannot create directory {}", dir.display()))?;
         }
@@ -106,112 +119,116 @@ impl OutDir {
     }
 
     /// Empties the FPrint-DocID directory.
-    pub fn empty_fprint_dir(&self) -> anyhow::Result<()> {
+    pub(crate) fn empty_fprint_dir(&self) -> anyhow::Result<()> {
         let dir = self.fprint_dir();
         remove_dir_if_exists(&dir)?;
         fs::create_dir_all(&dir).with_context(|| format!("cannot create directory {}", dir.display()))
     }
 
-    pub fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         &self.root
     }
 
-    pub fn fprint_dir(&self) -> PathBuf {
+    pub(crate) fn manifest(&self) -> PathBuf {
+        self.root.join("manifest.json")
+    }
+
+    pub(crate) fn fprint_dir(&self) -> PathBuf {
         self.root.join("fprint-docid")
     }
 
-    pub fn fprint_part(&self, index: u32) -> PathBuf {
+    pub(crate) fn fprint_part(&self, index: u32) -> PathBuf {
         self.fprint_dir().join(format!("part-{index:05}.fpd"))
     }
 
-    pub fn fprint_exact(&self) -> PathBuf {
+    pub(crate) fn fprint_exact(&self) -> PathBuf {
         self.root.join("fprint-exact.fpd")
     }
 
-    pub fn fuzzy(&self) -> PathBuf {
+    pub(crate) fn fuzzy(&self) -> PathBuf {
         self.root.join("fuzzy.fpd")
     }
 
-    pub fn fingerprint_docs(&self) -> PathBuf {
+    pub(crate) fn fingerprint_docs(&self) -> PathBuf {
         self.root.join("fingerprint-docs.csv")
     }
 
-    pub fn parquet_dir(&self) -> PathBuf {
+    pub(crate) fn parquet_dir(&self) -> PathBuf {
         self.root.join("parquet")
     }
 
-    pub fn parquet_postings(&self) -> PathBuf {
+    pub(crate) fn parquet_postings(&self) -> PathBuf {
         self.parquet_dir().join("postings.parquet")
     }
 
-    pub fn parquet_docs(&self) -> PathBuf {
+    pub(crate) fn parquet_docs(&self) -> PathBuf {
         self.parquet_dir().join("docs.parquet")
     }
 
-    pub fn centers(&self) -> PathBuf {
+    pub(crate) fn centers(&self) -> PathBuf {
         self.root.join("centers.fpd")
     }
 
-    pub fn docs(&self) -> PathBuf {
+    pub(crate) fn docs(&self) -> PathBuf {
         self.root.join("docs.csv")
     }
 
-    pub fn redirects(&self) -> PathBuf {
+    pub(crate) fn redirects(&self) -> PathBuf {
         self.root.join("redirects.csv")
     }
 
-    pub fn copies(&self) -> PathBuf {
+    pub(crate) fn copies(&self) -> PathBuf {
         self.root.join("copies.csv")
     }
 
-    pub fn overlap(&self) -> PathBuf {
+    pub(crate) fn overlap(&self) -> PathBuf {
         self.root.join("overlap.csv")
     }
 
-    pub fn stop_chunks(&self) -> PathBuf {
+    pub(crate) fn stop_chunks(&self) -> PathBuf {
         self.root.join("stop-chunks.csv")
     }
 
-    pub fn report_json(&self) -> PathBuf {
+    pub(crate) fn report_json(&self) -> PathBuf {
         self.root.join("report.json")
     }
 
-    pub fn report_html(&self) -> PathBuf {
+    pub(crate) fn report_html(&self) -> PathBuf {
         self.root.join("report.html")
     }
 
-    pub fn groups(&self) -> PathBuf {
+    pub(crate) fn groups(&self) -> PathBuf {
         self.root.join("groups.csv")
     }
 
-    pub fn hosts(&self) -> PathBuf {
+    pub(crate) fn hosts(&self) -> PathBuf {
         self.root.join("hosts.csv")
     }
 
-    pub fn aliases(&self) -> PathBuf {
+    pub(crate) fn aliases(&self) -> PathBuf {
         self.root.join("aliases.csv")
     }
 
-    pub fn flags(&self) -> PathBuf {
+    pub(crate) fn flags(&self) -> PathBuf {
         self.root.join("flags.csv")
     }
 
-    pub fn stats(&self) -> PathBuf {
+    pub(crate) fn stats(&self) -> PathBuf {
         self.root.join("stats.json")
     }
 
     /// Stamps and scratch space, kept apart from the outputs users read.
-    pub fn private(&self) -> PathBuf {
+    pub(crate) fn private(&self) -> PathBuf {
         self.root.join(".overlap")
     }
 
-    pub fn stamp(&self, stage: &str) -> PathBuf {
+    pub(crate) fn stamp(&self, stage: &str) -> PathBuf {
         self.private().join(format!("{stage}.stamp"))
     }
 
     /// A fresh scratch directory for one stage's spill files. Leftovers of
     /// a killed run are removed first.
-    pub fn scratch(&self, stage: &str) -> anyhow::Result<PathBuf> {
+    pub(crate) fn scratch(&self, stage: &str) -> anyhow::Result<PathBuf> {
         let dir = self.scratch_path(stage);
         remove_dir_if_exists(&dir)?;
         fs::create_dir_all(&dir).with_context(|| format!("cannot create directory {}", dir.display()))?;
@@ -219,12 +236,12 @@ impl OutDir {
     }
 
     /// Where a stage's scratch directory lives.
-    pub fn scratch_path(&self, stage: &str) -> PathBuf {
+    pub(crate) fn scratch_path(&self, stage: &str) -> PathBuf {
         self.private().join(format!("tmp-{stage}"))
     }
 
     /// Lists the fingerprint partition files, in partition order.
-    pub fn fprint_parts(&self) -> anyhow::Result<Vec<PathBuf>> {
+    pub(crate) fn fprint_parts(&self) -> anyhow::Result<Vec<PathBuf>> {
         let dir = self.fprint_dir();
         let mut parts = Vec::new();
         let entries =
@@ -243,7 +260,7 @@ impl OutDir {
 }
 
 /// Removes a directory tree, treating "not there" as done.
-pub fn remove_dir_if_exists(dir: &Path) -> anyhow::Result<()> {
+pub(crate) fn remove_dir_if_exists(dir: &Path) -> anyhow::Result<()> {
     match fs::remove_dir_all(dir) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
@@ -253,7 +270,7 @@ pub fn remove_dir_if_exists(dir: &Path) -> anyhow::Result<()> {
 
 /// Bytes free for an unprivileged writer on the file system of `path`, if
 /// the system says.
-pub fn free_space(path: &Path) -> Option<u64> {
+pub(crate) fn free_space(path: &Path) -> Option<u64> {
     use std::os::unix::ffi::OsStrExt;
     let c_path = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
     // SAFETY: statvfs only writes into the struct we pass, and `c_path` is
@@ -264,7 +281,7 @@ pub fn free_space(path: &Path) -> Option<u64> {
 }
 
 /// Removes a file, treating "not there" as done.
-pub fn remove_file_if_exists(path: &Path) -> anyhow::Result<()> {
+pub(crate) fn remove_file_if_exists(path: &Path) -> anyhow::Result<()> {
     match fs::remove_file(path) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
@@ -274,20 +291,20 @@ pub fn remove_file_if_exists(path: &Path) -> anyhow::Result<()> {
 
 /// The temporary name a file is written under before it is renamed into
 /// place, so a killed run never leaves a complete-looking partial file.
-pub fn temp_path(path: &Path) -> PathBuf {
+pub(crate) fn temp_path(path: &Path) -> PathBuf {
     let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
     name.push(".partial");
     path.with_file_name(name)
 }
 
 /// Renames a finished temporary file into place.
-pub fn commit(path: &Path) -> anyhow::Result<()> {
+pub(crate) fn commit(path: &Path) -> anyhow::Result<()> {
     let tmp = temp_path(path);
     fs::rename(&tmp, path).with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
 }
 
 /// Writes a whole small file atomically (temporary name, then rename).
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     let tmp = temp_path(path);
     fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
     commit(path)

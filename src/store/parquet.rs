@@ -38,15 +38,16 @@ use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::parser::parse_message_type;
 use serde::Serialize;
 
+use super::docs::{DocTable, DocsReader};
 use super::{ChunkRecord, ExactRecord, Mapped, OutDir, commit, temp_path};
 
 /// Postings per row group: 1 Mi rows is 16 MiB of buffered values, small
 /// next to any memory budget and large enough for Spark to split on.
-pub const POSTINGS_ROW_GROUP: usize = 1 << 20;
+pub(crate) const POSTINGS_ROW_GROUP: usize = 1 << 20;
 
 /// Documents per row group: the strings (URL, title) make a document row
 /// up to a few hundred bytes.
-pub const DOCS_ROW_GROUP: usize = 1 << 16;
+pub(crate) const DOCS_ROW_GROUP: usize = 1 << 16;
 
 const POSTINGS_SCHEMA: &str = "message postings { required int64 fp; required int64 doc; }";
 
@@ -64,7 +65,7 @@ const DOCS_SCHEMA: &str = "message docs {
 
 /// What the export wrote, for `stats.json`.
 #[derive(Clone, Debug, Default, Serialize)]
-pub struct ParquetStats {
+pub(crate) struct ParquetStats {
     pub postings: u64,
     pub documents: u64,
     pub postings_bytes: u64,
@@ -75,7 +76,7 @@ pub struct ParquetStats {
 
 /// Writes `parquet/postings.parquet` and `parquet/docs.parquet` from the
 /// fingerprint stage's outputs in `out`.
-pub fn write(out: &OutDir, stats: &mut ParquetStats) -> anyhow::Result<()> {
+pub(crate) fn write(out: &OutDir, stats: &mut ParquetStats) -> anyhow::Result<()> {
     let dir = out.parquet_dir();
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create directory {}", dir.display()))?;
     stats.postings = write_postings(out, &out.parquet_postings())?;
@@ -217,40 +218,29 @@ fn write_docs(out: &OutDir, path: &Path) -> anyhow::Result<u64> {
     let exact_path = out.fprint_exact();
     let exact = Mapped::<ExactRecord>::open(&exact_path)?;
     let mut hashes = exact.iter().peekable();
-    let mut reader =
-        csv::Reader::from_path(&src).with_context(|| format!("cannot open {}", src.display()))?;
+    let mut reader = DocsReader::open(&src, DocTable::Fingerprint)?;
     let mut writer = Writer::create(path, DOCS_SCHEMA)?;
     let mut cols = DocColumns::default();
-    let mut record = csv::StringRecord::new();
-    let mut doc: u64 = 0;
-    while reader
-        .read_record(&mut record)
-        .with_context(|| format!("cannot read {} (row {})", src.display(), doc + 2))?
-    {
-        if record.len() < 8 || record.get(0) != Some(doc.to_string().as_str()) {
-            bail!("{} is damaged at row {}: expected doc_id {doc}", src.display(), doc + 2);
-        }
-        let int = |i: usize| -> anyhow::Result<i64> {
-            record.get(i).and_then(|s| s.parse().ok()).with_context(|| {
-                format!("{} is damaged at row {}: column {} is not a number", src.display(), doc + 2, i + 1)
-            })
+    while let Some(d) = reader.next_doc()? {
+        let Some(text) = d.text else {
+            bail!("{} line {}: a copy whose fields were never filled in", src.display(), reader.line());
         };
-        let text = |i: usize| ByteArray::from(record.get(i).unwrap_or(""));
-        cols.doc_id.push(doc as i64);
-        cols.url.push(text(1));
-        cols.host.push(text(2));
-        cols.source.push(text(3));
-        cols.bytes.push(int(4)?);
-        cols.lines.push(int(5)?);
-        cols.chunks.push(int(6)?);
-        cols.title.push(text(7));
+        let int = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+        cols.doc_id.push(i64::from(d.id));
+        cols.url.push(ByteArray::from(d.url));
+        cols.host.push(ByteArray::from(d.host));
+        cols.source.push(ByteArray::from(d.source.to_string().as_str()));
+        cols.bytes.push(int(text.bytes));
+        cols.lines.push(int(text.lines));
+        cols.chunks.push(int(text.chunks));
+        cols.title.push(ByteArray::from(text.title));
         match hashes.peek() {
-            Some(r) if u64::from(r.doc) == doc => {
+            Some(r) if r.doc == d.id => {
                 cols.exact_hash.push(ByteArray::from(format!("{:032x}", r.hash).as_str()));
                 cols.exact_defined.push(1);
                 hashes.next();
             }
-            Some(r) if u64::from(r.doc) < doc => {
+            Some(r) if r.doc < d.id => {
                 bail!("{} is not in docID order at doc {}", exact_path.display(), r.doc)
             }
             _ => cols.exact_defined.push(0),
@@ -258,8 +248,8 @@ fn write_docs(out: &OutDir, path: &Path) -> anyhow::Result<u64> {
         if cols.len() == DOCS_ROW_GROUP {
             cols.flush(&mut writer)?;
         }
-        doc += 1;
     }
+    let doc = reader.rows();
     if let Some(r) = hashes.next() {
         bail!("{} names doc {} but {} lists {doc} documents", exact_path.display(), r.doc, src.display());
     }

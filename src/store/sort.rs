@@ -28,7 +28,7 @@ pub fn sorted<R: Record + Ord>(
 /// [`sorted`] for a file read once, such as a spill file: read through a
 /// buffer rather than mapped, so that the records read do not stay
 /// resident beside the sort's own budget.
-pub fn sorted_file<R: Record + Ord>(
+pub(crate) fn sorted_file<R: Record + Ord>(
     path: &Path,
     budget: u64,
     scratch: &Path,

@@ -2,8 +2,8 @@
 //!
 //! A stage that completes writes `.overlap/<stage>.stamp` last, holding a
 //! key derived from everything its outputs depend on: the tool version, the
-//! flags that change the answer, the inputs' names, sizes and modification
-//! times, and the key of the stage before it. A stage whose stamp holds the
+//! flags that change the answer, the inputs' identities (canonical paths,
+//! sizes and modification times), and the key of the stage before it. A stage whose stamp holds the
 //! same key, and whose outputs all exist, is not redone. A killed run leaves
 //! no stamp for the stage it was in, so the next run redoes that stage.
 
@@ -14,14 +14,16 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::Xxh3;
 
+use super::manifest::InputIdentity;
+
 /// Builds a stage key from the things a stage's output depends on.
 #[derive(Clone)]
-pub struct StageKey {
+pub(crate) struct StageKey {
     hasher: Xxh3,
 }
 
 impl StageKey {
-    pub fn new(stage: &str) -> StageKey {
+    pub(crate) fn new(stage: &str) -> StageKey {
         let mut key = StageKey { hasher: Xxh3::new() };
         key.add("overlap");
         key.add(env!("CARGO_PKG_VERSION"));
@@ -31,31 +33,26 @@ impl StageKey {
 
     /// Adds one named value. Values are length-prefixed so that ("ab","c")
     /// and ("a","bc") differ.
-    pub fn add(&mut self, value: &str) -> &mut Self {
+    pub(crate) fn add(&mut self, value: &str) -> &mut Self {
         self.hasher.update(&(value.len() as u64).to_le_bytes());
         self.hasher.update(value.as_bytes());
         self
     }
 
-    /// Adds an input file by name, size and modification time. Standard
-    /// input (`-`), or a file that cannot be examined, adds a value unique
-    /// to this run, so the key matches no earlier run's stamp while later
+    /// Adds an input by its identity (canonical path, size, modification
+    /// time), so that `./a.warc.gz` and `a.warc.gz` key alike. Standard
+    /// input, or a file that cannot be examined, adds a value unique to
+    /// this run, so the key matches no earlier run's stamp while later
     /// stages can still chain on it.
-    pub fn add_input(&mut self, path: &Path) -> &mut Self {
-        let meta = (path != Path::new("-")).then(|| fs::metadata(path).ok()).flatten();
-        let Some(meta) = meta else {
-            return self.add(&once_value());
-        };
-        let mtime = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_nanos());
-        self.add(&path.to_string_lossy()).add(&format!("{}:{}", meta.len(), mtime))
+    pub(crate) fn add_input(&mut self, input: &InputIdentity) -> &mut Self {
+        match input.key() {
+            Some(key) => self.add(&key),
+            None => self.add(&once_value()),
+        }
     }
 
     /// The key as hex.
-    pub fn finish(&self) -> String {
+    pub(crate) fn finish(&self) -> String {
         format!("{:032x}", self.hasher.digest128())
     }
 }
@@ -68,7 +65,7 @@ fn once_value() -> String {
 
 /// The contents of a stamp file.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
-pub struct Stamp {
+pub(crate) struct Stamp {
     pub stage: String,
     pub key: String,
     /// Output files (relative to the output directory) that must exist for
@@ -79,23 +76,23 @@ pub struct Stamp {
 impl Stamp {
     /// Reads a stamp; a missing or unreadable stamp is `None` (the stage
     /// simply runs again).
-    pub fn read(path: &Path) -> Option<Stamp> {
+    pub(crate) fn read(path: &Path) -> Option<Stamp> {
         let bytes = fs::read(path).ok()?;
         serde_json::from_slice(&bytes).ok()
     }
 
-    pub fn write(&self, path: &Path) -> anyhow::Result<()> {
+    pub(crate) fn write(&self, path: &Path) -> anyhow::Result<()> {
         let json = serde_json::to_vec_pretty(self).context("cannot encode stamp")?;
         super::write_atomic(path, &json)
     }
 
     /// Whether this stamp says the stage with `key` is done in `root`.
-    pub fn holds(&self, key: &str, root: &Path) -> bool {
+    pub(crate) fn holds(&self, key: &str, root: &Path) -> bool {
         self.key == key && self.outputs.iter().all(|o| root.join(o).exists())
     }
 
     /// Removes a stamp (before a stage starts rewriting its outputs).
-    pub fn remove(path: &Path) -> anyhow::Result<()> {
+    pub(crate) fn remove(path: &Path) -> anyhow::Result<()> {
         match fs::remove_file(path) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
@@ -105,7 +102,7 @@ impl Stamp {
 }
 
 /// Relative output names for a stamp.
-pub fn relative(root: &Path, paths: &[PathBuf]) -> Vec<String> {
+pub(crate) fn relative(root: &Path, paths: &[PathBuf]) -> Vec<String> {
     paths.iter().map(|p| p.strip_prefix(root).unwrap_or(p).to_string_lossy().into_owned()).collect()
 }
 
@@ -129,7 +126,7 @@ mod tests {
 
     #[test]
     fn stdin_keys_never_repeat() {
-        let key = || StageKey::new("s").add_input(Path::new("-")).finish();
+        let key = || StageKey::new("s").add_input(&InputIdentity::of(Path::new("-"))).finish();
         assert_ne!(key(), key());
     }
 

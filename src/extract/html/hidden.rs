@@ -18,7 +18,7 @@ const MAX_INSIDE: usize = 256;
 
 /// Elements without content: `hidden` on them hides no text, and they
 /// never have an end tag to wait for.
-pub fn is_void(name: &[u8]) -> bool {
+pub(crate) fn is_void(name: &[u8]) -> bool {
     matches!(
         name,
         b"area"
@@ -42,7 +42,7 @@ pub fn is_void(name: &[u8]) -> bool {
 /// Whether an attribute (its name and value as written) hides its element:
 /// `hidden` (except `hidden="until-found"`, whose text find-in-page shows),
 /// or a `style` whose declarations include `display: none`.
-pub fn hides(name: &[u8], value: &[u8]) -> bool {
+pub(crate) fn hides(name: &[u8], value: &[u8]) -> bool {
     if name.eq_ignore_ascii_case(b"hidden") {
         return !value.eq_ignore_ascii_case(b"until-found");
     }
@@ -58,7 +58,7 @@ pub fn hides(name: &[u8], value: &[u8]) -> bool {
 
 /// A hidden element being skipped.
 #[derive(Debug)]
-pub struct Region {
+pub(crate) struct Region {
     /// Its lowercased tag name.
     name: Vec<u8>,
     /// Names of the elements opened inside it and not closed yet.
@@ -66,13 +66,13 @@ pub struct Region {
 }
 
 impl Region {
-    pub fn new(name: &[u8]) -> Region {
+    pub(crate) fn new(name: &[u8]) -> Region {
         Region { name: name.to_vec(), inside: Vec::new() }
     }
 
     /// A start tag inside the region. Returns false when it ends the region
     /// (the tag itself is then outside it).
-    pub fn start(&mut self, name: &[u8], block: bool) -> bool {
+    pub(crate) fn start(&mut self, name: &[u8], block: bool) -> bool {
         if self.inside.is_empty() && implied_end(&self.name, name, block) {
             return false;
         }
@@ -93,7 +93,7 @@ impl Region {
 
     /// An end tag inside the region. Returns false when it ends the region:
     /// the hidden element's own end tag, or one of an element around it.
-    pub fn end(&mut self, name: &[u8]) -> bool {
+    pub(crate) fn end(&mut self, name: &[u8]) -> bool {
         match self.inside.iter().rposition(|n| n == name) {
             Some(at) => {
                 self.inside.truncate(at);

@@ -46,10 +46,10 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::PairsStats;
 use super::aggregate::{self, PairFilter, pack};
 use super::{CountInput, CountingMethod, GroupStats, Overlap, for_each_group, pair_instances};
 use crate::memory::{self, ByteSize, ZeroedArray};
-use crate::stats::PairsStats;
 
 /// Which coarse-counting algorithm.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -127,7 +127,7 @@ impl fmt::Display for CoarseVariant {
 
 /// What a coarse run reports in stats.json (`pairs.coarse`).
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-pub struct CoarseStats {
+pub(crate) struct CoarseStats {
     pub variant: String,
     pub hash_functions: u32,
     /// Counters in each array.
@@ -162,7 +162,7 @@ pub struct CoarseStats {
 
 /// Time and peak memory of one pass.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-pub struct PassStats {
+pub(crate) struct PassStats {
     pub pass: String,
     pub seconds: f64,
     pub peak_rss_bytes: Option<u64>,
@@ -430,7 +430,7 @@ impl Scans<'_> {
     /// the given sizes, and returns each array's bitmap of buckets that
     /// reached `t`, its counters freed. The scan is parallel over the
     /// partitions.
-    pub fn scan(
+    pub(crate) fn scan(
         &mut self,
         name: &str,
         sizes: &[u64],
@@ -484,7 +484,7 @@ impl Scans<'_> {
     }
 
     /// Records the heavy buckets of bitmaps the selection uses.
-    pub fn count_heavy(&mut self, bitmaps: &[Bitmap]) {
+    pub(crate) fn count_heavy(&mut self, bitmaps: &[Bitmap]) {
         self.heavy.extend(bitmaps.iter().map(Bitmap::ones));
     }
 }

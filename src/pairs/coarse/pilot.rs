@@ -9,23 +9,23 @@ use crate::pairs::aggregate::PairFilter;
 /// One group in this many is sampled. Fingerprints are xxh3 values, so
 /// their low bits choose an unbiased sample. A sixteenth keeps the pilot
 /// at a small fraction of a full scan.
-pub const RATE: u64 = 16;
+pub(crate) const RATE: u64 = 16;
 
 /// Whether the group of `fprint` is in the sample.
 #[inline]
-pub fn sampled(fprint: u64) -> bool {
+pub(crate) fn sampled(fprint: u64) -> bool {
     fprint.is_multiple_of(RATE)
 }
 
 /// The sampled count at which a target looks heavy: its scaled count
 /// reaches `threshold`, and it was seen at least `min` times (one or two
 /// sightings are what light targets produce by chance).
-pub fn hits(threshold: u32, min: u32) -> u32 {
+pub(crate) fn hits(threshold: u32, min: u32) -> u32 {
     threshold.div_ceil(RATE as u32).max(min)
 }
 
 /// The pairs of the sampled groups, for the pair aggregation.
-pub struct SampledPairs;
+pub(crate) struct SampledPairs;
 
 impl PairFilter for SampledPairs {
     fn keep(&self, _pair: u64) -> bool {

@@ -1,0 +1,113 @@
+//! The fingerprint stage's section of `stats.json`.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::stats::Summary;
+
+/// How many corrupt records stats.json lists one by one.
+pub(crate) const CORRUPT_SAMPLES: usize = 100;
+
+/// One corrupt record: where it is and what was wrong.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct CorruptSample {
+    pub file: String,
+    pub offset: u64,
+    pub reason: String,
+    pub detail: String,
+}
+
+/// Per-input counts.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct InputStats {
+    pub file: String,
+    pub bytes: Option<u64>,
+    pub records: u64,
+    pub documents: u64,
+    /// How many segments the input was read in: more than one for a large
+    /// per-record gzip WARC file, whose segments are read in parallel.
+    pub segments: u64,
+    /// Why the whole input was skipped (`empty_file`, `directory`), if it
+    /// was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FingerprintStats {
+    pub chunk: String,
+    /// How the inputs were read (`--input-format`, `--url-field`,
+    /// `--text-field`), so later stages can read a record again.
+    pub input_format: String,
+    pub url_field: String,
+    pub text_field: String,
+    pub inputs: Vec<InputStats>,
+    /// Inputs skipped whole: empty files and directories (each named, with
+    /// its reason, in `inputs`).
+    pub inputs_skipped: u64,
+    /// Records read, documents or not.
+    pub records: u64,
+    pub documents: u64,
+    pub empty_documents: u64,
+    /// Records that are not documents, by reason (every reason listed).
+    pub skipped: BTreeMap<String, u64>,
+    /// Corrupt records in all (the sum of the corrupt reasons in `skipped`).
+    pub corrupt_records: u64,
+    /// The first corrupt records, with file and offset.
+    pub corrupt: Vec<CorruptSample>,
+    /// Documents whose text was cut at `--max-doc-bytes`.
+    pub capped_documents: u64,
+    /// Extracted documents by the rule that chose their encoding (`bom`,
+    /// `http`, `meta`, `default` for undeclared UTF-8, `detected`), and by
+    /// encoding (WHATWG names: `UTF-8`, `windows-1252`, ...).
+    pub charset_sources: BTreeMap<String, u64>,
+    pub encodings: BTreeMap<String, u64>,
+    /// Extracted documents with bytes malformed in their encoding (each
+    /// replaced by U+FFFD).
+    pub malformed_encoding_documents: u64,
+    /// Documents made from WARC `revisit` records: copies of the record
+    /// they revisit (included in `documents`).
+    pub revisits: u64,
+    /// Responses not extracted because an earlier response had the same
+    /// `WARC-Payload-Digest`, content type, charset and HTTP codings: they
+    /// are copies of it (included in `documents`), and their payload bytes.
+    pub payload_digest_copies: u64,
+    pub payload_digest_copy_bytes: u64,
+    /// Payload bytes of documents, before extraction. This and the next
+    /// three count extracted documents, not copies made without
+    /// extraction (revisits, payload-digest copies).
+    pub document_bytes: u64,
+    /// Normalized text bytes.
+    pub text_bytes: u64,
+    pub lines: u64,
+    /// Windows cut, counting repeats inside a document.
+    pub chunks: u64,
+    /// FPrint-DocID records: distinct fingerprints per document, summed
+    /// (copies included).
+    pub fingerprints: u64,
+    /// Distinct fingerprint values over the whole input.
+    pub distinct_fingerprints: u64,
+    pub partitions: u32,
+    pub seconds: f64,
+    pub peak_rss_bytes: Option<u64>,
+}
+
+impl Summary for FingerprintStats {
+    fn summary(&self) -> String {
+        let skipped: u64 = self.skipped.values().sum();
+        format!(
+            "fingerprint: {} documents ({} empty), {} records skipped ({} corrupt), {} fingerprints in {:.1} s",
+            self.documents,
+            self.empty_documents,
+            skipped,
+            self.corrupt_records,
+            self.fingerprints,
+            self.seconds
+        )
+    }
+}
+
+crate::stats::measured!(FingerprintStats);

@@ -1,0 +1,81 @@
+//! The pairs stage's section of `stats.json`.
+
+use serde::{Deserialize, Serialize};
+
+use super::coarse::CoarseStats;
+use super::prefix::PrefixStats;
+use crate::stats::Summary;
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PairsStats {
+    /// The method that counted (`sort`, `coarse` or `prefix`).
+    pub method: String,
+    /// Whether `--method auto` chose it.
+    pub method_auto: bool,
+    pub threshold: u32,
+    /// FPrint-DocID records of non-center copies, dropped before counting.
+    pub fingerprints_removed: u64,
+    /// Fingerprints shared by two or more counted documents.
+    pub shared_fingerprints: u64,
+    /// Most documents sharing one fingerprint.
+    pub largest_fingerprint_group: u64,
+    /// Document pairs generated from fingerprint groups (the paper's
+    /// DocID-DocID file), counting each shared fingerprint once.
+    pub pairs_generated: u64,
+    /// Distinct document pairs sharing at least one fingerprint.
+    pub distinct_pairs: u64,
+    /// Rows of the Overlap table (F >= T).
+    pub pairs_emitted: u64,
+    /// `--max-df`, when given.
+    pub max_df: Option<u32>,
+    /// Fingerprints left out as stop chunks, and the pairs they would have
+    /// generated.
+    pub stop_chunks: u64,
+    pub stop_chunk_pairs: u64,
+    /// Bytes of pair runs written to temporary disk, every merge round
+    /// included.
+    pub spill_bytes: u64,
+    /// What coarse counting did, for `--method coarse`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) coarse: Option<CoarseStats>,
+    /// What `--method auto` measured to choose the method.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto: Option<AutoStats>,
+    /// What prefix filtering did, for `--method prefix`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) prefix: Option<PrefixStats>,
+    pub seconds: f64,
+    pub peak_rss_bytes: Option<u64>,
+}
+
+/// The figures `--method auto` chooses by.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct AutoStats {
+    /// Pair instances the fingerprint groups generate: sort below a
+    /// million.
+    pub pair_instances: u64,
+    /// Above that, the prefix index is built: the pair instances of its
+    /// groups, the distinct pairs among them (estimated, when the instances
+    /// are under twice the pair instances), and the predicted work of
+    /// prefix filtering in list entries; prefix filtering runs when that
+    /// work is under twice the pair instances, coarse counting otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefix_candidate_instances: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefix_distinct_candidates: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefix_work: Option<u64>,
+}
+
+impl Summary for PairsStats {
+    fn summary(&self) -> String {
+        format!(
+            "pairs: {} pairs share >= {} fingerprints ({} pairs generated, method {}) in {:.1} s",
+            self.pairs_emitted, self.threshold, self.pairs_generated, self.method, self.seconds
+        )
+    }
+}
+
+crate::stats::measured!(PairsStats);

@@ -1,0 +1,291 @@
+//! `manifest.json`: what an analysis is of and how it was made, the one
+//! file later stages (and later analyses) read their configuration from.
+//!
+//! The fingerprint stage writes it whole, with the chunk spec, how the
+//! inputs were read, and each input's identity and docID range; the pairs
+//! stage adds its settings. Keys (all always present unless marked):
+//!
+//! | key | meaning |
+//! |---|---|
+//! | `format_version` | `1`; a later overlap that changes the store's layout raises it, and an overlap refuses a store newer than it reads |
+//! | `overlap_version` | the version of the overlap that wrote it |
+//! | `chunk` | the chunk spec in canonical form (`lines:4:4`) |
+//! | `read` | `input_format`, `url_field`, `text_field`, `max_record_bytes`, `max_doc_bytes`: how records were read and cut |
+//! | `inputs` | one entry per input, in order: `path` as given, `canonical` (the absolute path with links resolved), `size` in bytes, `modified_ns` (nanoseconds since 1970), `first_doc` and `documents` (its docIDs are `first_doc` to `first_doc + documents - 1`); `canonical`, `size` and `modified_ns` are null for standard input |
+//! | `documents` | documents in all |
+//! | `pairs` | once the pairs stage ran: `threshold` (T) and `max_df` (null without `--max-df`) |
+//!
+//! An input's identity is its canonical path, size and modification time:
+//! `./a.warc.gz` and `a.warc.gz` are the same input, and a file rewritten
+//! in place is another. Stage stamps key on it, and `report --compare`
+//! matches runs by it.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use serde::{Deserialize, Serialize};
+
+use super::docs::Source;
+use super::{OutDir, write_atomic};
+use crate::chunk::Chunking;
+use crate::read::{InputFormat, ReadOptions};
+
+/// The layout version this overlap writes and reads.
+pub(crate) const FORMAT_VERSION: u32 = 1;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Manifest {
+    pub format_version: u32,
+    pub overlap_version: String,
+    pub chunk: String,
+    pub read: ReadSettings,
+    pub inputs: Vec<InputEntry>,
+    pub documents: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pairs: Option<PairsSettings>,
+}
+
+/// How records were read and cut.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct ReadSettings {
+    pub input_format: String,
+    pub url_field: String,
+    pub text_field: String,
+    pub max_record_bytes: u64,
+    pub max_doc_bytes: u64,
+}
+
+impl ReadSettings {
+    pub(crate) fn new(read: &ReadOptions, max_doc_bytes: u64) -> ReadSettings {
+        ReadSettings {
+            input_format: read.format.name().to_string(),
+            url_field: read.url_field.clone(),
+            text_field: read.text_field.clone(),
+            max_record_bytes: read.max_record_bytes,
+            max_doc_bytes,
+        }
+    }
+
+    /// The options to read a record again as it was read.
+    pub(crate) fn options(&self) -> ReadOptions {
+        ReadOptions {
+            format: InputFormat::from_name(&self.input_format).unwrap_or(InputFormat::Auto),
+            url_field: self.url_field.clone(),
+            text_field: self.text_field.clone(),
+            max_record_bytes: self.max_record_bytes,
+        }
+    }
+}
+
+/// What the pairs stage counted with.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct PairsSettings {
+    pub threshold: u32,
+    pub max_df: Option<u32>,
+}
+
+/// One input: its identity and its docIDs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct InputEntry {
+    #[serde(flatten)]
+    pub identity: InputIdentity,
+    pub first_doc: u64,
+    pub documents: u64,
+}
+
+/// An input as given, and what makes it the same input whatever its
+/// spelling.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct InputIdentity {
+    pub path: String,
+    pub canonical: Option<String>,
+    pub size: Option<u64>,
+    pub modified_ns: Option<u64>,
+}
+
+impl InputIdentity {
+    /// The identity of `path` now; only the path for standard input (`-`)
+    /// or a file that cannot be examined.
+    pub(crate) fn of(path: &Path) -> InputIdentity {
+        let given = path.to_string_lossy().into_owned();
+        let meta = (path != Path::new("-")).then(|| std::fs::metadata(path).ok()).flatten();
+        let canonical = meta.as_ref().and_then(|_| std::fs::canonicalize(path).ok());
+        let (Some(meta), Some(canonical)) = (meta, canonical) else {
+            return InputIdentity { path: given, canonical: None, size: None, modified_ns: None };
+        };
+        let modified_ns = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+        InputIdentity {
+            path: given,
+            canonical: Some(canonical.to_string_lossy().into_owned()),
+            size: Some(meta.len()),
+            modified_ns,
+        }
+    }
+
+    /// What a stage stamp keys on: the canonical path, size and
+    /// modification time; `None` for an input that cannot be identified
+    /// (standard input), whose stage can never be up to date.
+    pub(crate) fn key(&self) -> Option<String> {
+        let canonical = self.canonical.as_ref()?;
+        Some(format!("{canonical}\n{}:{}", self.size?, self.modified_ns.unwrap_or(0)))
+    }
+
+    /// Whether two entries name the same input. Standard input cannot be
+    /// told apart from standard input, so two are taken to be the same.
+    pub(crate) fn same_input(&self, other: &InputIdentity) -> bool {
+        match (self.key(), other.key()) {
+            (Some(a), Some(b)) => a == b,
+            (None, None) => self.path == "-" && other.path == "-",
+            _ => false,
+        }
+    }
+}
+
+impl Manifest {
+    /// Reads the manifest of `out`; an analysis without one, or one this
+    /// overlap cannot read, is an error naming it.
+    pub(crate) fn read(out: &OutDir) -> anyhow::Result<Manifest> {
+        let path = out.manifest();
+        let bytes = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!(
+                "{} has no manifest.json: it is not a complete overlap analysis \
+                 (run `overlap fingerprint` or `overlap run` into it)",
+                out.root().display()
+            ),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        };
+        #[derive(Deserialize)]
+        struct Version {
+            format_version: u32,
+        }
+        let version: Version = serde_json::from_slice(&bytes)
+            .with_context(|| format!("{} is not an overlap manifest", path.display()))?;
+        if version.format_version > FORMAT_VERSION {
+            bail!(
+                "{} has format version {}; this overlap reads version {FORMAT_VERSION} (upgrade overlap)",
+                path.display(),
+                version.format_version
+            );
+        }
+        serde_json::from_slice(&bytes).with_context(|| format!("{} is damaged", path.display()))
+    }
+
+    pub(crate) fn write(&self, out: &OutDir) -> anyhow::Result<()> {
+        let mut json = serde_json::to_vec_pretty(self).context("cannot encode manifest.json")?;
+        json.push(b'\n');
+        write_atomic(&out.manifest(), &json)
+    }
+
+    /// The chunking the analysis was cut with.
+    pub(crate) fn chunking(&self) -> anyhow::Result<Chunking> {
+        self.chunk.parse().map_err(|e: String| anyhow::anyhow!("manifest.json: chunk: {e}"))
+    }
+
+    /// The file to read a document's record from again: its input's
+    /// canonical path when known (so that a later run from another
+    /// directory finds it), else the path as given; `None` for standard
+    /// input, which cannot be read again.
+    pub(crate) fn locate(&self, source: &Source<'_>) -> Option<PathBuf> {
+        if source.input == "-" {
+            return None;
+        }
+        let entry = self.inputs.iter().find(|i| i.identity.path == source.input);
+        let canonical = entry.and_then(|e| e.identity.canonical.as_deref());
+        Some(PathBuf::from(canonical.unwrap_or(source.input)))
+    }
+
+    /// Whether `other` is an analysis of the same inputs, in the same order.
+    pub(crate) fn same_inputs(&self, other: &Manifest) -> bool {
+        self.inputs.len() == other.inputs.len()
+            && self.inputs.iter().zip(&other.inputs).all(|(a, b)| a.identity.same_input(&b.identity))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_input_is_the_same_whatever_its_spelling() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.warc");
+        std::fs::write(&file, "WARC/1.0\r\n").unwrap();
+        let plain = InputIdentity::of(&file);
+        let dotted = InputIdentity::of(&dir.path().join(".").join("a.warc"));
+        assert_ne!(plain.path, dotted.path);
+        assert!(plain.same_input(&dotted));
+        assert_eq!(plain.key(), dotted.key());
+        assert_eq!(plain.size, Some(10));
+        // Rewritten in place: another input.
+        std::fs::write(&file, "WARC/1.1\r\n\r\n").unwrap();
+        assert!(!InputIdentity::of(&file).same_input(&plain));
+        let stdin = InputIdentity::of(Path::new("-"));
+        assert_eq!(stdin.key(), None);
+        assert!(stdin.same_input(&InputIdentity::of(Path::new("-"))));
+        assert!(!stdin.same_input(&plain));
+    }
+
+    #[test]
+    fn round_trips_and_refuses_what_it_cannot_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = OutDir::new(dir.path());
+        let e = format!("{:#}", Manifest::read(&out).unwrap_err());
+        assert!(e.contains("has no manifest.json"), "{e}");
+        let m = Manifest {
+            format_version: FORMAT_VERSION,
+            overlap_version: "0.1.0".into(),
+            chunk: "lines:4:4".into(),
+            read: ReadSettings::new(&ReadOptions::default(), 8 << 20),
+            inputs: vec![InputEntry {
+                identity: InputIdentity::of(Path::new("-")),
+                first_doc: 0,
+                documents: 3,
+            }],
+            documents: 3,
+            pairs: Some(PairsSettings { threshold: 15, max_df: None }),
+        };
+        m.write(&out).unwrap();
+        assert_eq!(Manifest::read(&out).unwrap(), m);
+        assert_eq!(m.chunking().unwrap(), Chunking::default());
+        assert_eq!(m.read.options().url_field, "url");
+        let newer = std::fs::read_to_string(out.manifest())
+            .unwrap()
+            .replace("\"format_version\": 1", "\"format_version\": 9");
+        std::fs::write(out.manifest(), newer).unwrap();
+        let e = format!("{:#}", Manifest::read(&out).unwrap_err());
+        assert!(e.contains("format version 9"), "{e}");
+        std::fs::write(out.manifest(), "{}").unwrap();
+        assert!(format!("{:#}", Manifest::read(&out).unwrap_err()).contains("not an overlap manifest"));
+    }
+
+    #[test]
+    fn sources_are_found_through_the_canonical_path() {
+        let m = Manifest {
+            format_version: FORMAT_VERSION,
+            overlap_version: String::new(),
+            chunk: "doc".into(),
+            read: ReadSettings::new(&ReadOptions::default(), 0),
+            inputs: vec![InputEntry {
+                identity: InputIdentity {
+                    path: "a.warc".into(),
+                    canonical: Some("/data/a.warc".into()),
+                    size: Some(1),
+                    modified_ns: Some(1),
+                },
+                first_doc: 0,
+                documents: 1,
+            }],
+            documents: 1,
+            pairs: None,
+        };
+        let at = |input| m.locate(&Source { input, offset: 0 });
+        assert_eq!(at("a.warc"), Some(PathBuf::from("/data/a.warc")));
+        assert_eq!(at("b.warc"), Some(PathBuf::from("b.warc")));
+        assert_eq!(at("-"), None);
+    }
+}

@@ -1,0 +1,177 @@
+//! The Overlap table, `overlap.csv`: `doc_i,doc_j,shared`, one row per
+//! document pair with i < j sharing F >= T chunk fingerprints, sorted by
+//! (i, j). Both documents are exact-group centers (copies are removed
+//! before counting).
+//!
+//! Written with plain formatting rather than through the CSV writer: it is
+//! the one table that grows with the pairs, three numbers a row that never
+//! need quoting.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+
+use super::{commit, temp_path};
+
+const HEADER: &str = "doc_i,doc_j,shared";
+
+/// One Overlap-table row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Overlap {
+    pub doc_i: u32,
+    pub doc_j: u32,
+    pub shared: u32,
+}
+
+/// Writes the table under its temporary name; [`OverlapWriter::finish`]
+/// renames it into place.
+pub(crate) struct OverlapWriter {
+    path: PathBuf,
+    out: BufWriter<File>,
+    line: String,
+    rows: u64,
+}
+
+impl OverlapWriter {
+    pub(crate) fn create(path: &Path) -> anyhow::Result<OverlapWriter> {
+        let tmp = temp_path(path);
+        let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+        let mut w = OverlapWriter {
+            path: path.to_path_buf(),
+            out: BufWriter::with_capacity(1 << 16, file),
+            line: String::with_capacity(32),
+            rows: 0,
+        };
+        w.out
+            .write_all(HEADER.as_bytes())
+            .and_then(|()| w.out.write_all(b"\n"))
+            .with_context(|| w.error())?;
+        Ok(w)
+    }
+
+    /// Appends a row; rows come in (i, j) order.
+    pub(crate) fn push(&mut self, o: Overlap) -> anyhow::Result<()> {
+        use std::fmt::Write as _;
+        self.line.clear();
+        let _ = writeln!(self.line, "{},{},{}", o.doc_i, o.doc_j, o.shared);
+        self.rows += 1;
+        self.out.write_all(self.line.as_bytes()).with_context(|| self.error())
+    }
+
+    /// Completes the table; returns its rows.
+    pub(crate) fn finish(self) -> anyhow::Result<u64> {
+        let err = self.error();
+        self.out.into_inner().map_err(|e| e.into_error()).context(err)?;
+        commit(&self.path)?;
+        Ok(self.rows)
+    }
+
+    fn error(&self) -> String {
+        format!("cannot write {}", temp_path(&self.path).display())
+    }
+}
+
+/// Calls `f` with every row of the table at `path`, checking what the
+/// writer promises: the header, three numbers a row, i < j, rows sorted by
+/// (i, j). A row that breaks one, or an error from `f`, is an error naming
+/// the file and line.
+pub(crate) fn for_each_pair(
+    path: &Path,
+    mut f: impl FnMut(Overlap) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut reader = BufReader::with_capacity(1 << 16, file);
+    let mut line = String::new();
+    let mut number = 0u64;
+    let mut last: Option<(u32, u32)> = None;
+    loop {
+        line.clear();
+        let n = reader
+            .read_line(&mut line)
+            .with_context(|| format!("cannot read {} (line {})", path.display(), number + 1))?;
+        if n == 0 {
+            break;
+        }
+        number += 1;
+        let text = line.trim_end_matches(['\n', '\r']);
+        if number == 1 {
+            if text != HEADER {
+                bail!("{} line 1: expected the header {HEADER}", path.display());
+            }
+            continue;
+        }
+        let bad = |what: &str| anyhow::anyhow!("{} line {number}: {what}", path.display());
+        let mut fields = text.split(',');
+        let mut next = |name: &str| -> anyhow::Result<u32> {
+            fields
+                .next()
+                .and_then(|v| v.parse::<u32>().ok())
+                .ok_or_else(|| bad(&format!("{name} is missing or not a number")))
+        };
+        let o = Overlap { doc_i: next("doc_i")?, doc_j: next("doc_j")?, shared: next("shared")? };
+        if fields.next().is_some() {
+            return Err(bad("expected 3 columns"));
+        }
+        if o.doc_i >= o.doc_j {
+            return Err(bad("doc_i is not smaller than doc_j"));
+        }
+        if last.is_some_and(|l| l >= (o.doc_i, o.doc_j)) {
+            return Err(bad("rows are not sorted by (doc_i, doc_j)"));
+        }
+        last = Some((o.doc_i, o.doc_j));
+        f(o).with_context(|| format!("{} line {number}", path.display()))?;
+    }
+    if number == 0 {
+        bail!("{} is empty: expected the header {HEADER}", path.display());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("overlap.csv");
+        let rows =
+            [Overlap { doc_i: 0, doc_j: 3, shared: 20 }, Overlap { doc_i: 1, doc_j: 2, shared: u32::MAX }];
+        let mut w = OverlapWriter::create(&path).unwrap();
+        for r in rows {
+            w.push(r).unwrap();
+        }
+        assert_eq!(w.finish().unwrap(), 2);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "doc_i,doc_j,shared\n0,3,20\n1,2,4294967295\n");
+        let mut back = Vec::new();
+        for_each_pair(&path, |o| {
+            back.push(o);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(back, rows);
+    }
+
+    #[test]
+    fn malformed_rows_name_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("overlap.csv");
+        for (text, want) in [
+            ("doc_i,doc_j,shared\n0,1,5\n1,0,5\n", "line 3: doc_i is not smaller"),
+            ("doc_i,doc_j,shared\n0,x,5\n", "line 2: doc_j"),
+            ("doc_i,doc_j,shared\n0,2,5\n0,1,5\n", "line 3: rows are not sorted"),
+            ("doc_i,doc_j,shared\n0,1,5,6\n", "line 2: expected 3 columns"),
+            ("doc_i,doc_j\n", "line 1: expected the header"),
+            ("", "is empty"),
+        ] {
+            std::fs::write(&path, text).unwrap();
+            let e = format!("{:#}", for_each_pair(&path, |_| Ok(())).unwrap_err());
+            assert!(e.contains(want) && e.contains("overlap.csv"), "{text:?}: {e}");
+        }
+        std::fs::write(&path, "doc_i,doc_j,shared\n0,1,5\n").unwrap();
+        let e = format!("{:#}", for_each_pair(&path, |_| bail!("not a center")).unwrap_err());
+        assert!(e.contains("overlap.csv line 2: not a center"), "{e}");
+    }
+}
