@@ -7,7 +7,9 @@
 //! [`Redirect`], or a [`Skip`] (a record that is not a document, or is
 //! corrupt), so that nothing read is ever silently dropped. Readers do not decide
 //! whether the content type is usable or assign document IDs: extraction and
-//! the fingerprint stage do that, in input order.
+//! the fingerprint stage do that, in input order. What the four readers
+//! share (the queue of items, the end of the data, the search for the next
+//! record) is in `records.rs`, so that each file holds only its format.
 //!
 //! A reader returns `Err` only when the input as a whole cannot be read any
 //! further (an I/O error from the file system); bad data inside the input is
@@ -20,6 +22,7 @@ pub mod gz;
 pub mod http;
 pub mod jsonl;
 pub mod pagefeed;
+mod records;
 pub mod split;
 pub mod warc;
 
@@ -538,7 +541,13 @@ fn by_extension(path: &Path) -> Option<InputFormat> {
 /// Helpers shared by the readers' tests.
 #[cfg(test)]
 pub(crate) mod testing {
+    use super::gz::Source;
     use super::{Item, RawDoc, Reader, Skip};
+
+    /// A source of `data`, as a file of those bytes would be read.
+    pub fn source(data: Vec<u8>) -> Source {
+        Source::new(Box::new(std::io::Cursor::new(data))).unwrap()
+    }
 
     /// Every item of `reader`, failing the test if it yields more than
     /// `limit` (a reader that does not end).
@@ -685,7 +694,7 @@ mod tests {
     /// Every item a reader of `format` makes of `data`, with a bound that
     /// catches a reader that does not end.
     fn read_bytes(format: InputFormat, data: &[u8], max: u64) -> Vec<Item> {
-        let src = gz::Source::new(Box::new(std::io::Cursor::new(data.to_vec()))).unwrap();
+        let src = testing::source(data.to_vec());
         let mut reader: Box<dyn Reader> = match format {
             InputFormat::Jsonl => Box::new(jsonl::JsonlReader::new(src, "url", "text", max)),
             InputFormat::PageFeed => Box::new(pagefeed::PageFeedReader::new(src, max)),
