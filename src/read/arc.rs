@@ -85,7 +85,7 @@ use super::{Body, Item, RawDoc, SkipReason};
 /// The longest header line read; a longer one is corrupt. Heritrix refuses
 /// to write header lines over 8 KiB, and real ones are a URL and a few short
 /// fields.
-pub const MAX_HEADER_LINE: usize = 8 << 10;
+pub(crate) const MAX_HEADER_LINE: usize = 8 << 10;
 
 /// How much of a record's content is reserved before reading it: a huge
 /// length must not allocate before its bytes are there.
@@ -100,7 +100,7 @@ const VERSION_BLOCK_KEEP: u64 = 64 << 10;
 const SHORT_LOOK: usize = 512;
 
 /// Reads ARC records from a [`Source`].
-pub struct ArcReader {
+pub(crate) struct ArcReader {
     core: Core,
     max_record_bytes: u64,
     /// The header line at the current position, as [`ArcReader::peek_line`]
@@ -175,7 +175,7 @@ struct Header {
 
 impl ArcReader {
     /// A reader of `src`, keeping records of at most `max_record_bytes`.
-    pub fn new(src: Source, max_record_bytes: u64) -> ArcReader {
+    pub(crate) fn new(src: Source, max_record_bytes: u64) -> ArcReader {
         ArcReader { core: Core::new(src), max_record_bytes, line: Vec::new(), version: Version::default() }
     }
 

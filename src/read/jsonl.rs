@@ -31,7 +31,7 @@ use super::records::{Core, Format};
 use super::{Item, RawDoc, SkipReason};
 
 /// Reads JSONL documents from a [`Source`].
-pub struct JsonlReader {
+pub(crate) struct JsonlReader {
     core: Core,
     url_field: String,
     text_field: String,
@@ -42,7 +42,7 @@ pub struct JsonlReader {
 
 impl JsonlReader {
     /// A reader of `src` that takes URLs and texts from the named fields.
-    pub fn new(src: Source, url_field: &str, text_field: &str, max_record_bytes: u64) -> JsonlReader {
+    pub(crate) fn new(src: Source, url_field: &str, text_field: &str, max_record_bytes: u64) -> JsonlReader {
         JsonlReader {
             core: Core::new(src),
             url_field: url_field.to_string(),

@@ -55,13 +55,13 @@ use super::records::{Core, Format};
 use super::{Item, RawDoc, SkipReason};
 
 /// The line before every record.
-pub const SEPARATOR: &[u8] = b"==P=>>>>=i===<<<<=T===>=A=<=!Junghoo!==>";
+pub(crate) const SEPARATOR: &[u8] = b"==P=>>>>=i===<<<<=T===>=A=<=!Junghoo!==>";
 
 /// The longest record or HTTP header read; a longer one is corrupt.
-pub const MAX_HEADER_BYTES: usize = 1 << 20;
+pub(crate) const MAX_HEADER_BYTES: usize = 1 << 20;
 
 /// Reads page-feed records from a [`Source`].
-pub struct PageFeedReader {
+pub(crate) struct PageFeedReader {
     core: Core,
     max_record_bytes: u64,
     /// The record header and the HTTP header of the current record, reused.
@@ -82,7 +82,7 @@ enum Block {
 
 impl PageFeedReader {
     /// A reader of `src`, keeping pages of at most `max_record_bytes`.
-    pub fn new(src: Source, max_record_bytes: u64) -> PageFeedReader {
+    pub(crate) fn new(src: Source, max_record_bytes: u64) -> PageFeedReader {
         PageFeedReader { core: Core::new(src), max_record_bytes, head: Vec::new(), http_head: Vec::new() }
     }
 

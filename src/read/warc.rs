@@ -45,7 +45,7 @@
 //!
 //! Damage: a version line that does not parse, a header line without a
 //! colon, a missing or non-numeric `Content-Length`, or a header longer than
-//! [`MAX_HEADER_BYTES`] is a [`SkipReason::CorruptHeader`] skip of the
+//! `MAX_HEADER_BYTES` is a [`SkipReason::CorruptHeader`] skip of the
 //! record, whose bytes up to the next record start belong to it. A header
 //! that runs into the next record's version line is a `CorruptHeader` skip
 //! too, and reading goes on with that record. A record without `WARC-Type`
@@ -69,7 +69,7 @@ use super::{Body, Item, RawDoc, Revisit, SkipReason};
 
 /// The longest record header read; a longer one is a corrupt header (real
 /// ones are well under 10 KiB).
-pub const MAX_HEADER_BYTES: usize = 1 << 20;
+pub(crate) const MAX_HEADER_BYTES: usize = 1 << 20;
 
 /// How much of a block's buffer is reserved before reading it: a huge
 /// `Content-Length` must not allocate before its bytes are there.
