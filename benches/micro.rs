@@ -29,6 +29,7 @@ use overlap::pairs::sort::SortCounting;
 use overlap::pairs::{CoarseVariant, CountInput, Counted, CountingMethod, scan_groups};
 use overlap::progress::Progress;
 use overlap::read::Reader;
+use overlap::read::gz;
 use overlap::read::warc::WarcReader;
 use overlap::store::{Center, ChunkRecord, Header, Mapped, RecordWriter};
 
@@ -64,8 +65,8 @@ fn read_warc(c: &mut Criterion, input: &Input) {
         g.throughput(Throughput::Bytes(bytes.len() as u64));
         g.bench_function(name, |b| {
             b.iter(|| {
-                let mut reader =
-                    WarcReader::from_reader(Box::new(Cursor::new(bytes)), 64 << 20).expect("a reader");
+                let src = gz::Source::new(Box::new(Cursor::new(bytes))).expect("a source");
+                let mut reader = WarcReader::new(src, 64 << 20);
                 let mut items = 0u64;
                 while let Some(item) = reader.next_item().expect("reading memory") {
                     black_box(&item);

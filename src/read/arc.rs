@@ -75,17 +75,17 @@
 //! kept, except the start of a version block. Damaged gzip data is handled
 //! as for WARC (see [`super::gz`]).
 
-use std::collections::VecDeque;
-use std::io::{self, BufRead};
+use std::io;
 
-use super::gz::{Source, Start, find_byte, push_break_skips, skip};
+use super::gz::{Source, Start, find_byte, skip};
 use super::http::{self, BodyError};
-use super::{Body, Item, RawDoc, Reader, SkipReason};
+use super::records::{Core, Format, Found, LOOK, is_blank};
+use super::{Body, Item, RawDoc, SkipReason};
 
 /// The longest header line read; a longer one is corrupt. Heritrix refuses
 /// to write header lines over 8 KiB, and real ones are a URL and a few short
 /// fields.
-pub const MAX_HEADER_LINE: usize = 8 << 10;
+pub(crate) const MAX_HEADER_LINE: usize = 8 << 10;
 
 /// How much of a record's content is reserved before reading it: a huge
 /// length must not allocate before its bytes are there.
@@ -99,21 +99,15 @@ const VERSION_BLOCK_KEEP: u64 = 64 << 10;
 /// that looking further ahead (and gathering that many bytes) is rare.
 const SHORT_LOOK: usize = 512;
 
-/// Bytes looked at to tell whether a line could be a header line at all.
-const LOOK: usize = 64;
-
 /// Reads ARC records from a [`Source`].
-pub struct ArcReader {
-    src: Source,
+pub(crate) struct ArcReader {
+    core: Core,
     max_record_bytes: u64,
-    queue: VecDeque<Item>,
     /// The header line at the current position, as [`ArcReader::peek_line`]
     /// left it.
     line: Vec<u8>,
     /// The version the last version block declared.
     version: Version,
-    started: bool,
-    done: bool,
 }
 
 /// The ARC version a version block declares.
@@ -124,13 +118,6 @@ enum Version {
     V1,
     /// Version 2: lines of 10 fields or more, or exactly 5.
     V2,
-}
-
-/// What is at the current position between records.
-enum Found {
-    Record(Start),
-    End,
-    Break,
 }
 
 /// The line at the current position, as far as a header line can reach.
@@ -188,66 +175,8 @@ struct Header {
 
 impl ArcReader {
     /// A reader of `src`, keeping records of at most `max_record_bytes`.
-    pub fn new(src: Source, max_record_bytes: u64) -> ArcReader {
-        ArcReader {
-            src,
-            max_record_bytes,
-            queue: VecDeque::new(),
-            line: Vec::new(),
-            version: Version::default(),
-            started: false,
-            done: false,
-        }
-    }
-
-    /// A reader of raw (plain or gzip) bytes.
-    pub fn from_reader(raw: Box<dyn BufRead + Send>, max_record_bytes: u64) -> io::Result<ArcReader> {
-        Ok(ArcReader::new(Source::new(raw)?, max_record_bytes))
-    }
-
-    /// Reads the next record, or a break, queueing what it makes; sets
-    /// `done` at the end of input.
-    fn step(&mut self) -> io::Result<()> {
-        if !self.started {
-            self.started = true;
-            self.src.skip_bom()?;
-        }
-        match self.find_record()? {
-            Found::End => self.done = true,
-            Found::Break => {
-                if let Some(brk) = self.src.take_break() {
-                    push_break_skips(&mut self.queue, None, brk);
-                }
-            }
-            Found::Record(start) => self.read_record(start)?,
-        }
-        Ok(())
-    }
-
-    /// Skips blanks up to where the next record starts, the end of input or
-    /// a break.
-    fn find_record(&mut self) -> io::Result<Found> {
-        // A gzip member that starts in the blank run before a record gives
-        // the record its offset.
-        let mut member = None;
-        loop {
-            let (empty, blank) = {
-                let head = self.src.peek(LOOK)?;
-                (head.is_empty(), head.iter().take_while(|&&b| is_blank(b)).count())
-            };
-            let pos = self.src.pos();
-            if let Some(offset) = self.src.member_start_at(pos) {
-                member = Some(offset);
-            }
-            if empty {
-                return Ok(if self.src.at_break() { Found::Break } else { Found::End });
-            }
-            if blank == 0 {
-                return Ok(Found::Record(Start::new(pos, member)));
-            }
-            let blank = self.src.to_next_member().map_or(blank, |limit| blank.min(limit));
-            self.src.consume(blank);
-        }
+    pub(crate) fn new(src: Source, max_record_bytes: u64) -> ArcReader {
+        ArcReader { core: Core::new(src), max_record_bytes, line: Vec::new(), version: Version::default() }
     }
 
     /// Reads the record whose header line is at `start` and queues its item
@@ -262,8 +191,8 @@ impl ArcReader {
                 return self.corrupt(start, format!("header line longer than {MAX_HEADER_LINE} bytes"));
             }
             Peeked::Partial(len) => {
-                self.src.consume(len);
-                self.lost(start, "header line cut off at end of input".into());
+                self.core.src.consume(len);
+                self.core.lost(start, "header line cut off at end of input");
                 return Ok(());
             }
         };
@@ -271,7 +200,7 @@ impl ArcReader {
             Ok(header) => header,
             Err(detail) => return self.corrupt(start, detail),
         };
-        self.src.consume(line_len);
+        self.core.src.consume(line_len);
         let kind = Kind::of(&header.url);
         let len = header.length;
         let keep = match kind {
@@ -281,17 +210,17 @@ impl ArcReader {
             Kind::Http | Kind::Other => 0,
         };
         let mut content = Vec::with_capacity(usize::try_from(keep.min(RESERVE_MAX)).unwrap_or(0));
-        let mut got = self.src.read_exact(keep, Some(&mut content))?;
+        let mut got = self.core.src.read_exact(keep, Some(&mut content))?;
         if got == keep {
-            got += self.src.read_exact(len - keep, None)?;
+            got += self.core.src.read_exact(len - keep, None)?;
         }
         if got < len {
-            self.lost(start, format!("content cut off at end of input after {got} of {len} bytes"));
+            self.core.lost(start, format!("content cut off at end of input after {got} of {len} bytes"));
             return Ok(());
         }
         self.skip_record_end()?;
-        if let Some(brk) = self.src.record_damage(start)? {
-            push_break_skips(&mut self.queue, Some(start), brk);
+        if let Some(brk) = self.core.src.record_damage(start)? {
+            self.core.push_break(Some(start), brk);
             return Ok(());
         }
         let item = match kind {
@@ -320,7 +249,7 @@ impl ArcReader {
                 })
             }
         };
-        self.queue.push_back(item);
+        self.core.push(item);
         Ok(())
     }
 
@@ -332,7 +261,7 @@ impl ArcReader {
         loop {
             // `peek` may give more than asked for: a line's fate must not
             // depend on how the input happens to be buffered.
-            let window = self.src.peek(want)?;
+            let window = self.core.src.peek(want)?;
             let window = window.get(..want).unwrap_or(window);
             let avail = window.len();
             let nl = find_byte(b'\n', window);
@@ -341,7 +270,7 @@ impl ArcReader {
             }
             // Only members that start after the current position count: the
             // record may start one.
-            let member = self.src.to_next_member().filter(|&m| m < nl.map_or(avail, |i| i + 1));
+            let member = self.core.src.to_next_member().filter(|&m| m < nl.map_or(avail, |i| i + 1));
             if let Some(m) = member {
                 self.line.clear();
                 return Ok(Peeked::RunsIntoMember(m));
@@ -364,49 +293,37 @@ impl ArcReader {
     /// from `start`.
     fn corrupt(&mut self, start: Start, detail: String) -> io::Result<()> {
         loop {
-            if self.src.skip_line(|_| ())? == 0 || self.at_header_line()? {
+            if self.core.src.skip_line(|_| ())? == 0 || self.at_header_line()? {
                 break;
             }
         }
-        match self.src.record_damage(start)? {
-            Some(brk) => push_break_skips(&mut self.queue, Some(start), brk),
-            None => self.queue.push_back(skip(start.offset, SkipReason::CorruptHeader, detail)),
-        }
-        Ok(())
+        self.core.push_unless_damaged(start, skip(start.offset, SkipReason::CorruptHeader, detail))
     }
 
     /// Whether the line at the current position parses as a header line.
     fn at_header_line(&mut self) -> io::Result<bool> {
         // Most lines are ruled out by their first bytes, without gathering a
         // whole header line's worth of lookahead for each.
-        if !starts_with_url(self.src.peek(LOOK)?) {
+        if !starts_with_url(self.core.src.peek(LOOK)?) {
             return Ok(false);
         }
         Ok(matches!(self.peek_line()?, Peeked::Line(_))
             && parse_header_line(&self.line, self.version).is_ok())
     }
 
-    /// Queues the skips for the record at `start`, which the input ended in
-    /// (`eof_detail` says where) or a break damaged.
-    fn lost(&mut self, start: Start, eof_detail: String) {
-        match self.src.take_break() {
-            Some(brk) => push_break_skips(&mut self.queue, Some(start), brk),
-            None => self.queue.push_back(skip(start.offset, SkipReason::TruncatedRecord, eof_detail)),
-        }
-    }
-
     /// Consumes the LF (or CRLF) after a record's content, if it is there,
     /// unless a gzip member starts at it: that member's offset belongs to
     /// the next record.
     fn skip_record_end(&mut self) -> io::Result<()> {
-        let n = match self.src.peek(2)? {
+        let n = match self.core.src.peek(2)? {
             [b'\n', ..] => 1,
             [b'\r', b'\n', ..] => 2,
             _ => 0,
         };
-        if n > 0 && self.src.member_start_at(self.src.pos()).is_none() {
-            let n = self.src.to_next_member().map_or(n, |limit| n.min(limit));
-            self.src.consume(n);
+        let src = &mut self.core.src;
+        if n > 0 && src.member_start_at(src.pos()).is_none() {
+            let n = src.to_next_member().map_or(n, |limit| n.min(limit));
+            src.consume(n);
         }
         Ok(())
     }
@@ -440,22 +357,22 @@ impl ArcReader {
     }
 }
 
-impl Reader for ArcReader {
-    fn next_item(&mut self) -> io::Result<Option<Item>> {
-        loop {
-            if let Some(item) = self.queue.pop_front() {
-                return Ok(Some(item));
+impl Format for ArcReader {
+    fn core(&mut self) -> &mut Core {
+        &mut self.core
+    }
+
+    fn step(&mut self) -> io::Result<()> {
+        // ARC records have no magic: whatever is not blank is read as a
+        // header line, and one that does not parse is a corrupt header.
+        match self.core.find_record(|_| true)? {
+            Found::Record(start) | Found::Garbage(start) => self.read_record(start),
+            Found::End => {
+                self.core.end();
+                Ok(())
             }
-            if self.done {
-                return Ok(None);
-            }
-            self.step()?;
         }
     }
-}
-
-fn is_blank(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\r' | b'\n')
 }
 
 /// Whether `bytes` start with a URL: a scheme, a colon, and something after
@@ -535,10 +452,10 @@ fn header_content_type(field: &str) -> (Option<String>, Option<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::read::testing::{doc, drain, skipped};
+    use crate::read::testing::{doc, drain, skipped, source};
     use flate2::Compression;
     use flate2::write::GzEncoder;
-    use std::io::{Cursor, Read, Write};
+    use std::io::{Read, Write};
 
     const MAX: u64 = 1 << 20;
     const DATE: &str = "20240301080000";
@@ -598,7 +515,7 @@ mod tests {
     }
 
     fn read_with(data: Vec<u8>, max: u64) -> Vec<Item> {
-        let mut reader = ArcReader::from_reader(Box::new(Cursor::new(data)), max).unwrap();
+        let mut reader = ArcReader::new(source(data), max);
         drain(&mut reader, 10_000)
     }
 

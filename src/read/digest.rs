@@ -37,7 +37,7 @@ fn known_len(algorithm: &str) -> Option<usize> {
 /// a value that is neither is kept as written, so that two records with
 /// the same odd value still match. `None` when there is no `:` or either
 /// side is empty.
-pub fn parse(value: &str) -> Option<Digest> {
+pub(crate) fn parse(value: &str) -> Option<Digest> {
     let (algorithm, encoded) = value.trim().split_once(':')?;
     let algorithm: String =
         algorithm.trim().chars().filter(|&c| c != '-' && c != '_').flat_map(char::to_lowercase).collect();

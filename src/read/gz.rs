@@ -7,7 +7,7 @@
 //! `cat a.gz b.gz` has several), and remembers for each member the offset of
 //! its first compressed byte and the decompressed position where its data
 //! begins, so that a reader can give a record that starts a member the
-//! member's offset, as CDX indexes do ([`Source::member_start_at`]).
+//! member's offset, as CDX indexes do (`Source::member_start_at`).
 //! Otherwise bytes pass through unchanged.
 //!
 //! Damaged gzip data does not end the input. When a member fails (a bad
@@ -17,7 +17,7 @@
 //! the end of its data, takes the break, drops the record it was in, and
 //! reads on. Meanwhile the source has scanned the compressed bytes for the
 //! next `1f 8b 08` member header, starting just after the start of the bad
-//! member (it keeps up to [`HISTORY_MAX`] compressed bytes of the current
+//! member (it keeps up to `HISTORY_MAX` compressed bytes of the current
 //! member so that it can go back that far: an inflater that fails late may
 //! already have eaten the next member's header). The decompressed stream
 //! goes on after a break as if the good data were contiguous: decompressed
@@ -29,7 +29,7 @@
 //!
 //! A CRC error is only seen at the end of a member, after its data has been
 //! delivered; a member damaged so that it still inflates gives wrong data
-//! until then. Readers therefore call [`Source::record_damage`] after each
+//! until then. Readers therefore call `Source::record_damage` after each
 //! record (and each corrupt record or run of garbage), before they emit it:
 //! that reads on until the member the record ended in is verified, or
 //! fails, and for a record that starts a member, until that member ends (as
@@ -38,7 +38,7 @@
 //! whole-file gzip member, records already emitted stand, and only the
 //! record in progress is dropped when the member fails.
 //!
-//! [`push_break_skips`] turns a break and the record it cut into skips, the
+//! `push_break_skips` turns a break and the record it cut into skips, the
 //! same way for every reader.
 
 use std::collections::VecDeque;
@@ -56,7 +56,7 @@ pub const BUF_SIZE: usize = 256 * 1024;
 /// The most compressed bytes of one member that are kept for rescanning
 /// after the member turns out to be damaged. Per-record members are almost
 /// always smaller; a longer member is rescanned from where it failed.
-pub const HISTORY_MAX: usize = 4 << 20;
+pub(crate) const HISTORY_MAX: usize = 4 << 20;
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
@@ -113,7 +113,7 @@ pub struct Break {
 /// Where a record starts: its decompressed position, and the offset to
 /// report for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Start {
+pub(crate) struct Start {
     pub pos: u64,
     pub offset: u64,
     /// Whether `offset` is the compressed offset of the gzip member that the
@@ -123,7 +123,7 @@ pub struct Start {
 
 impl Start {
     /// A record at `pos`, which starts the member at `member` if one is given.
-    pub fn new(pos: u64, member: Option<u64>) -> Start {
+    pub(crate) fn new(pos: u64, member: Option<u64>) -> Start {
         match member {
             Some(offset) => Start { pos, offset, at_member: true },
             None => Start { pos, offset: pos, at_member: false },
@@ -141,7 +141,7 @@ impl Start {
 ///   plain file cut off in the middle of a record.
 /// - Otherwise the record is dropped with the break's reason at its own
 ///   offset, and the break follows as a skip of its own.
-pub fn push_break_skips(queue: &mut VecDeque<Item>, lost: Option<Start>, brk: Break) {
+pub(crate) fn push_break_skips(queue: &mut VecDeque<Item>, lost: Option<Start>, brk: Break) {
     let Some(record) = lost else {
         queue.push_back(skip(brk.offset, brk.reason, brk.detail));
         return;
@@ -159,13 +159,13 @@ pub fn push_break_skips(queue: &mut VecDeque<Item>, lost: Option<Start>, brk: Br
 }
 
 /// A skip item.
-pub fn skip(offset: u64, reason: SkipReason, detail: impl Into<String>) -> Item {
+pub(crate) fn skip(offset: u64, reason: SkipReason, detail: impl Into<String>) -> Item {
     Item::Skip(Skip { offset, reason, detail: detail.into() })
 }
 
 /// How a [`Source::read_line`] ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Line {
+pub(crate) struct Line {
     /// Bytes consumed, line end included.
     pub len: u64,
     /// Whether the line ended with `\n` (false at the end of input or at a
@@ -223,7 +223,7 @@ impl Source {
     /// member offsets are the file's. Decompressed positions are not known
     /// there, so a record that does not start a member (in damaged data)
     /// is given the offset of the member it lies in ([`Source::start`]).
-    pub fn segment(inner: Box<dyn BufRead + Send>, base: u64) -> io::Result<Source> {
+    pub(crate) fn segment(inner: Box<dyn BufRead + Send>, base: u64) -> io::Result<Source> {
         Source::at(inner, base, true)
     }
 
@@ -267,12 +267,12 @@ impl Source {
     }
 
     /// Bytes consumed so far: the decompressed position for gzip input.
-    pub fn pos(&self) -> u64 {
+    pub(crate) fn pos(&self) -> u64 {
         self.pos
     }
 
     /// The data at the current position; empty at the end of input or at a
-    /// break (see [`Source::at_break`]).
+    /// break (see `Source::at_break`).
     pub fn fill_buf(&mut self) -> io::Result<&[u8]> {
         if !self.gzip {
             return self.dec.get_mut().fill();
@@ -285,7 +285,7 @@ impl Source {
         Ok(self.out.get(self.start..self.end).unwrap_or_default())
     }
 
-    /// Marks `n` bytes of the last [`Source::fill_buf`] or [`Source::peek`]
+    /// Marks `n` bytes of the last [`Source::fill_buf`] or `Source::peek`
     /// as read.
     pub fn consume(&mut self, n: usize) {
         if !self.gzip {
@@ -304,7 +304,7 @@ impl Source {
 
     /// At least `n` bytes at the current position, unless the input ends or
     /// breaks sooner. `n` should be small (a few KiB at most).
-    pub fn peek(&mut self, n: usize) -> io::Result<&[u8]> {
+    pub(crate) fn peek(&mut self, n: usize) -> io::Result<&[u8]> {
         if !self.gzip {
             return self.dec.get_mut().peek(n);
         }
@@ -325,20 +325,20 @@ impl Source {
     /// The compressed offset of the gzip member whose data begins at
     /// decompressed position `pos`, if one does. Only positions at or after
     /// the current one are known.
-    pub fn member_start_at(&self, pos: u64) -> Option<u64> {
+    pub(crate) fn member_start_at(&self, pos: u64) -> Option<u64> {
         self.starts.iter().find(|&&(p, _)| p == pos).map(|&(_, offset)| offset)
     }
 
     /// How many bytes from the current position to the start of the next
     /// member, if one starts after the current position within the data
     /// decompressed so far.
-    pub fn to_next_member(&self) -> Option<usize> {
+    pub(crate) fn to_next_member(&self) -> Option<usize> {
         let (p, _) = self.starts.iter().find(|&&(p, _)| p > self.pos)?;
         usize::try_from(p - self.pos).ok()
     }
 
     /// A [`Start`] for a record at the current position.
-    pub fn start_here(&self) -> Start {
+    pub(crate) fn start_here(&self) -> Start {
         self.start(self.pos, self.member_start_at(self.pos))
     }
 
@@ -346,7 +346,7 @@ impl Source {
     /// the member at `member` if one is given. In a segment, a record that
     /// starts no member gets the offset of the member it lies in, since
     /// its decompressed position in the whole file is not known.
-    pub fn start(&self, pos: u64, member: Option<u64>) -> Start {
+    pub(crate) fn start(&self, pos: u64, member: Option<u64>) -> Start {
         match member {
             None if self.segment => Start { pos, offset: self.current, at_member: false },
             member => Start::new(pos, member),
@@ -355,7 +355,7 @@ impl Source {
 
     /// Whether the data ends here because of a break (rather than the end of
     /// the input). Meaningful once [`Source::fill_buf`] returned nothing.
-    pub fn at_break(&self) -> bool {
+    pub(crate) fn at_break(&self) -> bool {
         self.pending.is_some() && self.start == self.end
     }
 
@@ -372,7 +372,7 @@ impl Source {
     /// (per-record gzip) is held to that member's end even when more data
     /// follows it in the member, as far as the buffer reaches: a member
     /// that inflates to wrong data fails only at its CRC.
-    pub fn record_damage(&mut self, start: Start) -> io::Result<Option<Break>> {
+    pub(crate) fn record_damage(&mut self, start: Start) -> io::Result<Option<Break>> {
         if !self.gzip {
             return Ok(None);
         }
@@ -398,7 +398,7 @@ impl Source {
 
     /// Reads through the next `\n`, appending the bytes to `out` while it is
     /// shorter than `keep` and dropping the rest.
-    pub fn read_line(&mut self, out: &mut Vec<u8>, keep: usize) -> io::Result<Line> {
+    pub(crate) fn read_line(&mut self, out: &mut Vec<u8>, keep: usize) -> io::Result<Line> {
         let mut len = 0u64;
         loop {
             let buf = self.fill_buf()?;
@@ -423,7 +423,7 @@ impl Source {
     /// member: members are places where a record may start. `seen` is shown
     /// the bytes as they go. Returns the bytes consumed, 0 only at the end of
     /// input or at a break.
-    pub fn skip_line(&mut self, mut seen: impl FnMut(&[u8])) -> io::Result<u64> {
+    pub(crate) fn skip_line(&mut self, mut seen: impl FnMut(&[u8])) -> io::Result<u64> {
         let mut len = 0u64;
         loop {
             let limit = self.to_next_member();
@@ -450,7 +450,7 @@ impl Source {
 
     /// Consumes a UTF-8 byte order mark at the start of the input, if there
     /// is one: editors put it in front of text files.
-    pub fn skip_bom(&mut self) -> io::Result<()> {
+    pub(crate) fn skip_bom(&mut self) -> io::Result<()> {
         if self.pos == 0 && self.peek(3)?.starts_with(b"\xef\xbb\xbf") {
             self.consume(3);
         }
@@ -459,7 +459,7 @@ impl Source {
 
     /// Consumes `n` bytes, appending them to `out` if given. Returns how
     /// many were consumed: fewer than `n` at the end of input or at a break.
-    pub fn read_exact(&mut self, n: u64, mut out: Option<&mut Vec<u8>>) -> io::Result<u64> {
+    pub(crate) fn read_exact(&mut self, n: u64, mut out: Option<&mut Vec<u8>>) -> io::Result<u64> {
         let mut done = 0u64;
         while done < n {
             let buf = self.fill_buf()?;
@@ -485,7 +485,7 @@ impl Source {
     /// Returns the bytes consumed and whether it stopped there. (Members
     /// cut at fixed sizes, as BGZF does, rarely start with a record, and
     /// reading goes on through them.)
-    pub fn read_in_member(
+    pub(crate) fn read_in_member(
         &mut self,
         n: u64,
         mut out: Option<&mut Vec<u8>>,
@@ -668,7 +668,7 @@ pub(crate) fn plausible_member_header(head: &[u8]) -> bool {
 
 /// The position of the first `byte` in `hay`, eight bytes at a time: lines
 /// and members are found by searching large buffers for one byte.
-pub fn find_byte(byte: u8, hay: &[u8]) -> Option<usize> {
+pub(crate) fn find_byte(byte: u8, hay: &[u8]) -> Option<usize> {
     const LO: u64 = 0x0101_0101_0101_0101;
     const HI: u64 = 0x8080_8080_8080_8080;
     let pattern = LO.wrapping_mul(u64::from(byte));

@@ -24,7 +24,7 @@ use super::{Body, Item, Redirect, SkipReason};
 
 /// The parts of an HTTP response header that readers use.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Response {
+pub(crate) struct Response {
     pub status: u16,
     /// Media type of `Content-Type`, lowercased, without parameters.
     pub content_type: Option<String>,
@@ -43,7 +43,7 @@ pub struct Response {
 
 impl Response {
     /// The codings [`decode_body`] undoes, as one string (`chunked,gzip`).
-    pub fn codings(&self) -> String {
+    pub(crate) fn codings(&self) -> String {
         match (self.chunked, self.content_encoding.is_empty()) {
             (false, _) => self.content_encoding.clone(),
             (true, true) => "chunked".to_string(),
@@ -53,14 +53,14 @@ impl Response {
 
     /// Whether the status is a redirect that says where to (3xx with a
     /// non-empty `Location`).
-    pub fn is_redirect(&self) -> bool {
+    pub(crate) fn is_redirect(&self) -> bool {
         (300..400).contains(&self.status) && self.location.as_deref().is_some_and(|l| !l.is_empty())
     }
 }
 
 /// Why a body could not be decoded.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum BodyError {
+pub(crate) enum BodyError {
     /// The decoded body is longer than the limit.
     TooLarge,
     /// A content coding that is not decoded, or compressed data that does
@@ -70,7 +70,7 @@ pub enum BodyError {
 
 /// The item for a response whose status is not 200: a [`Redirect`] when it
 /// is one, otherwise a [`SkipReason::HttpStatus`] skip naming the code.
-pub fn not_ok_item(offset: u64, url: &str, resp: &Response) -> Item {
+pub(crate) fn not_ok_item(offset: u64, url: &str, resp: &Response) -> Item {
     match &resp.location {
         Some(location) if resp.is_redirect() => Item::Redirect(Redirect {
             offset,
@@ -84,7 +84,7 @@ pub fn not_ok_item(offset: u64, url: &str, resp: &Response) -> Item {
 
 /// Parses the status line and header of the HTTP response at the start of
 /// `block`.
-pub fn parse_response(block: &[u8]) -> Result<Response, String> {
+pub(crate) fn parse_response(block: &[u8]) -> Result<Response, String> {
     let (status_line, mut p) = match find_byte(b'\n', block) {
         Some(i) => (block.get(..i).unwrap_or_default(), i + 1),
         None => (block, block.len()),
@@ -136,7 +136,7 @@ fn parse_status_line(line: &[u8]) -> Result<u16, String> {
 
 /// One header field: name and value, borrowed from the block unless they
 /// had to change (invalid UTF-8, a continuation line).
-pub type Field<'a> = (Cow<'a, str>, Cow<'a, str>);
+pub(crate) type Field<'a> = (Cow<'a, str>, Cow<'a, str>);
 
 /// Parses a block of `Name: value` lines up to its first blank line: names
 /// as written, values trimmed, a continuation line (starting with a space or
@@ -144,7 +144,7 @@ pub type Field<'a> = (Cow<'a, str>, Cow<'a, str>);
 /// colon is an error. Fields borrow from `block`: every record has a dozen
 /// or two, and copying each into its own `String` cost more than the rest
 /// of parsing a header.
-pub fn parse_fields(block: &[u8]) -> Result<Vec<Field<'_>>, String> {
+pub(crate) fn parse_fields(block: &[u8]) -> Result<Vec<Field<'_>>, String> {
     let mut fields: Vec<Field<'_>> = Vec::new();
     for line in block.split(|&b| b == b'\n') {
         let line = strip_cr(line);
@@ -179,7 +179,7 @@ pub fn parse_fields(block: &[u8]) -> Result<Vec<Field<'_>>, String> {
 /// The media type (lowercased, without parameters) and charset parameter
 /// (lowercased, without quotes) of a `Content-Type` value; `None` for parts
 /// that are missing or empty.
-pub fn parse_content_type(value: &str) -> (Option<String>, Option<String>) {
+pub(crate) fn parse_content_type(value: &str) -> (Option<String>, Option<String>) {
     let mut parts = value.split(';');
     let media = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
     let charset = parts.find_map(|param| {
@@ -195,7 +195,7 @@ pub fn parse_content_type(value: &str) -> (Option<String>, Option<String>) {
 
 /// Undoes the transfer and content codings of `resp` on its `body`, keeping
 /// at most `max` decoded bytes.
-pub fn decode_body(resp: &Response, body: impl Into<Body>, max: u64) -> Result<Body, BodyError> {
+pub(crate) fn decode_body(resp: &Response, body: impl Into<Body>, max: u64) -> Result<Body, BodyError> {
     let mut body = body.into();
     if resp.chunked
         && let Some(plain) = dechunk(&body)
@@ -313,12 +313,12 @@ fn read_capped(r: impl Read, max: u64) -> Result<(Vec<u8>, Option<io::Error>), B
 }
 
 /// `line` without one trailing `\r`.
-pub fn strip_cr(line: &[u8]) -> &[u8] {
+pub(crate) fn strip_cr(line: &[u8]) -> &[u8] {
     line.strip_suffix(b"\r").unwrap_or(line)
 }
 
 /// `bytes` without leading and trailing spaces, tabs and CRs.
-pub fn trim(bytes: &[u8]) -> &[u8] {
+pub(crate) fn trim(bytes: &[u8]) -> &[u8] {
     let is_space = |b: &u8| matches!(b, b' ' | b'\t' | b'\r');
     let start = bytes.iter().position(|b| !is_space(b)).unwrap_or(bytes.len());
     let end = bytes.iter().rposition(|b| !is_space(b)).map_or(start, |i| i + 1);
@@ -331,7 +331,7 @@ fn trim_start(bytes: &[u8]) -> &[u8] {
 }
 
 /// The start of a bad line, quoted, for skip details.
-pub fn snippet(line: &[u8]) -> String {
+pub(crate) fn snippet(line: &[u8]) -> String {
     const MAX: usize = 60;
     let text = String::from_utf8_lossy(line.get(..MAX).unwrap_or(line));
     if line.len() > MAX { format!("{text:?}...") } else { format!("{text:?}") }

@@ -20,81 +20,64 @@
 //! [`SkipReason::RecordTooLarge`]. Documents get the text as their body
 //! (UTF-8) and the content type `text/plain`.
 
-use std::collections::VecDeque;
 use std::fmt;
-use std::io::{self, BufRead};
+use std::io;
 
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
-use super::gz::{Source, push_break_skips, skip};
-use super::{Item, RawDoc, Reader, SkipReason};
+use super::gz::{Source, skip};
+use super::records::{Core, Format};
+use super::{Item, RawDoc, SkipReason};
 
 /// Reads JSONL documents from a [`Source`].
-pub struct JsonlReader {
-    src: Source,
+pub(crate) struct JsonlReader {
+    core: Core,
     url_field: String,
     text_field: String,
     max_record_bytes: u64,
-    queue: VecDeque<Item>,
     /// The current line, reused.
     line: Vec<u8>,
-    started: bool,
-    done: bool,
 }
 
 impl JsonlReader {
     /// A reader of `src` that takes URLs and texts from the named fields.
-    pub fn new(src: Source, url_field: &str, text_field: &str, max_record_bytes: u64) -> JsonlReader {
+    pub(crate) fn new(src: Source, url_field: &str, text_field: &str, max_record_bytes: u64) -> JsonlReader {
         JsonlReader {
-            src,
+            core: Core::new(src),
             url_field: url_field.to_string(),
             text_field: text_field.to_string(),
             max_record_bytes,
-            queue: VecDeque::new(),
             line: Vec::new(),
-            started: false,
-            done: false,
         }
     }
+}
 
-    /// A reader of raw (plain or gzip) bytes.
-    pub fn from_reader(
-        raw: Box<dyn BufRead + Send>,
-        url_field: &str,
-        text_field: &str,
-        max_record_bytes: u64,
-    ) -> io::Result<JsonlReader> {
-        Ok(JsonlReader::new(Source::new(raw)?, url_field, text_field, max_record_bytes))
+impl Format for JsonlReader {
+    fn core(&mut self) -> &mut Core {
+        &mut self.core
     }
 
-    /// Reads one line and queues what it makes, if anything.
+    /// Reads one line.
     fn step(&mut self) -> io::Result<()> {
-        if !self.started {
-            self.started = true;
-            self.src.skip_bom()?;
-        }
         // Looking at the data first makes the member (if any) that starts
         // here known.
-        self.src.fill_buf()?;
-        let start = self.src.start_here();
+        self.core.src.fill_buf()?;
+        let start = self.core.src.start_here();
         self.line.clear();
         let keep = usize::try_from(self.max_record_bytes).unwrap_or(usize::MAX).saturating_add(2);
-        let line = self.src.read_line(&mut self.line, keep)?;
+        let line = self.core.src.read_line(&mut self.line, keep)?;
         if line.len == 0 {
-            match self.src.take_break() {
-                Some(brk) => push_break_skips(&mut self.queue, None, brk),
-                None => self.done = true,
-            }
+            self.core.end();
             return Ok(());
         }
-        let damage = if !line.complete && self.src.at_break() {
-            self.src.take_break()
+        let damage = if !line.complete && self.core.src.at_break() {
+            self.core.src.take_break()
         } else {
-            self.src.record_damage(start)?
+            self.core.src.record_damage(start)?
         };
         if let Some(brk) = damage {
-            push_break_skips(&mut self.queue, Some(start), brk);
+            self.core.push_break(Some(start), brk);
             return Ok(());
         }
         let text = trim_line_end(&self.line);
@@ -103,7 +86,7 @@ impl JsonlReader {
         }
         if text.len() as u64 > self.max_record_bytes {
             let detail = format!("line over the limit of {} bytes", self.max_record_bytes);
-            self.queue.push_back(skip(start.offset, SkipReason::RecordTooLarge, detail));
+            self.core.push(skip(start.offset, SkipReason::RecordTooLarge, detail));
             return Ok(());
         }
         let item = match parse_line(text, &self.url_field, &self.text_field) {
@@ -117,22 +100,8 @@ impl JsonlReader {
             }),
             Err(detail) => skip(start.offset, SkipReason::BadJson, detail),
         };
-        self.queue.push_back(item);
+        self.core.push(item);
         Ok(())
-    }
-}
-
-impl Reader for JsonlReader {
-    fn next_item(&mut self) -> io::Result<Option<Item>> {
-        loop {
-            if let Some(item) = self.queue.pop_front() {
-                return Ok(Some(item));
-            }
-            if self.done {
-                return Ok(None);
-            }
-            self.step()?;
-        }
     }
 }
 
@@ -248,17 +217,17 @@ fn kind(v: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::read::testing::{doc, drain, skipped};
+    use crate::read::testing::{doc, drain, skipped, source};
     use flate2::Compression;
     use flate2::write::GzEncoder;
-    use std::io::{Cursor, Write};
+    use std::io::Write;
 
     fn read(data: &[u8], url: &str, text: &str) -> Vec<Item> {
         read_max(data, url, text, 1 << 20)
     }
 
     fn read_max(data: &[u8], url: &str, text: &str, max: u64) -> Vec<Item> {
-        let mut r = JsonlReader::from_reader(Box::new(Cursor::new(data.to_vec())), url, text, max).unwrap();
+        let mut r = JsonlReader::new(source(data.to_vec()), url, text, max);
         drain(&mut r, 1000)
     }
 

@@ -7,20 +7,23 @@
 //! [`Redirect`], or a [`Skip`] (a record that is not a document, or is
 //! corrupt), so that nothing read is ever silently dropped. Readers do not decide
 //! whether the content type is usable or assign document IDs: extraction and
-//! the fingerprint stage do that, in input order.
+//! the fingerprint stage do that, in input order. What the four readers
+//! share (the queue of items, the end of the data, the search for the next
+//! record) is in `records.rs`, so that each file holds only its format.
 //!
 //! A reader returns `Err` only when the input as a whole cannot be read any
 //! further (an I/O error from the file system); bad data inside the input is
-//! a [`Skip`] with [`SkipReason::is_corrupt`] true, and reading goes on with
+//! a [`Skip`] with `SkipReason::is_corrupt` true, and reading goes on with
 //! the next record the reader can find.
 
-pub mod arc;
-pub mod digest;
+pub(crate) mod arc;
+pub(crate) mod digest;
 pub mod gz;
-pub mod http;
-pub mod jsonl;
-pub mod pagefeed;
-pub mod split;
+pub(crate) mod http;
+pub(crate) mod jsonl;
+pub(crate) mod pagefeed;
+mod records;
+pub(crate) mod split;
 pub mod warc;
 
 use std::fs::File;
@@ -44,12 +47,12 @@ pub struct Body {
 impl Body {
     /// The bytes of `buf` from `start` on (none when `start` is past its
     /// end).
-    pub fn after(buf: Vec<u8>, start: usize) -> Body {
+    pub(crate) fn after(buf: Vec<u8>, start: usize) -> Body {
         let start = start.min(buf.len());
         Body { buf, start }
     }
 
-    pub fn as_slice(&self) -> &[u8] {
+    pub(crate) fn as_slice(&self) -> &[u8] {
         self.buf.get(self.start..).unwrap_or_default()
     }
 }
@@ -174,7 +177,7 @@ pub struct Skip {
     pub detail: String,
 }
 
-/// Why a record is not a document. The names from [`SkipReason::name`] are
+/// Why a record is not a document. The names from `SkipReason::name` are
 /// the keys of `skipped` in stats.json: keep them stable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum SkipReason {
@@ -232,7 +235,7 @@ pub enum SkipReason {
 
 impl SkipReason {
     /// Every reason, in the order stats.json lists them.
-    pub const ALL: [SkipReason; 18] = [
+    pub(crate) const ALL: [SkipReason; 18] = [
         SkipReason::WarcRequest,
         SkipReason::WarcMetadata,
         SkipReason::WarcInfo,
@@ -254,7 +257,7 @@ impl SkipReason {
     ];
 
     /// The stable snake_case name used in stats.json.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             SkipReason::WarcRequest => "warc_request",
             SkipReason::WarcMetadata => "warc_metadata",
@@ -279,7 +282,7 @@ impl SkipReason {
 
     /// Whether this reason means the input was damaged (as opposed to a
     /// well-formed record that simply is not a document).
-    pub fn is_corrupt(self) -> bool {
+    pub(crate) fn is_corrupt(self) -> bool {
         matches!(
             self,
             SkipReason::CorruptHeader
@@ -328,7 +331,7 @@ pub trait Reader: Send {
 /// Which reader an input gets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InputFormat {
-    /// Decided per input by [`open`].
+    /// Decided per input by `open`.
     Auto,
     Warc,
     Jsonl,
@@ -338,7 +341,7 @@ pub enum InputFormat {
 
 impl InputFormat {
     /// The name `--input-format` takes.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             InputFormat::Auto => "auto",
             InputFormat::Warc => "warc",
@@ -349,7 +352,7 @@ impl InputFormat {
     }
 
     /// The format of a name `--input-format` takes.
-    pub fn from_name(name: &str) -> Option<InputFormat> {
+    pub(crate) fn from_name(name: &str) -> Option<InputFormat> {
         [InputFormat::Auto, InputFormat::Warc, InputFormat::Jsonl, InputFormat::PageFeed, InputFormat::Arc]
             .into_iter()
             .find(|f| f.name() == name)
@@ -387,7 +390,7 @@ const SNIFF_BYTES: usize = 4096;
 /// An input as [`open`] finds it: records to read, or a whole input that
 /// holds none and is skipped (counted and reported by the caller, not an
 /// error, so that one empty file in a long list does not stop a run).
-pub enum Input {
+pub(crate) enum Input {
     Records(Box<dyn Reader>),
     Skipped(InputSkip),
 }
@@ -395,7 +398,7 @@ pub enum Input {
 /// Why a whole input is skipped. The names from [`InputSkip::name`] are
 /// the keys stats.json uses: keep them stable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum InputSkip {
+pub(crate) enum InputSkip {
     /// Nothing to read: zero bytes, or a gzip file that decompresses to
     /// zero bytes (crawlers leave such files behind when they are stopped
     /// before the first record).
@@ -407,7 +410,7 @@ pub enum InputSkip {
 }
 
 impl InputSkip {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             InputSkip::Empty => "empty_file",
             InputSkip::Directory => "directory",
@@ -425,7 +428,7 @@ impl InputSkip {
 /// --input-format. A directory, or an input with nothing in it, is
 /// [`Input::Skipped`]. Errors name the path: "cannot open data/x.warc.gz:
 /// No such file or directory (os error 2)" (printed with `{:#}`).
-pub fn open(path: &Path, opts: &ReadOptions) -> anyhow::Result<Input> {
+pub(crate) fn open(path: &Path, opts: &ReadOptions) -> anyhow::Result<Input> {
     let stdin = path == Path::new("-");
     let raw: Box<dyn BufRead + Send> = if stdin {
         Box::new(BufReader::with_capacity(gz::BUF_SIZE, io::stdin()))
@@ -450,7 +453,11 @@ pub fn open(path: &Path, opts: &ReadOptions) -> anyhow::Result<Input> {
 /// cannot be read there again: standard input, or a gzip file whose offset
 /// is not the start of a member (a record inside a whole-file gzip member,
 /// whose offset counts decompressed bytes).
-pub fn open_at(path: &Path, offset: u64, opts: &ReadOptions) -> anyhow::Result<Option<Box<dyn Reader>>> {
+pub(crate) fn open_at(
+    path: &Path,
+    offset: u64,
+    opts: &ReadOptions,
+) -> anyhow::Result<Option<Box<dyn Reader>>> {
     if path == Path::new("-") {
         return Ok(None);
     }
@@ -538,11 +545,17 @@ fn by_extension(path: &Path) -> Option<InputFormat> {
 /// Helpers shared by the readers' tests.
 #[cfg(test)]
 pub(crate) mod testing {
+    use super::gz::Source;
     use super::{Item, RawDoc, Reader, Skip};
+
+    /// A source of `data`, as a file of those bytes would be read.
+    pub(crate) fn source(data: Vec<u8>) -> Source {
+        Source::new(Box::new(std::io::Cursor::new(data))).unwrap()
+    }
 
     /// Every item of `reader`, failing the test if it yields more than
     /// `limit` (a reader that does not end).
-    pub fn drain(reader: &mut dyn Reader, limit: usize) -> Vec<Item> {
+    pub(crate) fn drain(reader: &mut dyn Reader, limit: usize) -> Vec<Item> {
         let mut items = Vec::new();
         while let Some(item) = reader.next_item().unwrap() {
             items.push(item);
@@ -552,7 +565,7 @@ pub(crate) mod testing {
     }
 
     /// The (offset, url, body) of every document among `items`.
-    pub fn documents(items: &[Item]) -> Vec<(u64, String, Vec<u8>)> {
+    pub(crate) fn documents(items: &[Item]) -> Vec<(u64, String, Vec<u8>)> {
         items
             .iter()
             .filter_map(|i| match i {
@@ -562,14 +575,14 @@ pub(crate) mod testing {
             .collect()
     }
 
-    pub fn doc(item: &Item) -> &RawDoc {
+    pub(crate) fn doc(item: &Item) -> &RawDoc {
         match item {
             Item::Doc(d) => d,
             other => panic!("expected a document, got {other:?}"),
         }
     }
 
-    pub fn skipped(item: &Item) -> &Skip {
+    pub(crate) fn skipped(item: &Item) -> &Skip {
         match item {
             Item::Skip(s) => s,
             other => panic!("expected a skip, got {other:?}"),
@@ -685,7 +698,7 @@ mod tests {
     /// Every item a reader of `format` makes of `data`, with a bound that
     /// catches a reader that does not end.
     fn read_bytes(format: InputFormat, data: &[u8], max: u64) -> Vec<Item> {
-        let src = gz::Source::new(Box::new(std::io::Cursor::new(data.to_vec()))).unwrap();
+        let src = testing::source(data.to_vec());
         let mut reader: Box<dyn Reader> = match format {
             InputFormat::Jsonl => Box::new(jsonl::JsonlReader::new(src, "url", "text", max)),
             InputFormat::PageFeed => Box::new(pagefeed::PageFeedReader::new(src, max)),

@@ -47,29 +47,26 @@
 //! `max_record_bytes` is read past and skipped with
 //! [`SkipReason::RecordTooLarge`].
 
-use std::collections::VecDeque;
-use std::io::{self, BufRead};
+use std::io;
 
-use super::gz::{Source, Start, push_break_skips, skip};
+use super::gz::{Source, Start, skip};
 use super::http::{self, BodyError, Response};
-use super::{Item, RawDoc, Reader, SkipReason};
+use super::records::{Core, Format};
+use super::{Item, RawDoc, SkipReason};
 
 /// The line before every record.
-pub const SEPARATOR: &[u8] = b"==P=>>>>=i===<<<<=T===>=A=<=!Junghoo!==>";
+pub(crate) const SEPARATOR: &[u8] = b"==P=>>>>=i===<<<<=T===>=A=<=!Junghoo!==>";
 
 /// The longest record or HTTP header read; a longer one is corrupt.
-pub const MAX_HEADER_BYTES: usize = 1 << 20;
+pub(crate) const MAX_HEADER_BYTES: usize = 1 << 20;
 
 /// Reads page-feed records from a [`Source`].
-pub struct PageFeedReader {
-    src: Source,
+pub(crate) struct PageFeedReader {
+    core: Core,
     max_record_bytes: u64,
-    queue: VecDeque<Item>,
     /// The record header and the HTTP header of the current record, reused.
     head: Vec<u8>,
     http_head: Vec<u8>,
-    started: bool,
-    done: bool,
 }
 
 /// How reading a header block ended.
@@ -85,42 +82,8 @@ enum Block {
 
 impl PageFeedReader {
     /// A reader of `src`, keeping pages of at most `max_record_bytes`.
-    pub fn new(src: Source, max_record_bytes: u64) -> PageFeedReader {
-        PageFeedReader {
-            src,
-            max_record_bytes,
-            queue: VecDeque::new(),
-            head: Vec::new(),
-            http_head: Vec::new(),
-            started: false,
-            done: false,
-        }
-    }
-
-    /// A reader of raw (plain or gzip) bytes.
-    pub fn from_reader(raw: Box<dyn BufRead + Send>, max_record_bytes: u64) -> io::Result<PageFeedReader> {
-        Ok(PageFeedReader::new(Source::new(raw)?, max_record_bytes))
-    }
-
-    /// Reads one record, or the bytes before one, queueing what they make.
-    fn step(&mut self) -> io::Result<()> {
-        if !self.started {
-            self.started = true;
-            self.src.skip_bom()?;
-        }
-        let (empty, separator) = {
-            let head = self.src.peek(SEPARATOR.len() + 2)?;
-            (head.is_empty(), is_separator_line(head))
-        };
-        if empty {
-            match self.src.take_break() {
-                Some(brk) => push_break_skips(&mut self.queue, None, brk),
-                None => self.done = true,
-            }
-            return Ok(());
-        }
-        let start = self.src.start_here();
-        if separator { self.read_record(start) } else { self.skip_garbage(start) }
+    pub(crate) fn new(src: Source, max_record_bytes: u64) -> PageFeedReader {
+        PageFeedReader { core: Core::new(src), max_record_bytes, head: Vec::new(), http_head: Vec::new() }
     }
 
     /// Skips lines up to the next separator line, reporting them as garbage
@@ -129,30 +92,31 @@ impl PageFeedReader {
         let mut skipped = 0u64;
         let mut text = false;
         loop {
-            let n = self.src.skip_line(|bytes| text |= bytes.iter().any(|b| !b.is_ascii_whitespace()))?;
+            let n =
+                self.core.src.skip_line(|bytes| text |= bytes.iter().any(|b| !b.is_ascii_whitespace()))?;
             skipped += n;
-            if n == 0 || at_separator(&mut self.src)? {
+            if n == 0 || at_separator(&mut self.core.src)? {
                 break;
             }
         }
         if text {
             let detail = format!("{skipped} bytes outside any page-feed record");
-            self.push_unless_damaged(start, skip(start.offset, SkipReason::Garbage, detail))?;
+            self.core.push_unless_damaged(start, skip(start.offset, SkipReason::Garbage, detail))?;
         }
         Ok(())
     }
 
     /// Reads the record whose separator line is at `start`.
     fn read_record(&mut self, start: Start) -> io::Result<()> {
-        self.src.skip_line(|_| ())?;
-        match read_header_block(&mut self.src, &mut self.head)? {
+        self.core.src.skip_line(|_| ())?;
+        match read_header_block(&mut self.core.src, &mut self.head)? {
             Block::Complete => {}
             Block::CutBySeparator => {
                 return self.corrupt(start, "record header not ended by a blank line", false);
             }
             Block::TooLong => return self.corrupt(start, "record header too long", true),
             Block::Lost => {
-                self.lost(start, "record header cut off at end of input");
+                self.core.lost(start, "record header cut off at end of input");
                 return Ok(());
             }
         }
@@ -166,15 +130,15 @@ impl PageFeedReader {
         let Some(url) = url else {
             return self.corrupt(start, "record header without a URL: line", true);
         };
-        let http = if self.src.peek(5)?.starts_with(b"HTTP/") {
-            match read_header_block(&mut self.src, &mut self.http_head)? {
+        let http = if self.core.src.peek(5)?.starts_with(b"HTTP/") {
+            match read_header_block(&mut self.core.src, &mut self.http_head)? {
                 Block::Complete => Some(http::parse_response(&self.http_head)),
                 Block::CutBySeparator => {
                     return self.corrupt(start, "HTTP header not ended by a blank line", false);
                 }
                 Block::TooLong => return self.corrupt(start, "HTTP header too long", true),
                 Block::Lost => {
-                    self.lost(start, "HTTP header cut off at end of input");
+                    self.core.lost(start, "HTTP header cut off at end of input");
                     return Ok(());
                 }
             }
@@ -215,7 +179,7 @@ impl PageFeedReader {
             },
             None => Item::Doc(RawDoc { offset: start.offset, url, body: page.into(), ..RawDoc::default() }),
         };
-        self.queue.push_back(item);
+        self.core.push(item);
         Ok(())
     }
 
@@ -233,19 +197,22 @@ impl PageFeedReader {
         let mut page = Vec::new();
         let mut len = 0u64;
         loop {
-            if at_separator(&mut self.src)? {
+            if at_separator(&mut self.core.src)? {
                 break;
             }
-            let line = self.src.read_line(&mut page, cap)?;
+            let line = self.core.src.read_line(&mut page, cap)?;
             len += line.len;
             if !line.complete {
                 break;
             }
         }
-        let damage =
-            if self.src.at_break() { self.src.take_break() } else { self.src.record_damage(start)? };
+        let damage = if self.core.src.at_break() {
+            self.core.src.take_break()
+        } else {
+            self.core.src.record_damage(start)?
+        };
         if let Some(brk) = damage {
-            push_break_skips(&mut self.queue, Some(start), brk);
+            self.core.push_break(Some(start), brk);
             return Ok(None);
         }
         let eol = if page.ends_with(b"\r\n") {
@@ -263,42 +230,29 @@ impl PageFeedReader {
     /// separator is next already), and queues a corrupt-header skip for it.
     fn corrupt(&mut self, start: Start, detail: &str, rest: bool) -> io::Result<()> {
         if rest {
-            while !at_separator(&mut self.src)? && self.src.skip_line(|_| ())? > 0 {}
+            while !at_separator(&mut self.core.src)? && self.core.src.skip_line(|_| ())? > 0 {}
         }
-        self.push_unless_damaged(start, skip(start.offset, SkipReason::CorruptHeader, detail))
-    }
-
-    /// Queues `item` for the bytes from `start` to here, or, when damaged
-    /// gzip data made them, the skips for that damage instead.
-    fn push_unless_damaged(&mut self, start: Start, item: Item) -> io::Result<()> {
-        match self.src.record_damage(start)? {
-            Some(brk) => push_break_skips(&mut self.queue, Some(start), brk),
-            None => self.queue.push_back(item),
-        }
-        Ok(())
-    }
-
-    /// Queues the skips for the record at `start`, which the input ended in
-    /// (`eof_detail` says where) or a break damaged.
-    fn lost(&mut self, start: Start, eof_detail: &str) {
-        match self.src.take_break() {
-            Some(brk) => push_break_skips(&mut self.queue, Some(start), brk),
-            None => self.queue.push_back(skip(start.offset, SkipReason::TruncatedRecord, eof_detail)),
-        }
+        self.core.push_unless_damaged(start, skip(start.offset, SkipReason::CorruptHeader, detail))
     }
 }
 
-impl Reader for PageFeedReader {
-    fn next_item(&mut self) -> io::Result<Option<Item>> {
-        loop {
-            if let Some(item) = self.queue.pop_front() {
-                return Ok(Some(item));
-            }
-            if self.done {
-                return Ok(None);
-            }
-            self.step()?;
+impl Format for PageFeedReader {
+    fn core(&mut self) -> &mut Core {
+        &mut self.core
+    }
+
+    /// Reads one record, or the bytes before one.
+    fn step(&mut self) -> io::Result<()> {
+        let (empty, separator) = {
+            let head = self.core.src.peek(SEPARATOR.len() + 2)?;
+            (head.is_empty(), is_separator_line(head))
+        };
+        if empty {
+            self.core.end();
+            return Ok(());
         }
+        let start = self.core.src.start_here();
+        if separator { self.read_record(start) } else { self.skip_garbage(start) }
     }
 }
 
@@ -340,10 +294,10 @@ fn is_separator_line(head: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::read::testing::{doc, drain, skipped};
+    use crate::read::testing::{doc, drain, skipped, source};
     use flate2::Compression;
     use flate2::write::GzEncoder;
-    use std::io::{Cursor, Write};
+    use std::io::Write;
 
     const SEP: &str = "==P=>>>>=i===<<<<=T===>=A=<=!Junghoo!==>";
 
@@ -352,7 +306,7 @@ mod tests {
     }
 
     fn read_max(data: &[u8], max: u64) -> Vec<Item> {
-        let mut r = PageFeedReader::from_reader(Box::new(Cursor::new(data.to_vec())), max).unwrap();
+        let mut r = PageFeedReader::new(source(data.to_vec()), max);
         drain(&mut r, 1000)
     }
 

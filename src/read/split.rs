@@ -34,7 +34,7 @@ use super::{InputFormat, ReadOptions, Reader, gz, warc};
 /// Nominal compressed size of a segment. Small enough that a 1 GB file
 /// gives a few hundred segments to spread over the cores, large enough
 /// that finding a cut costs nothing beside reading the segment.
-pub const SEGMENT_BYTES: u64 = 8 << 20;
+pub(crate) const SEGMENT_BYTES: u64 = 8 << 20;
 
 /// How far past a nominal cut [`boundary`] looks for a member that starts
 /// a record. A record longer than this makes the segment before it longer.
@@ -46,7 +46,7 @@ const PROBE_BYTES: usize = 16;
 
 /// A byte range of a file holding whole gzip members.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Segment {
+pub(crate) struct Segment {
     pub start: u64,
     pub end: u64,
 }
@@ -55,7 +55,7 @@ pub struct Segment {
 /// regular file, smaller than two segments, not gzip, not WARC (by
 /// `opts.format` or, for `Auto`, by its first bytes), or not one member
 /// per record.
-pub fn segments(path: &Path, opts: &ReadOptions) -> anyhow::Result<Option<Vec<Segment>>> {
+pub(crate) fn segments(path: &Path, opts: &ReadOptions) -> anyhow::Result<Option<Vec<Segment>>> {
     if path == Path::new("-") {
         return Ok(None);
     }
@@ -87,7 +87,11 @@ pub fn segments(path: &Path, opts: &ReadOptions) -> anyhow::Result<Option<Vec<Se
 }
 
 /// A reader of the records of one segment of `path`.
-pub fn open_segment(path: &Path, segment: Segment, opts: &ReadOptions) -> anyhow::Result<Box<dyn Reader>> {
+pub(crate) fn open_segment(
+    path: &Path,
+    segment: Segment,
+    opts: &ReadOptions,
+) -> anyhow::Result<Box<dyn Reader>> {
     let what = || format!("cannot read {}", path.display());
     let mut file = File::open(path).with_context(what)?;
     file.seek(SeekFrom::Start(segment.start)).with_context(what)?;

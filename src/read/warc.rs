@@ -45,7 +45,7 @@
 //!
 //! Damage: a version line that does not parse, a header line without a
 //! colon, a missing or non-numeric `Content-Length`, or a header longer than
-//! [`MAX_HEADER_BYTES`] is a [`SkipReason::CorruptHeader`] skip of the
+//! `MAX_HEADER_BYTES` is a [`SkipReason::CorruptHeader`] skip of the
 //! record, whose bytes up to the next record start belong to it. A header
 //! that runs into the next record's version line is a `CorruptHeader` skip
 //! too, and reading goes on with that record. A record without `WARC-Type`
@@ -59,41 +59,28 @@
 //! skipped with [`SkipReason::RecordTooLarge`]; blocks of other records are
 //! never kept.
 
-use std::collections::VecDeque;
-use std::io::{self, BufRead};
+use std::io;
 
 use super::digest::{self, Digest};
-use super::gz::{self, Source, Start, push_break_skips, skip};
+use super::gz::{self, Source, Start, skip};
 use super::http::{self, BodyError};
-use super::{Body, Item, RawDoc, Reader, Revisit, SkipReason};
+use super::records::{Core, Format, Found, LOOK};
+use super::{Body, Item, RawDoc, Revisit, SkipReason};
 
 /// The longest record header read; a longer one is a corrupt header (real
 /// ones are well under 10 KiB).
-pub const MAX_HEADER_BYTES: usize = 1 << 20;
+pub(crate) const MAX_HEADER_BYTES: usize = 1 << 20;
 
 /// How much of a block's buffer is reserved before reading it: a huge
 /// `Content-Length` must not allocate before its bytes are there.
 const RESERVE_MAX: u64 = 1 << 20;
 
-/// Bytes looked at to decide what comes next between records.
-const LOOK: usize = 64;
-
 /// Reads WARC records from a [`Source`].
 pub struct WarcReader {
-    src: Source,
+    core: Core,
     max_record_bytes: u64,
-    queue: VecDeque<Item>,
     /// The current record's header, reused.
     head: Vec<u8>,
-    started: bool,
-    done: bool,
-}
-
-/// What is at the current position between records.
-enum Found {
-    Record(Start),
-    End,
-    Break,
 }
 
 /// How reading a record header ended.
@@ -158,81 +145,23 @@ struct Fields {
 impl WarcReader {
     /// A reader of `src`, keeping blocks of at most `max_record_bytes`.
     pub fn new(src: Source, max_record_bytes: u64) -> WarcReader {
-        WarcReader {
-            src,
-            max_record_bytes,
-            queue: VecDeque::new(),
-            head: Vec::new(),
-            started: false,
-            done: false,
-        }
+        WarcReader { core: Core::new(src), max_record_bytes, head: Vec::new() }
     }
 
-    /// A reader of raw (plain or gzip) bytes.
-    pub fn from_reader(raw: Box<dyn BufRead + Send>, max_record_bytes: u64) -> io::Result<WarcReader> {
-        Ok(WarcReader::new(Source::new(raw)?, max_record_bytes))
-    }
-
-    /// Reads the next record, or garbage, or a break, queueing what it
-    /// makes; sets `done` at the end of input.
-    fn step(&mut self) -> io::Result<()> {
-        if !self.started {
-            self.started = true;
-            self.src.skip_bom()?;
-        }
-        match self.find_record()? {
-            Found::End => self.done = true,
-            Found::Break => {
-                if let Some(brk) = self.src.take_break() {
-                    push_break_skips(&mut self.queue, None, brk);
-                }
-            }
-            Found::Record(start) => self.read_record(start)?,
-        }
-        Ok(())
-    }
-
-    /// Skips blanks between records, and reports garbage, up to the next
-    /// record start, the end of input or a break.
-    fn find_record(&mut self) -> io::Result<Found> {
-        // A gzip member that starts in the blank run before a record gives
-        // the record its offset.
-        let mut member = None;
-        loop {
-            let (empty, version, blank) = {
-                let head = self.src.peek(LOOK)?;
-                (head.is_empty(), looks_like_version(head), head.iter().take_while(|&&b| is_blank(b)).count())
-            };
-            let pos = self.src.pos();
-            if let Some(offset) = self.src.member_start_at(pos) {
-                member = Some(offset);
-            }
-            if empty {
-                return Ok(if self.src.at_break() { Found::Break } else { Found::End });
-            }
-            if version {
-                return Ok(Found::Record(self.src.start(pos, member)));
-            }
-            if blank > 0 {
-                let blank = self.src.to_next_member().map_or(blank, |limit| blank.min(limit));
-                self.src.consume(blank);
-                continue;
-            }
-            let garbage = self.src.start(pos, member);
-            let n = self.skip_to_record_start()?;
-            let item =
-                skip(garbage.offset, SkipReason::Garbage, format!("{n} bytes that are not a WARC record"));
-            self.push_unless_damaged(garbage, item)?;
-            member = None;
-        }
+    /// Reports the bytes at `start` up to the next record start as one
+    /// garbage skip.
+    fn skip_garbage(&mut self, start: Start) -> io::Result<()> {
+        let n = self.skip_to_record_start()?;
+        let item = skip(start.offset, SkipReason::Garbage, format!("{n} bytes that are not a WARC record"));
+        self.core.push_unless_damaged(start, item)
     }
 
     /// Consumes lines until one (or a gzip member) starts with a version
     /// line, or the input ends or breaks. Returns the bytes consumed.
     fn skip_to_record_start(&mut self) -> io::Result<u64> {
         let mut skipped = 0;
-        while !looks_like_version(self.src.peek(LOOK)?) {
-            let n = self.src.skip_line(|_| ())?;
+        while !looks_like_version(self.core.src.peek(LOOK)?) {
+            let n = self.core.src.skip_line(|_| ())?;
             if n == 0 {
                 break;
             }
@@ -248,8 +177,8 @@ impl WarcReader {
             HeaderRead::Lost => return Ok(()),
             HeaderRead::CutByRecord => {
                 let detail = "record header not ended by a blank line before the next record";
-                return self
-                    .push_unless_damaged(start, skip(start.offset, SkipReason::CorruptHeader, detail));
+                let item = skip(start.offset, SkipReason::CorruptHeader, detail);
+                return self.core.push_unless_damaged(start, item);
             }
             HeaderRead::TooLong => {
                 let detail = format!("record header longer than {MAX_HEADER_BYTES} bytes");
@@ -268,18 +197,19 @@ impl WarcReader {
             block.reserve(usize::try_from(len.min(RESERVE_MAX)).unwrap_or(0));
         }
         let (got, overran) =
-            self.src.read_in_member(len, keep.then_some(&mut block), start, looks_like_version)?;
+            self.core.src.read_in_member(len, keep.then_some(&mut block), start, looks_like_version)?;
         if overran {
             let detail = format!("Content-Length {len} runs past the end of its gzip member ({got} bytes)");
-            return self.push_unless_damaged(start, skip(start.offset, SkipReason::CorruptHeader, detail));
+            let item = skip(start.offset, SkipReason::CorruptHeader, detail);
+            return self.core.push_unless_damaged(start, item);
         }
         if got < len {
-            self.lost(start, format!("block cut off at end of input after {got} of {len} bytes"));
+            self.core.lost(start, format!("block cut off at end of input after {got} of {len} bytes"));
             return Ok(());
         }
         self.skip_record_end()?;
         let item = self.item(start.offset, &fields, kind, keep, block);
-        self.push_unless_damaged(start, item)
+        self.core.push_unless_damaged(start, item)
     }
 
     /// Reads a record header into `head`, line by line.
@@ -287,13 +217,13 @@ impl WarcReader {
         self.head.clear();
         let mut first = true;
         loop {
-            if !first && looks_like_version(self.src.peek(LOOK)?) {
+            if !first && looks_like_version(self.core.src.peek(LOOK)?) {
                 return Ok(HeaderRead::CutByRecord);
             }
             let line_start = self.head.len();
-            let line = self.src.read_line(&mut self.head, MAX_HEADER_BYTES)?;
+            let line = self.core.src.read_line(&mut self.head, MAX_HEADER_BYTES)?;
             if !line.complete {
-                self.lost(start, "record header cut off at end of input".to_string());
+                self.core.lost(start, "record header cut off at end of input");
                 return Ok(HeaderRead::Lost);
             }
             if self.head.len() >= MAX_HEADER_BYTES {
@@ -310,33 +240,13 @@ impl WarcReader {
     /// and queues a corrupt-header skip for it.
     fn corrupt(&mut self, start: Start, detail: String) -> io::Result<()> {
         self.skip_to_record_start()?;
-        self.push_unless_damaged(start, skip(start.offset, SkipReason::CorruptHeader, detail))
-    }
-
-    /// Queues `item` for the bytes from `start` to here, or, when damaged
-    /// gzip data made them, the skips for that damage instead: a header
-    /// garbled by a bad member is the member's fault, reported once.
-    fn push_unless_damaged(&mut self, start: Start, item: Item) -> io::Result<()> {
-        match self.src.record_damage(start)? {
-            Some(brk) => push_break_skips(&mut self.queue, Some(start), brk),
-            None => self.queue.push_back(item),
-        }
-        Ok(())
-    }
-
-    /// Queues the skips for the record at `start`, which the input ended in
-    /// (`eof_detail` says where) or a break damaged.
-    fn lost(&mut self, start: Start, eof_detail: String) {
-        match self.src.take_break() {
-            Some(brk) => push_break_skips(&mut self.queue, Some(start), brk),
-            None => self.queue.push_back(skip(start.offset, SkipReason::TruncatedRecord, eof_detail)),
-        }
+        self.core.push_unless_damaged(start, skip(start.offset, SkipReason::CorruptHeader, detail))
     }
 
     /// Consumes the CRLF CRLF after a block, or as much of it as is there.
     fn skip_record_end(&mut self) -> io::Result<()> {
-        let n = self.src.peek(4)?.iter().take(4).take_while(|&&b| b == b'\r' || b == b'\n').count();
-        self.src.consume(n);
+        let n = self.core.src.peek(4)?.iter().take(4).take_while(|&&b| b == b'\r' || b == b'\n').count();
+        self.core.src.consume(n);
         Ok(())
     }
 
@@ -450,16 +360,21 @@ fn revisit_item(
     Item::Revisit(Revisit { offset, url, payload_digest, refers_to })
 }
 
-impl Reader for WarcReader {
-    fn next_item(&mut self) -> io::Result<Option<Item>> {
+impl Format for WarcReader {
+    fn core(&mut self) -> &mut Core {
+        &mut self.core
+    }
+
+    fn step(&mut self) -> io::Result<()> {
         loop {
-            if let Some(item) = self.queue.pop_front() {
-                return Ok(Some(item));
+            match self.core.find_record(looks_like_version)? {
+                Found::Record(start) => return self.read_record(start),
+                Found::Garbage(start) => self.skip_garbage(start)?,
+                Found::End => {
+                    self.core.end();
+                    return Ok(());
+                }
             }
-            if self.done {
-                return Ok(None);
-            }
-            self.step()?;
         }
     }
 }
@@ -467,10 +382,6 @@ impl Reader for WarcReader {
 /// Whether `head` starts like a record: `WARC/` and a digit.
 fn looks_like_version(head: &[u8]) -> bool {
     head.strip_prefix(b"WARC/").and_then(|rest| rest.first()).is_some_and(u8::is_ascii_digit)
-}
-
-fn is_blank(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\r' | b'\n')
 }
 
 /// Parses a record header: version line, fields, blank line.
@@ -524,11 +435,11 @@ fn strip_angle_brackets(uri: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::read::testing::{doc, documents, drain, skipped};
+    use crate::read::testing::{doc, documents, drain, skipped, source};
     use flate2::Compression;
     use flate2::write::GzEncoder;
     use std::collections::HashMap;
-    use std::io::{Cursor, Read, Write};
+    use std::io::{Read, Write};
     use warc::{RawRecordHeader, WarcHeader, WarcWriter};
 
     const MAX: u64 = 1 << 20;
@@ -571,7 +482,7 @@ mod tests {
     }
 
     fn read_with(data: Vec<u8>, max: u64) -> Vec<Item> {
-        let mut reader = WarcReader::from_reader(Box::new(Cursor::new(data)), max).unwrap();
+        let mut reader = WarcReader::new(source(data), max);
         drain(&mut reader, 10_000)
     }
 
