@@ -16,7 +16,13 @@
 //!    host overlap, URL aliases, per-document flags, report.html);
 //!
 //! with [`stats`] for what each stage counted and [`cli`] for the command
-//! line.
+//! line. `ARCHITECTURE.md` maps the stages and the store.
+//!
+//! The public surface is what the benchmarks and `main` need; the rest is
+//! `pub(crate)`. These docs are for the people who work on the code
+//! (`cargo doc --document-private-items`), so they link private items.
+
+#![allow(rustdoc::private_intra_doc_links)]
 
 pub mod chunk;
 pub mod cli;

@@ -100,10 +100,10 @@ pub struct HtmlText {
     /// Rendered text: one '\n' between rendered lines (see rules). Whitespace
     /// inside a line need not be collapsed (a later normalization step
     /// collapses every run of Unicode White_Space to one space, trims lines
-    /// and drops empty lines), but source newlines outside <pre> MUST NOT
+    /// and drops empty lines), but source newlines outside `<pre>` MUST NOT
     /// survive as '\n'.
     pub text: String,
-    /// The <title> element's text, entities decoded, whitespace collapsed to
+    /// The `<title>` element's text, entities decoded, whitespace collapsed to
     /// single spaces and trimmed; None when absent or empty.
     pub title: Option<String>,
 }

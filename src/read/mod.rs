@@ -330,7 +330,7 @@ pub trait Reader: Send {
 
 /// Which reader an input gets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum InputFormat {
+pub(crate) enum InputFormat {
     /// Decided per input by `open`.
     Auto,
     Warc,
@@ -361,7 +361,7 @@ impl InputFormat {
 
 /// How inputs are read.
 #[derive(Clone, Debug)]
-pub struct ReadOptions {
+pub(crate) struct ReadOptions {
     pub format: InputFormat,
     /// JSONL: the field that holds the URL.
     pub url_field: String,
