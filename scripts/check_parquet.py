@@ -40,7 +40,7 @@ def main():
         errors.append(f"postings.parquet columns {types(postings)}, expected {want}")
     want = [("doc_id", "BIGINT"), ("url", "VARCHAR"), ("host", "VARCHAR"), ("source", "VARCHAR"),
             ("bytes", "BIGINT"), ("lines", "BIGINT"), ("chunks", "BIGINT"),
-            ("exact_hash", "VARCHAR"), ("title", "VARCHAR")]
+            ("exact_hash", "VARCHAR"), ("title", "VARCHAR"), ("missing_for", "BIGINT")]
     if types(docs) != want:
         errors.append(f"docs.parquet columns {types(docs)}, expected {want}")
 
@@ -61,14 +61,14 @@ def main():
     with open(os.path.join(out, "fingerprint-docs.csv"), newline="") as f:
         table = list(csv.DictReader(f))
     got = con.execute(
-        "SELECT doc_id, url, host, source, bytes, lines, chunks, exact_hash, title "
+        "SELECT doc_id, url, host, source, bytes, lines, chunks, exact_hash, title, missing_for "
         "FROM read_parquet(?)", [docs]).fetchall()
     if len(got) != len(table):
         errors.append(f"docs.parquet has {len(got)} rows, fingerprint-docs.csv {len(table)}")
     for g, r in zip(got, table):
         doc = int(r["doc_id"])
         e = (doc, r["url"], r["host"], r["source"], int(r["bytes"]), int(r["lines"]),
-             int(r["chunks"]), hashes.get(doc), r["title"])
+             int(r["chunks"]), hashes.get(doc), r["title"], int(r["missing_for"]))
         if tuple(g) != e:
             errors.append(f"docs row {doc}: {tuple(g)}, expected {e}")
             break

@@ -123,7 +123,7 @@ def run(spark, args, out):
         "doc_i,doc_j,shared", os.path.join(private, "spark", "overlap"))
     timer.lap("pairs")
     write_sorted_csv(docs_lines(tables["centers"]), os.path.join(out, "docs.csv"),
-                     "doc_id,url,host,source,bytes,lines,chunks,exact_center,title",
+                     "doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for",
                      os.path.join(private, "spark", "docs"))
     concat_fuzzy(maps, os.path.join(out, "fuzzy.fpd"))
     concat_redirects(maps, os.path.join(out, "redirects.csv"))
@@ -349,7 +349,7 @@ def csv_field(col):
 
 def docs_lines(centers):
     """docs.csv rows as text lines, in docID order."""
-    cols = ["doc", "url", "host", "source", "bytes", "lines", "chunks", "exact_center", "title"]
+    cols = ["doc", "url", "host", "source", "bytes", "lines", "chunks", "exact_center", "title", "missing_for"]
     return centers.orderBy("doc").select(F.concat_ws(",", *[csv_field(F.col(c)) for c in cols]).alias("value"))
 
 
@@ -459,6 +459,7 @@ def write_manifest(maps, offsets, args, path):
         "read": first["read"],
         "inputs": inputs,
         "documents": sum(m["documents"] for m in manifests),
+        "next_doc_id": sum(m["documents"] for m in manifests),
         "pairs": {"threshold": args.threshold, "max_df": args.max_df},
     }
     # serde_json's pretty form: two-space indent, UTF-8 as is.

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::chunk::Chunking;
-use crate::fingerprint::{self, FingerprintConfig};
+use crate::fingerprint::{self, FingerprintConfig, PreviousConfig};
 use crate::memory::ByteSize;
 use crate::pairs::{self, CoarseVariant, Method, PairsConfig};
 use crate::progress::Progress;
@@ -195,6 +195,15 @@ struct InputArgs {
     /// counted in stats.json (`capped_documents`).
     #[arg(long, value_name = "SIZE", default_value = "8M", value_parser = parse_size)]
     max_doc_bytes: ByteSize,
+    /// The analysis of the previous crawl of these sites, carried forward: URLs keep their
+    /// docIDs, and changes.csv says what became of each (new, unchanged, modified, lost,
+    /// orphaned, redirected, returned). It is only read; --out must be another directory.
+    #[arg(long, value_name = "DIR")]
+    previous: Option<PathBuf>,
+    /// With --previous: how many analyses in a row a lost or orphaned page keeps its last text
+    /// (and so its exact group and pairs); 0 keeps exactly the documents read.
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "previous")]
+    keep_missing: u32,
 }
 
 #[derive(Args, Debug)]
@@ -306,6 +315,10 @@ impl InputArgs {
             chunking: self.chunk,
             max_doc_bytes: self.max_doc_bytes.0,
             memory: memory.0,
+            previous: self
+                .previous
+                .as_ref()
+                .map(|dir| PreviousConfig { dir: dir.clone(), keep_missing: self.keep_missing }),
         }
     }
 }

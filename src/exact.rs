@@ -16,6 +16,7 @@ use crate::fingerprint;
 use crate::progress::Progress;
 use crate::stage::{Outcome, Stage};
 use crate::stats::Summary;
+use crate::store::changes::{ChangeTable, ChangesWriter, for_each_change};
 use crate::store::docs::{Doc, DocTable, DocsReader, DocsWriter};
 use crate::store::{self, Center, ExactRecord, Header, Manifest, Mapped, OutDir, RecordWriter};
 
@@ -65,8 +66,15 @@ pub(crate) fn run(
     let mut stats = ExactStats::default();
     let centers = centers(&exact, memory_budget, &scratch, &mut stats)?;
     drop(exact);
-    write_docs(out, &spec, &centers, &mut stats)?;
-    stage.finish(&mut stats, &[out.centers(), out.docs()])?;
+    let doc_ids = write_docs(out, &spec, &centers, &mut stats)?;
+    let mut outputs = vec![out.centers(), out.docs()];
+    if out.fingerprint_changes().is_file() {
+        write_changes(out, &doc_ids, &centers)?;
+        outputs.push(out.changes());
+    } else {
+        store::remove_file_if_exists(&out.changes())?;
+    }
+    stage.finish(&mut stats, &outputs)?;
     Ok(Outcome::Ran(stats))
 }
 
@@ -119,30 +127,56 @@ fn close_group(size: u64, stats: &mut ExactStats) {
 }
 
 /// Streams `fingerprint-docs.csv` into `docs.csv` with the center column,
-/// and writes `centers.fpd` for every document.
-fn write_docs(out: &OutDir, spec: &str, centers: &[Center], stats: &mut ExactStats) -> anyhow::Result<()> {
+/// and writes `centers.fpd` for every document; returns each row's docID.
+fn write_docs(
+    out: &OutDir,
+    spec: &str,
+    centers: &[Center],
+    stats: &mut ExactStats,
+) -> anyhow::Result<Vec<u32>> {
     let src = out.fingerprint_docs();
     let mut reader = DocsReader::open(&src, DocTable::Fingerprint)?;
     let mut writer = DocsWriter::create(&out.docs(), DocTable::Final)?;
     let mut center_file = RecordWriter::create(&out.centers(), Header::new::<Center>(spec, false, 0, 1))?;
+    // A center's row is never after its copies': its docID is known by then.
+    let mut doc_ids: Vec<u32> = Vec::new();
     while let Some(doc) = reader.next_doc()? {
         if doc.text.is_none() {
             bail!("{} line {}: a copy whose fields were never filled in", src.display(), reader.line());
         }
-        let center = centers.get(doc.id as usize).copied().unwrap_or(Center::EMPTY);
+        let row = doc_ids.len();
+        doc_ids.push(doc.id);
+        let center = centers.get(row).copied().unwrap_or(Center::EMPTY);
         if center == Center::EMPTY {
             stats.empty_documents += 1;
         }
-        let center_id = (center != Center::EMPTY).then_some(center.0);
+        let center_id = (center != Center::EMPTY).then(|| doc_ids[center.0 as usize]);
         writer.push(&Doc { center: center_id, ..doc })?;
         center_file.push(&center)?;
     }
-    let documents = reader.rows();
-    if documents < centers.len() as u64 {
+    let documents = doc_ids.len();
+    if documents < centers.len() {
         bail!("{} lists {documents} documents but the exact hashes name more", src.display());
     }
-    stats.documents = documents;
+    stats.documents = documents as u64;
     writer.finish()?;
     center_file.finish()?;
-    Ok(())
+    Ok(doc_ids)
+}
+
+/// Streams `fingerprint-changes.csv` into `changes.csv` with each kept
+/// document's center now.
+fn write_changes(out: &OutDir, doc_ids: &[u32], centers: &[Center]) -> anyhow::Result<()> {
+    let mut writer = ChangesWriter::create(&out.changes(), ChangeTable::Final)?;
+    for_each_change(&out.fingerprint_changes(), ChangeTable::Fingerprint, |mut row| {
+        if row.kept {
+            let Ok(r) = doc_ids.binary_search(&row.doc_id) else {
+                bail!("docID {} is kept but not in docs.csv", row.doc_id);
+            };
+            let center = centers.get(r).copied().unwrap_or(Center::EMPTY);
+            row.center_after = (center != Center::EMPTY).then(|| doc_ids[center.0 as usize]);
+        }
+        writer.push(&row)
+    })?;
+    writer.finish()
 }

@@ -23,8 +23,11 @@ use rayon::prelude::*;
 
 mod copies;
 mod pipeline;
+mod previous;
 mod stats;
+mod urls;
 
+pub(crate) use previous::PreviousConfig;
 pub(crate) use stats::{CORRUPT_SAMPLES, CorruptSample, FingerprintStats, InputStats};
 
 use crate::chunk::{Chunker, Chunking, exact_hash};
@@ -34,12 +37,14 @@ use crate::progress::Progress;
 use crate::read::{InputSkip, Item, RawDoc, ReadOptions, SkipReason};
 use crate::stage::{Outcome, Stage};
 use crate::store::docs::{Doc, DocTable, DocsWriter, Source, TextFields};
+use crate::store::handles::{Capture, CaptureKind, url_key};
 use crate::store::manifest::{FORMAT_VERSION, InputEntry, InputIdentity, ReadSettings};
 use crate::store::{
     self, ChunkRecord, CsvOut, ExactRecord, FuzzySignature, Header, Manifest, Mapped, OutDir, RecordWriter,
     StageKey,
 };
 use copies::{Became, Claim, ClaimKey, CopyIndex, Hint, Key};
+use previous::Previous;
 
 /// Number of fingerprint partitions. Fixed, so the files are the same
 /// whatever the thread count or memory budget. At 64, a 150 GB crawl
@@ -67,46 +72,78 @@ pub struct FingerprintConfig {
     pub max_doc_bytes: u64,
     /// Memory budget in bytes.
     pub memory: u64,
+    /// `--previous` and `--keep-missing`: the analysis to carry forward.
+    pub previous: Option<PreviousConfig>,
 }
 
 pub(crate) const STAGE: &str = "fingerprint";
 
 /// Runs the fingerprint stage into `out`, unless its outputs are already up
 /// to date for these inputs and flags.
-pub fn run(
+pub(crate) fn run(
     out: &OutDir,
     cfg: &FingerprintConfig,
     progress: &Progress,
 ) -> anyhow::Result<Outcome<FingerprintStats>> {
     check_inputs(&cfg.inputs)?;
+    let previous = cfg.previous.as_ref().map(|p| Previous::open(p, cfg.chunking, out)).transpose()?;
     out.create()?;
     // Taken once: the key and the manifest must name the same inputs.
     let identities: Vec<InputIdentity> = cfg.inputs.iter().map(|p| InputIdentity::of(p)).collect();
-    let Some(stage) = Stage::begin(out, STAGE, stage_key(cfg, &identities), progress)? else {
+    let key = stage_key(cfg, &identities, previous.as_ref());
+    let Some(stage) = Stage::begin(out, STAGE, key, progress)? else {
         return Ok(Outcome::UpToDate);
     };
     // Partitions of an earlier run must not survive into this one.
     out.empty_fprint_dir()?;
     let scratch = stage.scratch()?;
-    let (mut stats, copies) = ingest(out, cfg, &scratch, progress)?;
+    // A first analysis writes what it reads straight into `out`; with
+    // --previous, what is read goes into a segment of its own, which is
+    // then carried forward with the previous analysis into `out`.
+    let segment = match &previous {
+        None => out.clone(),
+        Some(_) => {
+            let segment = OutDir::new(scratch.join("segment"));
+            segment.create()?;
+            segment
+        }
+    };
+    let (mut stats, copies) = ingest(&segment, cfg, &scratch, progress)?;
+    let spec = cfg.chunking.to_string();
     if !copies.is_empty() {
-        stats.empty_documents += copies::fill_exact(out, &cfg.chunking.to_string(), &copies)?;
-        copies::fill_docs(out, &copies)?;
-        copies::fill_fuzzy(out, &cfg.chunking.to_string(), &copies)?;
+        stats.empty_documents += copies::fill_exact(&segment, &spec, &copies)?;
+        copies::fill_docs(&segment, &copies)?;
+        copies::fill_fuzzy(&segment, &spec, &copies)?;
     }
     let mut by_original: Vec<(u32, u32)> = copies.iter().map(|&(copy, original)| (original, copy)).collect();
     by_original.sort_unstable();
-    let mut outputs = sort_partitions(out, cfg, &scratch, &by_original, &mut stats, progress)?;
-    outputs.push(out.fprint_exact());
-    outputs.push(out.fuzzy());
-    outputs.push(out.fingerprint_docs());
-    outputs.push(out.redirects());
-    outputs.push(out.copies());
-    manifest(cfg, identities, &stats).write(out)?;
+    sort_partitions(&segment, cfg, &scratch, &by_original, &mut stats, progress)?;
+    let captures = scratch.join(CAPTURES);
+    let mut outputs: Vec<PathBuf> = (0..PARTITIONS).map(|p| out.fprint_part(p)).collect();
+    outputs.extend([out.fprint_exact(), out.fuzzy(), out.fingerprint_docs(), out.redirects(), out.copies()]);
+    outputs.extend([out.doc_ids(), out.urls()]);
+    let manifest = match previous {
+        None => {
+            urls::first_analysis(out, &captures, stats.documents, cfg.memory, &scratch)?;
+            store::remove_file_if_exists(&out.fingerprint_changes())?;
+            manifest(cfg, identities, &stats, None)
+        }
+        Some(prev) => {
+            let carried = previous::carry_forward(out, &segment, &prev, cfg, &captures, &scratch, progress)?;
+            outputs.push(out.fingerprint_changes());
+            let m = manifest(cfg, identities, &stats, Some(&carried));
+            stats.previous = Some(carried.stats);
+            m
+        }
+    };
+    manifest.write(out)?;
     outputs.push(out.manifest());
     stage.finish(&mut stats, &outputs)?;
     Ok(Outcome::Ran(stats))
 }
+
+/// The scratch file of [`Capture`]s.
+const CAPTURES: &str = "captures.fpd";
 
 /// The revision of what records become (documents, copies, skips), part
 /// of the stage key so that outputs written by an earlier build under other
@@ -114,16 +151,23 @@ pub fn run(
 /// copies, redirects, segmented records, hidden HTML elements.
 const INPUT_RULES: &str = "input-rules-2";
 
-/// What the stage made its outputs of, for the later stages.
-fn manifest(cfg: &FingerprintConfig, identities: Vec<InputIdentity>, stats: &FingerprintStats) -> Manifest {
+/// What the stage made its outputs of, for the later stages; `carried`
+/// for an analysis made with --previous.
+fn manifest(
+    cfg: &FingerprintConfig,
+    identities: Vec<InputIdentity>,
+    stats: &FingerprintStats,
+    carried: Option<&previous::Carried>,
+) -> Manifest {
     let mut first_doc = 0;
     let inputs = identities
         .into_iter()
         .zip(&stats.inputs)
         .map(|(identity, input)| {
-            let entry = InputEntry { identity, first_doc, documents: input.documents };
+            // In a chain, a URL keeps its docID: an input's are no range.
+            let first = carried.is_none().then_some(first_doc);
             first_doc += input.documents;
-            entry
+            InputEntry { identity, documents: input.documents, first_doc: first }
         })
         .collect();
     Manifest {
@@ -132,13 +176,15 @@ fn manifest(cfg: &FingerprintConfig, identities: Vec<InputIdentity>, stats: &Fin
         chunk: cfg.chunking.to_string(),
         read: ReadSettings::new(&cfg.read, cfg.max_doc_bytes),
         inputs,
-        documents: stats.documents,
+        documents: carried.map_or(stats.documents, |c| c.documents),
+        next_doc_id: carried.map_or(stats.documents, |c| c.next_doc_id),
+        chain: carried.map(|c| c.chain.clone()),
         pairs: None,
     }
 }
 
 /// The key of this stage's outputs.
-fn stage_key(cfg: &FingerprintConfig, identities: &[InputIdentity]) -> String {
+fn stage_key(cfg: &FingerprintConfig, identities: &[InputIdentity], previous: Option<&Previous>) -> String {
     let mut key = StageKey::new(STAGE);
     key.add(INPUT_RULES)
         .add(&cfg.chunking.to_string())
@@ -149,6 +195,9 @@ fn stage_key(cfg: &FingerprintConfig, identities: &[InputIdentity]) -> String {
         .add(&cfg.max_doc_bytes.to_string());
     for input in identities {
         key.add_input(input);
+    }
+    if let Some(previous) = previous {
+        key.add("previous").add(previous.key()).add(&previous.keep_missing().to_string());
     }
     key.finish()
 }
@@ -184,6 +233,9 @@ enum Processed {
         offset: u64,
         reason: SkipReason,
         detail: String,
+        /// What the record says of its URL, when it names one: a page
+        /// gone, or unchanged (an HTTP 304).
+        capture: Option<(String, CaptureKind)>,
     },
     Copy(CopyOf),
     Redirect {
@@ -328,9 +380,12 @@ impl Extractor {
                     (Some(claim), _) => Processed::Keyed(claim, self.doc(raw, &mut chunker)),
                     (None, _) => match self.doc(raw, &mut chunker) {
                         Extracted::Doc(doc) => Processed::Doc(doc),
-                        Extracted::Failed { offset, reason, detail, .. } => {
-                            Processed::Skip { offset, reason, detail }
-                        }
+                        Extracted::Failed { offset, url, reason, detail, .. } => Processed::Skip {
+                            offset,
+                            reason,
+                            detail,
+                            capture: Some((url, CaptureKind::Gone(0))),
+                        },
                     },
                 },
                 Item::Revisit(r) => Processed::Copy(CopyOf {
@@ -347,7 +402,23 @@ impl Extractor {
                     url: r.url,
                     status: r.status,
                 },
-                Item::Skip(s) => Processed::Skip { offset: s.offset, reason: s.reason, detail: s.detail },
+                Item::Skip(s) => {
+                    Processed::Skip { offset: s.offset, reason: s.reason, detail: s.detail, capture: None }
+                }
+                Item::Status(status) => {
+                    let skip = status.as_skip();
+                    let kind = if status.status == 304 {
+                        CaptureKind::Same
+                    } else {
+                        CaptureKind::Gone(status.status)
+                    };
+                    Processed::Skip {
+                        offset: skip.offset,
+                        reason: skip.reason,
+                        detail: skip.detail,
+                        capture: Some((status.url, kind)),
+                    }
+                }
             })
             .collect()
     }
@@ -438,6 +509,8 @@ struct Sink<'a> {
     redirects: CsvOut,
     /// `copies.csv`: the documents made without extraction.
     copy_list: CsvOut,
+    /// What each record says of its URL ([`Capture`]), in input order.
+    captures: RecordWriter<Capture>,
     next_doc: u64,
     stats: FingerprintStats,
     /// The keys of the records read so far, for finding copies; shared
@@ -458,6 +531,8 @@ impl<'a> Sink<'a> {
         progress: &'a Progress,
         extractor: Extractor,
     ) -> anyhow::Result<Self> {
+        let captures =
+            RecordWriter::create(&scratch.join(CAPTURES), Header::new::<Capture>("", false, 0, 1))?;
         let spec = cfg.chunking.to_string();
         let mut parts = Vec::with_capacity(PARTITIONS as usize);
         for p in 0..PARTITIONS {
@@ -510,6 +585,7 @@ impl<'a> Sink<'a> {
             docs,
             redirects,
             copy_list,
+            captures,
             next_doc: 0,
             stats,
             index: Arc::default(),
@@ -531,7 +607,12 @@ impl<'a> Sink<'a> {
             self.stats.records += 1;
             self.stats.inputs[input].records += 1;
             match item {
-                Processed::Skip { offset, reason, detail } => self.skip(input, offset, reason, detail),
+                Processed::Skip { offset, reason, detail, capture } => {
+                    self.skip(input, offset, reason, detail);
+                    if let Some((url, kind)) = capture {
+                        self.capture(&url, kind)?;
+                    }
+                }
                 Processed::Doc(doc) => {
                     self.doc(input, doc)?;
                 }
@@ -554,6 +635,7 @@ impl<'a> Sink<'a> {
                 Processed::Copy(copy) => self.copy(input, copy)?,
                 Processed::Redirect { offset, url, status, target } => {
                     self.skip(input, offset, SkipReason::HttpRedirect, String::new());
+                    self.capture(&url, CaptureKind::Redirect(status))?;
                     let source = Source { input: &self.inputs[input], offset }.to_string();
                     self.redirects.row([source.as_str(), &url, &status.to_string(), &target])?;
                 }
@@ -579,8 +661,9 @@ impl<'a> Sink<'a> {
                 return self.copy(input, CopyOf::payload(offset, url, host, bytes, key));
             }
             (_, Extracted::Doc(doc)) => Became::Doc(self.doc(input, doc)?),
-            (_, Extracted::Failed { offset, reason, detail, .. }) => {
+            (_, Extracted::Failed { offset, url, reason, detail, .. }) => {
                 self.skip(input, offset, reason, detail);
+                self.capture(&url, CaptureKind::Gone(0))?;
                 Became::Skip(reason)
             }
         };
@@ -638,6 +721,15 @@ impl<'a> Sink<'a> {
         }
     }
 
+    /// Notes what the record just written says of its URL, for the URL
+    /// table and for matching a recrawl to the previous analysis.
+    fn capture(&mut self, url: &str, kind: CaptureKind) -> anyhow::Result<()> {
+        if url.is_empty() {
+            return Ok(());
+        }
+        self.captures.push(&Capture { key: url_key(url), order: self.stats.records, kind })
+    }
+
     /// The next docID, counted as a document of `input`.
     fn next_id(&mut self, input: usize) -> anyhow::Result<u32> {
         let id = self.next_doc;
@@ -662,11 +754,13 @@ impl<'a> Sink<'a> {
             Some(Became::Skip(reason)) => {
                 let detail = "same payload as an earlier record skipped for this reason".to_string();
                 self.skip(input, copy.offset, reason, detail);
-                return Ok(());
+                return self.capture(&copy.url, CaptureKind::Gone(0));
             }
             _ => {
+                // A revisit of a capture not in these inputs: as far as
+                // they tell, the page is as it was.
                 self.skip(input, copy.offset, SkipReason::RevisitUnresolved, String::new());
-                return Ok(());
+                return self.capture(&copy.url, CaptureKind::Same);
             }
         };
         let id = self.next_id(input)?;
@@ -688,7 +782,9 @@ impl<'a> Sink<'a> {
             source: Source { input: &self.inputs[input], offset: copy.offset },
             text: None,
             center: None,
+            missing_for: 0,
         })?;
+        self.capture(&copy.url, CaptureKind::Doc(id))?;
         self.copy_list.row([id.to_string().as_str(), &original.to_string(), kind])
     }
 
@@ -728,7 +824,9 @@ impl<'a> Sink<'a> {
                 title: &doc.title,
             }),
             center: None,
+            missing_for: 0,
         })?;
+        self.capture(&doc.url, CaptureKind::Doc(id32))?;
         if self.input_starts.is_none() {
             self.bar.inc(doc.bytes);
         }
@@ -745,6 +843,7 @@ impl<'a> Sink<'a> {
         self.docs.finish()?;
         self.redirects.finish()?;
         self.copy_list.finish()?;
+        self.captures.finish()?;
         Ok((self.stats, self.copies))
     }
 }

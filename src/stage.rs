@@ -73,6 +73,9 @@ impl<'a> Stage<'a> {
     /// section and stamps `outputs`.
     pub fn finish<S: Serialize + Measured>(self, stats: &mut S, outputs: &[PathBuf]) -> anyhow::Result<()> {
         stats.measured(self.started.elapsed().as_secs_f64(), memory::peak_rss());
+        // Scratch goes before the stamp: a run killed after the stamp must
+        // not leave scratch space that no later run removes.
+        store::remove_dir_if_exists(&self.out.scratch_path(self.name))?;
         stats::write_section(self.out, self.name, stats)?;
         Stamp {
             stage: self.name.into(),

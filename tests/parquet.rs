@@ -95,9 +95,15 @@ fn postings_and_docs_equal_the_stage_outputs() {
 
     let docs = open(&out.join("parquet/docs.parquet"));
     let names: Vec<String> = columns(&docs).into_iter().map(|(n, _)| n).collect();
-    assert_eq!(names, ["doc_id", "url", "host", "source", "bytes", "lines", "chunks", "exact_hash", "title"]);
+    assert_eq!(
+        names,
+        ["doc_id", "url", "host", "source", "bytes", "lines", "chunks", "exact_hash", "title", "missing_for"]
+    );
     let (header, csv_rows) = read_csv(&out.join("fingerprint-docs.csv"));
-    assert_eq!(header, ["doc_id", "url", "host", "source", "bytes", "lines", "chunks", "title"]);
+    assert_eq!(
+        header,
+        ["doc_id", "url", "host", "source", "bytes", "lines", "chunks", "title", "missing_for"]
+    );
     let hashes: std::collections::BTreeMap<String, String> =
         dump(&out, true).into_iter().map(|r| (r[1].clone(), r[0].clone())).collect();
     let got = rows(&docs);
@@ -108,6 +114,7 @@ fn postings_and_docs_equal_the_stage_outputs() {
         assert_eq!(ints, [0, 4, 5, 6].map(|i| c[i].clone()), "doc {}", c[0]);
         assert_eq!([1, 2, 3].map(|i| text(&row[i])), [1, 2, 3].map(|i| c[i].clone()), "doc {}", c[0]);
         assert_eq!(text(&row[8]), c[7], "title of doc {}", c[0]);
+        assert_eq!(long(&row[9]).to_string(), c[8], "missing_for of doc {}", c[0]);
         match (&row[7], hashes.get(&c[0])) {
             (Field::Str(h), Some(want)) => assert_eq!(h, want, "exact_hash of doc {}", c[0]),
             (Field::Null, None) => empty += 1,

@@ -306,14 +306,7 @@ pub fn fill_exact(out: &OutDir, spec: &str, copies: &Copies) -> anyhow::Result<u
     let path = out.fprint_exact();
     let src = Mapped::<ExactRecord>::open(&path)?;
     let mut dst = RecordWriter::create(&path, Header::new::<ExactRecord>(spec, false, 0, 1))?;
-    let hash_of = |doc: u32| {
-        let (mut lo, mut hi) = (0usize, src.len());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if src.get(mid).doc < doc { lo = mid + 1 } else { hi = mid }
-        }
-        (lo < src.len()).then(|| src.get(lo)).filter(|r| r.doc == doc).map(|r| r.hash)
-    };
+    let hash_of = |doc: u32| src.hash_of(doc);
     let mut empty = 0;
     let mut next = copies.iter().peekable();
     for record in src.iter() {

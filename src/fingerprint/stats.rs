@@ -91,6 +91,10 @@ pub struct FingerprintStats {
     /// Distinct fingerprint values over the whole input.
     pub distinct_fingerprints: u64,
     pub partitions: u32,
+    /// With `--previous`: what carrying the previous analysis forward did.
+    /// The counts above are of the inputs read this time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous: Option<ChainStats>,
     pub seconds: f64,
     pub peak_rss_bytes: Option<u64>,
 }
@@ -111,3 +115,33 @@ impl Summary for FingerprintStats {
 }
 
 crate::stats::measured!(FingerprintStats);
+
+/// The fingerprint stage's `previous` section: an analysis carried forward.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub(crate) struct ChainStats {
+    /// The previous analysis, as given.
+    pub analysis: String,
+    /// This analysis's place in the chain (1 for the first made with
+    /// `--previous`).
+    pub chain_length: u32,
+    pub keep_missing: u32,
+    /// Documents in this analysis: those read, and those kept.
+    pub documents: u64,
+    /// URLs by what became of them (`changes.csv`'s `change`).
+    pub changes: BTreeMap<String, u64>,
+    /// Lost or orphaned pages kept with their last text.
+    pub kept_missing: u64,
+    /// Pages unchanged by an HTTP 304 or a revisit of an earlier crawl:
+    /// kept from the previous analysis without a new document.
+    pub unchanged_without_payload: u64,
+    /// Documents read whose URL a later record of the same inputs stands
+    /// for (the last capture of a URL stands for it).
+    pub superseded_captures: u64,
+    /// Documents of the previous analysis that did not stand for their
+    /// URL (an earlier capture of it in a first analysis): left out.
+    pub previous_superseded: u64,
+    /// Rows of copies.csv left out because the original they copy does not
+    /// stand for its URL.
+    pub copies_left_out: u64,
+}

@@ -26,6 +26,7 @@ use crate::exact;
 use crate::progress::Progress;
 use crate::stage::{Outcome, Stage};
 pub use crate::store::Overlap;
+use crate::store::handles::DocIds;
 use crate::store::manifest::PairsSettings;
 use crate::store::overlap::OverlapWriter;
 use crate::store::{self, Center, ChunkRecord, Manifest, Mapped, OutDir};
@@ -324,12 +325,20 @@ pub(crate) fn run(
         }
         None => store::remove_file_if_exists(&out.stop_chunks())?,
     }
+    // Methods count rows; the table shows docIDs, in the same order.
+    let doc_ids = DocIds::open(out, &manifest)?;
     let mut table = OverlapWriter::create(&out.overlap())?;
     let (method, name, auto) = choose(&input, cfg)?;
     stats.method = name.to_string();
     stats.method_auto = auto.is_some();
     stats.auto = auto;
-    method.count(&input, &mut stats, &mut |o| table.push(o))?;
+    method.count(&input, &mut stats, &mut |o| {
+        table.push(Overlap {
+            doc_i: doc_ids.doc_id(o.doc_i),
+            doc_j: doc_ids.doc_id(o.doc_j),
+            shared: o.shared,
+        })
+    })?;
     stats.pairs_emitted = table.finish()?;
     manifest.pairs = Some(PairsSettings { threshold: cfg.threshold, max_df: cfg.max_df });
     manifest.write(out)?;

@@ -16,6 +16,7 @@ use crate::chunk::Chunker;
 use crate::extract;
 use crate::read::{self, Item};
 use crate::store::docs::{DocTable, for_each_doc};
+use crate::store::handles::DocIds;
 use crate::store::{CsvOut, Manifest, OutDir};
 
 /// One stop chunk.
@@ -26,7 +27,7 @@ pub(crate) struct StopChunk {
     pub df: u64,
     /// Pairs it would have generated: df (df - 1) / 2.
     pub pairs: u64,
-    /// The smallest docID that contains it.
+    /// The first document (smallest row) that contains it.
     pub example_doc: u32,
 }
 
@@ -65,6 +66,7 @@ const TEXTS: usize = 1000;
 /// a record inside a whole-file gzip member).
 pub(crate) fn write_csv(out: &OutDir, stops: &[StopChunk], manifest: &Manifest) -> anyhow::Result<()> {
     let texts = texts(out, &stops[..stops.len().min(TEXTS)], manifest)?;
+    let doc_ids = DocIds::open(out, manifest)?;
     let mut w = CsvOut::create(&out.stop_chunks(), &["fprint", "df", "pairs", "example_doc", "text"])?;
     for s in stops {
         let text = texts.get(&s.fprint).map_or("", String::as_str);
@@ -72,7 +74,7 @@ pub(crate) fn write_csv(out: &OutDir, stops: &[StopChunk], manifest: &Manifest) 
             format!("{:016x}", s.fprint).as_str(),
             &s.df.to_string(),
             &s.pairs.to_string(),
-            &s.example_doc.to_string(),
+            &doc_ids.doc_id(s.example_doc).to_string(),
             text,
         ])?;
     }
@@ -84,8 +86,15 @@ pub(crate) fn write_csv(out: &OutDir, stops: &[StopChunk], manifest: &Manifest) 
 /// rows are kept as they are and their texts looked up as the pairs stage
 /// does, so the file is the one a local run writes. Returns the rows.
 pub(crate) fn fill_texts(out: &OutDir) -> anyhow::Result<u64> {
-    let stops = read_csv(&out.stop_chunks())?;
-    write_csv(out, &stops, &Manifest::read(out)?)?;
+    let manifest = Manifest::read(out)?;
+    let doc_ids = DocIds::open(out, &manifest)?;
+    let mut stops = read_csv(&out.stop_chunks())?;
+    for s in &mut stops {
+        s.example_doc = doc_ids.row(s.example_doc).with_context(|| {
+            format!("{}: example_doc {} is not in docs.csv", out.stop_chunks().display(), s.example_doc)
+        })?;
+    }
+    write_csv(out, &stops, &manifest)?;
     Ok(stops.len() as u64)
 }
 
@@ -149,13 +158,16 @@ fn sources<T>(
     manifest: &Manifest,
     wanted: &HashMap<u32, T>,
 ) -> anyhow::Result<HashMap<u32, (PathBuf, u64)>> {
+    let locator = manifest.locator();
     let mut found = HashMap::new();
+    let mut row = 0u32;
     for_each_doc(docs_csv, DocTable::Final, |doc| {
-        if wanted.contains_key(&doc.id)
-            && let Some(path) = manifest.locate(&doc.source)
+        if wanted.contains_key(&row)
+            && let Some(path) = locator.locate(&doc.source)
         {
-            found.insert(doc.id, (path, doc.source.offset));
+            found.insert(row, (path, doc.source.offset));
         }
+        row += 1;
         Ok(())
     })?;
     Ok(found)

@@ -20,7 +20,7 @@ use std::io::{self, Read};
 use flate2::read::{DeflateDecoder, MultiGzDecoder, ZlibDecoder};
 
 use super::gz::find_byte;
-use super::{Body, Item, Redirect, SkipReason};
+use super::{Body, Item, Redirect, Status};
 
 /// The parts of an HTTP response header that readers use.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -69,7 +69,7 @@ pub(crate) enum BodyError {
 }
 
 /// The item for a response whose status is not 200: a [`Redirect`] when it
-/// is one, otherwise a [`SkipReason::HttpStatus`] skip naming the code.
+/// is one, otherwise a [`Status`].
 pub(crate) fn not_ok_item(offset: u64, url: &str, resp: &Response) -> Item {
     match &resp.location {
         Some(location) if resp.is_redirect() => Item::Redirect(Redirect {
@@ -78,7 +78,7 @@ pub(crate) fn not_ok_item(offset: u64, url: &str, resp: &Response) -> Item {
             status: resp.status,
             location: location.clone(),
         }),
-        _ => super::gz::skip(offset, SkipReason::HttpStatus, resp.status.to_string()),
+        _ => Item::Status(Status { offset, url: url.to_string(), status: resp.status }),
     }
 }
 

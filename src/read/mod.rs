@@ -166,6 +166,24 @@ pub struct Redirect {
     pub location: String,
 }
 
+/// An HTTP response whose status is neither 200 nor a redirect (a 304, a
+/// 404, a 500...): not a document, counted as a
+/// [`SkipReason::HttpStatus`] skip, but with its URL, which tells an
+/// analysis of a recrawl that a page was lost, or is unchanged (304).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Status {
+    pub offset: u64,
+    pub url: String,
+    pub status: u16,
+}
+
+impl Status {
+    /// The skip it counts as.
+    pub(crate) fn as_skip(&self) -> Skip {
+        Skip { offset: self.offset, reason: SkipReason::HttpStatus, detail: self.status.to_string() }
+    }
+}
+
 /// A record that did not become a page, with why.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Skip {
@@ -307,6 +325,7 @@ pub enum Item {
     Skip(Skip),
     Revisit(Revisit),
     Redirect(Redirect),
+    Status(Status),
 }
 
 impl Item {
@@ -317,6 +336,7 @@ impl Item {
             Item::Skip(s) => s.offset,
             Item::Revisit(r) => r.offset,
             Item::Redirect(r) => r.offset,
+            Item::Status(s) => s.offset,
         }
     }
 }
@@ -582,9 +602,11 @@ pub(crate) mod testing {
         }
     }
 
-    pub(crate) fn skipped(item: &Item) -> &Skip {
+    /// The skip an item is, or counts as (an HTTP status).
+    pub(crate) fn skipped(item: &Item) -> Skip {
         match item {
-            Item::Skip(s) => s,
+            Item::Skip(s) => s.clone(),
+            Item::Status(s) => s.as_skip(),
             other => panic!("expected a skip, got {other:?}"),
         }
     }

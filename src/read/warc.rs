@@ -494,6 +494,7 @@ mod tests {
                 Item::Skip(s) => Some(s.reason),
                 Item::Redirect(_) => Some(SkipReason::HttpRedirect),
                 Item::Revisit(_) => Some(SkipReason::RevisitUnresolved),
+                Item::Status(_) => Some(SkipReason::HttpStatus),
             })
             .collect()
     }

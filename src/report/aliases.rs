@@ -162,15 +162,10 @@ pub fn find(docs_csv: &Path, overlap: &Path, docs: &Docs) -> anyhow::Result<Vec<
         // are together. The center is read here, in docID order: looked up
         // in key order, it was a cache miss per document on large crawls.
         let mut keyed: Vec<Keyed> = Vec::new();
-        for_each_doc(docs_csv, |row| {
+        for_each_doc(docs_csv, |r, row| {
             if let Some(u) = parse(row.url) {
-                let center = docs.center[row.id as usize];
-                keyed.push((
-                    xxh3_128(key(&u, kind).as_bytes()),
-                    xxh3_64(u.as_str().as_bytes()),
-                    row.id,
-                    center,
-                ));
+                let center = docs.center[r as usize];
+                keyed.push((xxh3_128(key(&u, kind).as_bytes()), xxh3_64(u.as_str().as_bytes()), r, center));
             }
             Ok(())
         })?;
@@ -280,7 +275,12 @@ pub struct Example {
 
 /// Writes `aliases.csv`: `kind,doc_a,doc_b,url_a,url_b,content`. Returns
 /// one example per kind: its first pair of the most similar content.
-pub fn write_csv(path: &Path, docs_csv: &Path, aliases: &[Alias]) -> anyhow::Result<Vec<Example>> {
+pub fn write_csv(
+    path: &Path,
+    docs_csv: &Path,
+    docs: &Docs,
+    aliases: &[Alias],
+) -> anyhow::Result<Vec<Example>> {
     let mut wanted: Vec<u32> = aliases.iter().flat_map(|a| [a.doc_a, a.doc_b]).collect();
     wanted.sort_unstable();
     wanted.dedup();
@@ -289,8 +289,8 @@ pub fn write_csv(path: &Path, docs_csv: &Path, aliases: &[Alias]) -> anyhow::Res
     let rows = aliases.iter().map(|a| {
         [
             a.kind.name().to_string(),
-            a.doc_a.to_string(),
-            a.doc_b.to_string(),
+            docs.doc_id(a.doc_a).to_string(),
+            docs.doc_id(a.doc_b).to_string(),
             url(a.doc_a).into(),
             url(a.doc_b).into(),
             a.content.name().into(),
@@ -325,7 +325,7 @@ pub struct UrlUnique {
 impl UrlUnique {
     pub fn load(docs_csv: &Path) -> anyhow::Result<UrlUnique> {
         let mut urls = Vec::new();
-        for_each_doc(docs_csv, |row| {
+        for_each_doc(docs_csv, |_, row| {
             if let Some(u) = parse(row.url) {
                 urls.push(xxh3_128(u.as_str().as_bytes()));
             }
@@ -390,6 +390,7 @@ mod tests {
             host: vec![0; 5],
             hosts: vec!["h".into()],
             group_size: vec![2, 2, 0, 0, 0],
+            ..Docs::default()
         };
         let group: Vec<Keyed> = (0..5).map(|d| (7, 100 + u64::from(d), d, docs.center[d as usize])).collect();
         let mut got = Vec::new();
@@ -417,12 +418,12 @@ mod tests {
         let p = dir.path().join("docs.csv");
         std::fs::write(
             &p,
-            "doc_id,url,host,source,bytes,lines,chunks,exact_center,title\n\
-             0,http://a.org/x,a.org,s:0,1,1,1,0,\n\
-             1,http://www.a.org/x,www.a.org,s:1,1,1,1,1,\n\
-             2,http://b.org/y,b.org,s:2,1,1,1,2,\n\
-             3,https://b.org/y,b.org,s:3,1,1,1,3,\n\
-             4,http://c.org/z,c.org,s:4,1,1,1,4,\n",
+            "doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for\n\
+             0,http://a.org/x,a.org,s:0,1,1,1,0,,0\n\
+             1,http://www.a.org/x,www.a.org,s:1,1,1,1,1,,0\n\
+             2,http://b.org/y,b.org,s:2,1,1,1,2,,0\n\
+             3,https://b.org/y,b.org,s:3,1,1,1,3,,0\n\
+             4,http://c.org/z,c.org,s:4,1,1,1,4,,0\n",
         )
         .unwrap();
         let u = UrlUnique::load(&p).unwrap();

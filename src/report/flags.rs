@@ -153,19 +153,20 @@ fn read_batches(
     tx: &SyncSender<Vec<(u32, RawDoc)>>,
 ) -> anyhow::Result<()> {
     let read_opts = manifest.read.options();
+    let locator = manifest.locator();
     let mut cursor = Cursor { path: None, reader: None, next: None };
     let mut batch: Vec<(u32, RawDoc)> = Vec::new();
     let mut batch_bytes = 0usize;
     let mut stopped = false;
-    for_each_doc(docs_csv, |row| {
+    for_each_doc(docs_csv, |r, row| {
         if stopped || row.center.is_none() {
             return Ok(());
         }
         // Standard input cannot be read again: the cursor says so once.
-        let path = manifest.locate(&row.source).unwrap_or_else(|| PathBuf::from("-"));
+        let path = locator.locate(&row.source).unwrap_or_else(|| PathBuf::from("-"));
         if let Some(raw) = cursor.record(&path, row.source.offset, &read_opts, progress) {
             batch_bytes += raw.body.len();
-            batch.push((row.id, raw));
+            batch.push((r, raw));
             if batch.len() >= BATCH_DOCS || batch_bytes >= BATCH_BYTES {
                 // A closed channel means the receiving side has stopped.
                 stopped = tx.send(std::mem::take(&mut batch)).is_err();
@@ -229,7 +230,7 @@ impl Cursor {
                 Ok(Some(Item::Doc(raw))) => self.next = Some(raw),
                 // A revisit has no text of its own: with other than the
                 // default parameters it gets no signature.
-                Ok(Some(Item::Skip(_) | Item::Revisit(_) | Item::Redirect(_))) => {}
+                Ok(Some(Item::Skip(_) | Item::Revisit(_) | Item::Redirect(_) | Item::Status(_))) => {}
                 Ok(None) => {
                     self.reader = None;
                     return None;
@@ -257,10 +258,10 @@ pub fn write_csv(
     let fuzzy_u = uniqueness(n, signed, |d| fuzzy[d as usize]);
     let mut title_hash = vec![0u64; n];
     let mut has_title: Vec<u32> = Vec::new();
-    for_each_doc(docs_csv, |row| {
+    for_each_doc(docs_csv, |r, row| {
         if !row.title().is_empty() {
-            title_hash[row.id as usize] = xxh3_64(row.title().as_bytes());
-            has_title.push(row.id);
+            title_hash[r as usize] = xxh3_64(row.title().as_bytes());
+            has_title.push(r);
         }
         Ok(())
     })?;
@@ -287,8 +288,8 @@ pub fn write_csv(
     )?;
     let flag = |b: bool| if b { "true" } else { "false" }.to_string();
     let mut titles = has_title.into_iter().peekable();
-    for_each_doc(docs_csv, |row| {
-        let d = row.id as usize;
+    for_each_doc(docs_csv, |r, row| {
+        let d = r as usize;
         let (www, http) = urls.flags(row.url);
         counts.www_not_unique += u64::from(!www);
         counts.http_not_unique += u64::from(!http);
@@ -296,8 +297,8 @@ pub fn write_csv(
         let (exact_unique, exact_count, near) = if center == EMPTY {
             (String::new(), String::new(), String::new())
         } else {
-            counts.exact_signature_not_unique += u64::from(center != row.id);
-            (flag(center == row.id), docs.exact_size(row.id).to_string(), near_count[d].to_string())
+            counts.exact_signature_not_unique += u64::from(center != r);
+            (flag(center == r), docs.exact_size(r).to_string(), near_count[d].to_string())
         };
         let (sig, sig_unique, sig_count) = match fuzzy[d] {
             NO_SIGNATURE => (String::new(), String::new(), String::new()),
@@ -307,7 +308,7 @@ pub fn write_csv(
                 (format!("{s:032x}"), flag(fuzzy_u.first[d]), fuzzy_u.count[d].to_string())
             }
         };
-        let title = if titles.next_if_eq(&row.id).is_some() {
+        let title = if titles.next_if_eq(&r).is_some() {
             counts.title_not_unique += u64::from(!title_u.first[d]);
             flag(title_u.first[d])
         } else {

@@ -646,6 +646,7 @@ mod tests {
             host: vec![0, 0, 1, 1, 2],
             hosts: vec!["a".into(), "b".into(), "c".into()],
             group_size: vec![2, 1, 0, 1, 1],
+            ..Docs::default()
         };
         let dir = tempfile::tempdir().unwrap();
         let o = dir.path().join("overlap.csv");
@@ -706,7 +707,7 @@ mod tests {
                 links.insert((i.min(j), i.max(j)));
             }
         }
-        let docs = Docs { bytes: vec![1; center.len()], center, host, hosts, group_size };
+        let docs = Docs { bytes: vec![1; center.len()], center, host, hosts, group_size, ..Docs::default() };
         (docs, links)
     }
 

@@ -1,6 +1,12 @@
 //! Reading the earlier stages' outputs: `docs.csv` into per-document
 //! arrays, and `overlap.csv` as a stream.
 //!
+//! Documents are numbered by row here, as in every stage (see
+//! [`crate::store::handles`]): the arrays stay dense through a chain of
+//! analyses, whose docIDs have gaps. [`Docs::doc_id`] gives the docID the
+//! report's tables show, and the Overlap table's docIDs are turned into rows
+//! as it is read.
+//!
 //! The report holds a few fixed-width values per document (center, bytes,
 //! host) and never the Overlap table: every pass over the table streams
 //! `overlap.csv` again, so the report's memory grows with the documents,
@@ -28,9 +34,12 @@ pub struct Docs {
     pub host: Vec<u32>,
     /// Host names, in order of first appearance.
     pub hosts: Vec<String>,
-    /// Documents in each exact group, indexed by the center's docID (0 for
-    /// a document that is not a center).
+    /// Documents in each exact group, indexed by the center's row (0 for a
+    /// document that is not a center).
     pub group_size: Vec<u32>,
+    /// Each row's docID, ascending; empty when every row is its docID (a
+    /// first analysis), which spares a search per pair.
+    pub doc_ids: Vec<u32>,
 }
 
 impl Docs {
@@ -46,6 +55,19 @@ impl Docs {
         self.center[doc as usize] == doc
     }
 
+    /// The docID of `row`.
+    pub fn doc_id(&self, row: u32) -> u32 {
+        if self.doc_ids.is_empty() { row } else { self.doc_ids[row as usize] }
+    }
+
+    /// The row of `doc_id`, if it is a document of the analysis.
+    pub fn row(&self, doc_id: u32) -> Option<u32> {
+        if self.doc_ids.is_empty() {
+            return ((doc_id as usize) < self.len()).then_some(doc_id);
+        }
+        self.doc_ids.binary_search(&doc_id).ok().map(|r| r as u32)
+    }
+
     /// The documents in `doc`'s exact group (1 when it has no copies, 0 for
     /// an empty document).
     pub fn exact_size(&self, doc: u32) -> u32 {
@@ -56,21 +78,33 @@ impl Docs {
     }
 }
 
-/// Calls `f` with every row of docs.csv.
-pub fn for_each_doc(path: &Path, f: impl FnMut(&Doc<'_>) -> anyhow::Result<()>) -> anyhow::Result<()> {
-    docs::for_each_doc(path, DocTable::Final, f)
+/// Calls `f` with every row of docs.csv and its number.
+pub fn for_each_doc(
+    path: &Path,
+    mut f: impl FnMut(u32, &Doc<'_>) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let mut row = 0u32;
+    docs::for_each_doc(path, DocTable::Final, |doc| {
+        f(row, doc)?;
+        row += 1;
+        Ok(())
+    })
 }
 
 /// Loads the columns of docs.csv the report keeps for every document.
 pub fn load_docs(path: &Path) -> anyhow::Result<Docs> {
     let mut docs = Docs::default();
     let mut host_ids: HashMap<String, u32> = HashMap::new();
-    for_each_doc(path, |row| {
+    let mut doc_ids: Vec<u32> = Vec::new();
+    for_each_doc(path, |r, row| {
+        doc_ids.push(row.id);
         let center = match row.center {
             None => EMPTY,
-            Some(c) if c == row.id => c,
-            Some(c) if docs.center[c as usize] == c => c,
-            Some(c) => bail!("exact_center {c} is not the center of its own group"),
+            Some(c) if c == row.id => r,
+            Some(c) => match doc_ids.binary_search(&c) {
+                Ok(cr) if docs.center[cr] == cr as u32 => cr as u32,
+                _ => bail!("exact_center {c} is not the center of its own group"),
+            },
         };
         docs.center.push(center);
         docs.group_size.push(0);
@@ -86,6 +120,9 @@ pub fn load_docs(path: &Path) -> anyhow::Result<Docs> {
         docs.host.push(id);
         Ok(())
     })?;
+    if doc_ids.iter().enumerate().any(|(r, &id)| id != r as u32) {
+        docs.doc_ids = doc_ids;
+    }
     Ok(docs)
 }
 
@@ -98,26 +135,26 @@ pub fn for_each_pair(
     mut f: impl FnMut(u32, u32, u32) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     overlap::for_each_pair(path, |o| {
-        if o.doc_j as usize >= docs.len() {
-            bail!("doc_j {} is not in docs.csv", o.doc_j);
-        }
-        if !docs.is_center(o.doc_i) || !docs.is_center(o.doc_j) {
+        let (Some(i), Some(j)) = (docs.row(o.doc_i), docs.row(o.doc_j)) else {
+            bail!("doc_i {} or doc_j {} is not in docs.csv", o.doc_i, o.doc_j);
+        };
+        if !docs.is_center(i) || !docs.is_center(j) {
             bail!("a document that is not an exact-group center");
         }
-        f(o.doc_i, o.doc_j, o.shared)
+        f(i, j, o.shared)
     })
 }
 
-/// The URLs of the `wanted` documents (sorted), from a second pass over
+/// The URLs of the `wanted` rows (sorted), from a second pass over
 /// docs.csv: the report keeps URLs only for the documents it prints.
 pub fn urls_of(path: &Path, wanted: &[u32]) -> anyhow::Result<HashMap<u32, String>> {
     let mut urls = HashMap::with_capacity(wanted.len());
     if wanted.is_empty() {
         return Ok(urls);
     }
-    for_each_doc(path, |row| {
-        if wanted.binary_search(&row.id).is_ok() {
-            urls.insert(row.id, row.url.to_string());
+    for_each_doc(path, |r, row| {
+        if wanted.binary_search(&r).is_ok() {
+            urls.insert(r, row.url.to_string());
         }
         Ok(())
     })?;
@@ -134,7 +171,7 @@ mod tests {
         p
     }
 
-    const HEADER: &str = "doc_id,url,host,source,bytes,lines,chunks,exact_center,title\n";
+    const HEADER: &str = "doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for\n";
 
     #[test]
     fn loads_docs_and_groups() {
@@ -143,7 +180,7 @@ mod tests {
             dir.path(),
             "docs.csv",
             &format!(
-                "{HEADER}0,http://a/x,a,in:0,10,1,1,0,\n1,http://b/x,b,in:5,10,1,1,0,T\n2,,,in:9,0,0,0,,\n"
+                "{HEADER}0,http://a/x,a,in:0,10,1,1,0,,0\n1,http://b/x,b,in:5,10,1,1,0,T,0\n2,,,in:9,0,0,0,,,0\n"
             ),
         );
         let docs = load_docs(&p).unwrap();
@@ -156,14 +193,17 @@ mod tests {
     #[test]
     fn malformed_rows_name_file_and_line() {
         let dir = tempfile::tempdir().unwrap();
-        let p =
-            write(dir.path(), "docs.csv", &format!("{HEADER}0,u,h,s:0,10,1,1,0,\n1,u,h,s:1,ten,1,1,1,\n"));
+        let p = write(
+            dir.path(),
+            "docs.csv",
+            &format!("{HEADER}0,u,h,s:0,10,1,1,0,,0\n1,u,h,s:1,ten,1,1,1,,0\n"),
+        );
         let e = format!("{:#}", load_docs(&p).unwrap_err());
         assert!(e.contains("docs.csv line 3") && e.contains("bytes"), "{e}");
         let docs = load_docs(&write(
             dir.path(),
             "d2.csv",
-            &format!("{HEADER}0,u,h,s:0,1,1,1,0,\n1,u,h,s:1,1,1,1,1,\n"),
+            &format!("{HEADER}0,u,h,s:0,1,1,1,0,,0\n1,u,h,s:1,1,1,1,1,,0\n"),
         ))
         .unwrap();
         let o = write(dir.path(), "overlap.csv", "doc_i,doc_j,shared\n0,1,5\n1,0,5\n");

@@ -302,7 +302,7 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
     let mirrors = hosts::mirrors(&docs, &host_pairs)?;
 
     let alias_pairs = aliases::find(&docs_csv, &overlap, &docs)?;
-    let alias_examples = aliases::write_csv(&out.aliases(), &docs_csv, &alias_pairs)?;
+    let alias_examples = aliases::write_csv(&out.aliases(), &docs_csv, &docs, &alias_pairs)?;
     let [www, scheme, index, query] = aliases::counts(&alias_pairs);
     drop(alias_pairs);
 

@@ -112,7 +112,14 @@ mod tests {
                 group_size[c as usize] += 1;
             }
         }
-        Docs { center, bytes: vec![10; n], host: vec![0; n], hosts: vec![String::new()], group_size }
+        Docs {
+            center,
+            bytes: vec![10; n],
+            host: vec![0; n],
+            hosts: vec![String::new()],
+            group_size,
+            ..Docs::default()
+        }
     }
 
     #[test]

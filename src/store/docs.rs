@@ -4,12 +4,13 @@
 //!
 //! | column | meaning |
 //! |---|---|
-//! | `doc_id` | the docID: dense, from 0, in input order |
+//! | `doc_id` | the docID: in a first analysis dense, from 0, in input order; through a chain of analyses (`--previous`) each URL keeps its docID, so there are gaps (see [`super::handles`]). Rows are in docID order |
 //! | `url`, `host` | the URL as recorded, and its lowercase host without port (empty when the URL has none) |
 //! | `source` | `INPUT:OFFSET`, the input as given on the command line and the record's offset in it ([`Source`]) |
 //! | `bytes`, `lines`, `chunks` | payload bytes, normalized lines, chunk windows |
 //! | `exact_center` | `docs.csv` only: the center's docID (its own when it has no copies), empty for an empty document |
 //! | `title` | the HTML `<title>`, empty for other documents |
+//! | `missing_for` | analyses in a row the page has been lost or absent from the inputs, its last text kept (`--keep-missing`); 0 when it was read this time |
 //!
 //! In `fingerprint-docs.csv`, a copy the input declares (a revisit, a
 //! payload-digest copy) is written with `bytes`, `lines`, `chunks` and
@@ -38,11 +39,20 @@ impl DocTable {
     fn header(self) -> &'static [&'static str] {
         match self {
             DocTable::Fingerprint => {
-                &["doc_id", "url", "host", "source", "bytes", "lines", "chunks", "title"]
+                &["doc_id", "url", "host", "source", "bytes", "lines", "chunks", "title", "missing_for"]
             }
-            DocTable::Final => {
-                &["doc_id", "url", "host", "source", "bytes", "lines", "chunks", "exact_center", "title"]
-            }
+            DocTable::Final => &[
+                "doc_id",
+                "url",
+                "host",
+                "source",
+                "bytes",
+                "lines",
+                "chunks",
+                "exact_center",
+                "title",
+                "missing_for",
+            ],
         }
     }
 }
@@ -89,9 +99,10 @@ pub(crate) struct Doc<'a> {
     /// `None` only in `fingerprint-docs.csv`, for a copy whose fields are
     /// not filled in from its original yet.
     pub text: Option<TextFields<'a>>,
-    /// `docs.csv` only: the exact-group center, `None` for an empty
-    /// document (and always in `fingerprint-docs.csv`).
+    /// `docs.csv` only: the docID of the exact-group center, `None` for an
+    /// empty document (and always in `fingerprint-docs.csv`).
     pub center: Option<u32>,
+    pub missing_for: u16,
 }
 
 impl<'a> Doc<'a> {
@@ -105,7 +116,7 @@ impl<'a> Doc<'a> {
 pub(crate) struct DocsWriter {
     out: CsvOut,
     table: DocTable,
-    numbers: [itoa::Buffer; 5],
+    numbers: [itoa::Buffer; 6],
     source: String,
 }
 
@@ -123,18 +134,19 @@ impl DocsWriter {
         use std::fmt::Write as _;
         self.source.clear();
         let _ = write!(self.source, "{}", doc.source);
-        let [id, bytes, lines, chunks, center] = &mut self.numbers;
+        let [id, bytes, lines, chunks, center, missing] = &mut self.numbers;
         let id = id.format(doc.id);
         let (bytes, lines, chunks, title) = match &doc.text {
             Some(t) => (bytes.format(t.bytes), lines.format(t.lines), chunks.format(t.chunks), t.title),
             None => ("", "", "", ""),
         };
         let head = [id, doc.url, doc.host, self.source.as_str(), bytes, lines, chunks];
+        let missing = missing.format(doc.missing_for);
         match self.table {
-            DocTable::Fingerprint => self.out.row(head.into_iter().chain([title])),
+            DocTable::Fingerprint => self.out.row(head.into_iter().chain([title, missing])),
             DocTable::Final => {
                 let center = doc.center.map_or("", |c| center.format(c));
-                self.out.row(head.into_iter().chain([center, title]))
+                self.out.row(head.into_iter().chain([center, title, missing]))
             }
         }
     }
@@ -145,15 +157,16 @@ impl DocsWriter {
 }
 
 /// Reads a document table front to back, checking what its writers
-/// promise: the header, dense docIDs in order, numbers where numbers
-/// belong, a center no larger than its document. A row that breaks one is
-/// an error naming the file and line.
+/// promise: the header, docIDs ascending, numbers where numbers belong, a
+/// center no larger than its document. A row that breaks one is an error
+/// naming the file and line.
 pub(crate) struct DocsReader {
     path: PathBuf,
     table: DocTable,
     reader: csv::Reader<File>,
     record: csv::StringRecord,
-    next_id: u64,
+    rows: u32,
+    last_id: Option<u32>,
 }
 
 impl DocsReader {
@@ -173,7 +186,8 @@ impl DocsReader {
             table,
             reader,
             record: csv::StringRecord::new(),
-            next_id: 0,
+            rows: 0,
+            last_id: None,
         })
     }
 
@@ -193,56 +207,68 @@ impl DocsReader {
             return Ok(None);
         }
         let line = self.line();
-        let bad = |what: &str| anyhow::anyhow!("{} line {line}: {what}", self.path.display());
-        let r = &self.record;
-        let columns = self.table.header().len();
-        if r.len() != columns {
-            return Err(bad(&format!("expected {columns} columns, found {}", r.len())));
+        let doc = parse_row(&self.record, self.table)
+            .map_err(|e| anyhow::anyhow!("{} line {line}: {e}", self.path.display()))?;
+        if let Some(last) = self.last_id.filter(|&l| l >= doc.id) {
+            bail!(
+                "{} line {line}: doc_id {} does not follow {last}: rows are in docID order",
+                self.path.display(),
+                doc.id
+            );
         }
-        let id: u32 = r[0].parse().map_err(|_| bad("doc_id is not a number"))?;
-        if u64::from(id) != self.next_id {
-            return Err(bad(&format!("expected doc_id {}, found {id}", self.next_id)));
-        }
-        let source = Source::parse(&r[3]).ok_or_else(|| bad("source is not INPUT:OFFSET"))?;
-        let number = |i: usize, name: &str| -> anyhow::Result<u64> {
-            r[i].parse().map_err(|_| bad(&format!("{name} is not a number")))
-        };
-        let (center, title) = match self.table {
-            DocTable::Fingerprint => (None, &r[7]),
-            DocTable::Final => {
-                let center = match &r[7] {
-                    "" => None,
-                    c => {
-                        let c: u32 = c.parse().map_err(|_| bad("exact_center is not a number"))?;
-                        if c > id {
-                            return Err(bad("exact_center is larger than doc_id"));
-                        }
-                        Some(c)
-                    }
-                };
-                (center, &r[8])
-            }
-        };
-        // A copy not filled in yet has no text fields; docs.csv always has them.
-        let unfilled = self.table == DocTable::Fingerprint && [4, 5, 6].iter().all(|&i| r[i].is_empty());
-        let text = if unfilled {
-            None
-        } else {
-            Some(TextFields {
-                bytes: number(4, "bytes")?,
-                lines: number(5, "lines")?,
-                chunks: number(6, "chunks")?,
-                title,
-            })
-        };
-        self.next_id += 1;
-        Ok(Some(Doc { id, url: &r[1], host: &r[2], source, text, center }))
+        self.rows += 1;
+        self.last_id = Some(doc.id);
+        Ok(Some(doc))
     }
 
-    /// Rows read so far.
-    pub(crate) fn rows(&self) -> u64 {
-        self.next_id
+    /// Rows read so far: the row of the last one read is one less.
+    pub(crate) fn rows(&self) -> u32 {
+        self.rows
     }
+}
+
+/// One row of a document table, checked but for its place in the table.
+pub(crate) fn parse_row(r: &csv::StringRecord, table: DocTable) -> anyhow::Result<Doc<'_>> {
+    let columns = table.header().len();
+    if r.len() != columns {
+        bail!("expected {columns} columns, found {}", r.len());
+    }
+    let id: u32 = r[0].parse().map_err(|_| anyhow::anyhow!("doc_id is not a number"))?;
+    let source = Source::parse(&r[3]).context("source is not INPUT:OFFSET")?;
+    let number = |i: usize, name: &str| -> anyhow::Result<u64> {
+        r[i].parse().map_err(|_| anyhow::anyhow!("{name} is not a number"))
+    };
+    let missing_for: u16 =
+        r[columns - 1].parse().map_err(|_| anyhow::anyhow!("missing_for is not a number"))?;
+    let (center, title) = match table {
+        DocTable::Fingerprint => (None, &r[7]),
+        DocTable::Final => {
+            let center = match &r[7] {
+                "" => None,
+                c => {
+                    let c: u32 = c.parse().map_err(|_| anyhow::anyhow!("exact_center is not a number"))?;
+                    if c > id {
+                        bail!("exact_center is larger than doc_id");
+                    }
+                    Some(c)
+                }
+            };
+            (center, &r[8])
+        }
+    };
+    // A copy not filled in yet has no text fields; docs.csv always has them.
+    let unfilled = table == DocTable::Fingerprint && [4, 5, 6].iter().all(|&i| r[i].is_empty());
+    let text = if unfilled {
+        None
+    } else {
+        Some(TextFields {
+            bytes: number(4, "bytes")?,
+            lines: number(5, "lines")?,
+            chunks: number(6, "chunks")?,
+            title,
+        })
+    };
+    Ok(Doc { id, url: &r[1], host: &r[2], source, text, center, missing_for })
 }
 
 /// Calls `f` with every row of the table at `path`; an error from `f`
@@ -274,6 +300,7 @@ mod tests {
             source: Source { input: "c:/crawl.warc.gz", offset: 17 },
             text,
             center,
+            missing_for: id as u16,
         }
     }
 
@@ -310,8 +337,8 @@ mod tests {
         w.finish().unwrap();
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
-            "doc_id,url,host,source,bytes,lines,chunks,exact_center,title\n\
-             0,\"http://a.example/x,y\",a.example,c:/crawl.warc.gz:17,10,2,1,0,T\n"
+            "doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for\n\
+             0,\"http://a.example/x,y\",a.example,c:/crawl.warc.gz:17,10,2,1,0,T,0\n"
         );
     }
 
@@ -327,14 +354,15 @@ mod tests {
     fn malformed_rows_name_file_line_and_column() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("docs.csv");
-        let header = "doc_id,url,host,source,bytes,lines,chunks,exact_center,title\n";
+        let header = "doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for\n";
         let cases = [
-            ("0,u,h,s:0,10,1,1,0,\n1,u,h,s:5,ten,1,1,1,\n", "line 3: bytes"),
-            ("0,u,h,s:0,10,1,1,0,\n2,u,h,s:5,1,1,1,1,\n", "line 3: expected doc_id 1, found 2"),
-            ("0,u,h,s:0,10,1,1,1,\n", "line 2: exact_center is larger"),
-            ("0,u,h,s,10,1,1,0,\n", "line 2: source"),
-            ("0,u,h,s:0,10,1,1,0\n", "line 2: expected 9 columns"),
-            ("0,u,h,s:0,,,,0,\n", "line 2: bytes"),
+            ("0,u,h,s:0,10,1,1,0,,0\n1,u,h,s:5,ten,1,1,1,,0\n", "line 3: bytes"),
+            ("3,u,h,s:0,10,1,1,0,,0\n2,u,h,s:5,1,1,1,1,,0\n", "line 3: doc_id 2 does not follow 3"),
+            ("0,u,h,s:0,10,1,1,1,,0\n", "line 2: exact_center is larger"),
+            ("0,u,h,s,10,1,1,0,,0\n", "line 2: source"),
+            ("0,u,h,s:0,10,1,1,0\n", "line 2: expected 10 columns"),
+            ("0,u,h,s:0,,,,0,,0\n", "line 2: bytes"),
+            ("0,u,h,s:0,1,1,1,0,,x\n", "line 2: missing_for"),
         ];
         for (rows, want) in cases {
             std::fs::write(&path, format!("{header}{rows}")).unwrap();
@@ -344,7 +372,7 @@ mod tests {
         std::fs::write(&path, "doc_id,url\n").unwrap();
         let e = format!("{:#}", for_each_doc(&path, DocTable::Final, |_| Ok(())).unwrap_err());
         assert!(e.contains("line 1: expected the header"), "{e}");
-        std::fs::write(&path, format!("{header}0,u,h,s:0,1,1,1,0,\n")).unwrap();
+        std::fs::write(&path, format!("{header}0,u,h,s:0,1,1,1,0,,0\n")).unwrap();
         let e = for_each_doc(&path, DocTable::Final, |_| bail!("no")).unwrap_err();
         assert!(format!("{e:#}").contains("docs.csv line 2: no"), "{e:#}");
     }

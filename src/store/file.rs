@@ -106,16 +106,26 @@ impl Record for FuzzySignature {
     }
 }
 
-fn le_u64(b: &[u8]) -> u64 {
+pub(crate) fn le_u128(b: &[u8]) -> u128 {
+    let mut a = [0u8; 16];
+    a.copy_from_slice(b);
+    u128::from_le_bytes(a)
+}
+
+pub(crate) fn le_u64(b: &[u8]) -> u64 {
     let mut a = [0u8; 8];
     a.copy_from_slice(b);
     u64::from_le_bytes(a)
 }
 
-fn le_u32(b: &[u8]) -> u32 {
+pub(crate) fn le_u32(b: &[u8]) -> u32 {
     let mut a = [0u8; 4];
     a.copy_from_slice(b);
     u32::from_le_bytes(a)
+}
+
+pub(crate) fn le_u16(b: &[u8]) -> u16 {
+    u16::from_le_bytes([b[0], b[1]])
 }
 
 /// The 64-byte header of a record file.
@@ -303,6 +313,27 @@ impl<R: Record> Mapped<R> {
 
     pub fn iter(&self) -> impl Iterator<Item = R> + '_ {
         self.bytes().chunks_exact(R::SIZE).map(R::decode)
+    }
+}
+
+impl<R: Record> Mapped<R> {
+    /// The first record whose `key` is not below `key`, in a file sorted by
+    /// it, with its index.
+    pub(crate) fn seek<K: Ord>(&self, key: K, key_of: impl Fn(&R) -> K) -> Option<(usize, R)> {
+        let (mut lo, mut hi) = (0usize, self.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if key_of(&self.get(mid)) < key { lo = mid + 1 } else { hi = mid }
+        }
+        (lo < self.len()).then(|| (lo, self.get(lo)))
+    }
+}
+
+impl Mapped<ExactRecord> {
+    /// The hash of document `doc`, `None` for an empty document: records
+    /// are in docID order, one per non-empty document.
+    pub(crate) fn hash_of(&self, doc: u32) -> Option<u128> {
+        self.seek(doc, |r| r.doc).filter(|(_, r)| r.doc == doc).map(|(_, r)| r.hash)
     }
 }
 

@@ -11,8 +11,10 @@
 //! | `overlap_version` | the version of the overlap that wrote it |
 //! | `chunk` | the chunk spec in canonical form (`lines:4:4`) |
 //! | `read` | `input_format`, `url_field`, `text_field`, `max_record_bytes`, `max_doc_bytes`: how records were read and cut |
-//! | `inputs` | one entry per input, in order: `path` as given, `canonical` (the absolute path with links resolved), `size` in bytes, `modified_ns` (nanoseconds since 1970), `first_doc` and `documents` (its docIDs are `first_doc` to `first_doc + documents - 1`); `canonical`, `size` and `modified_ns` are null for standard input |
-//! | `documents` | documents in all |
+//! | `inputs` | one entry per input, in order: `path` as given, `canonical` (the absolute path with links resolved), `size` in bytes, `modified_ns` (nanoseconds since 1970), `documents` read from it, and in a first analysis `first_doc` (its docIDs are `first_doc` to `first_doc + documents - 1`; null with `--previous`, where URLs keep their docIDs); `canonical`, `size` and `modified_ns` are null for standard input |
+//! | `documents` | documents in the analysis |
+//! | `next_doc_id` | the docID the next URL never seen in the chain gets |
+//! | `chain` | with `--previous` only: `previous` (the analysis carried forward, as given) and `previous_canonical`, `analysis` (1 for the first analysis made with `--previous`, counting up along the chain), `keep_missing`, and `carried_inputs`: the identities of earlier analyses' inputs that documents kept from them are read from (their `source` names the canonical path) |
 //! | `pairs` | once the pairs stage ran: `threshold` (T) and `max_df` (null without `--max-df`) |
 //!
 //! An input's identity is its canonical path, size and modification time:
@@ -41,8 +43,21 @@ pub(crate) struct Manifest {
     pub read: ReadSettings,
     pub inputs: Vec<InputEntry>,
     pub documents: u64,
+    pub next_doc_id: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chain: Option<Chain>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pairs: Option<PairsSettings>,
+}
+
+/// Where an analysis made with `--previous` comes from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Chain {
+    pub previous: String,
+    pub previous_canonical: String,
+    pub analysis: u32,
+    pub keep_missing: u32,
+    pub carried_inputs: Vec<InputIdentity>,
 }
 
 /// How records were read and cut.
@@ -89,8 +104,8 @@ pub(crate) struct PairsSettings {
 pub(crate) struct InputEntry {
     #[serde(flatten)]
     pub identity: InputIdentity,
-    pub first_doc: u64,
     pub documents: u64,
+    pub first_doc: Option<u64>,
 }
 
 /// An input as given, and what makes it the same input whatever its
@@ -186,23 +201,48 @@ impl Manifest {
         self.chunk.parse().map_err(|e: String| anyhow::anyhow!("manifest.json: chunk: {e}"))
     }
 
-    /// The file to read a document's record from again: its input's
-    /// canonical path when known (so that a later run from another
-    /// directory finds it), else the path as given; `None` for standard
-    /// input, which cannot be read again.
-    pub(crate) fn locate(&self, source: &Source<'_>) -> Option<PathBuf> {
-        if source.input == "-" {
-            return None;
+    /// Where to read documents' records again ([`Locator`]).
+    pub(crate) fn locator(&self) -> Locator {
+        let carried = self.chain.iter().flat_map(|c| &c.carried_inputs);
+        let mut files = std::collections::HashMap::new();
+        for identity in self.inputs.iter().map(|i| &i.identity).chain(carried) {
+            let readable = identity
+                .canonical
+                .as_ref()
+                .filter(|c| InputIdentity::of(Path::new(c)).same_input(identity))
+                .map(PathBuf::from);
+            // The same spelling may name inputs of two crawls; the one that is
+            // still the file it was is the one to read.
+            let slot = files.entry(identity.path.clone()).or_insert(None);
+            if slot.is_none() {
+                *slot = readable;
+            }
         }
-        let entry = self.inputs.iter().find(|i| i.identity.path == source.input);
-        let canonical = entry.and_then(|e| e.identity.canonical.as_deref());
-        Some(PathBuf::from(canonical.unwrap_or(source.input)))
+        Locator { files }
     }
 
     /// Whether `other` is an analysis of the same inputs, in the same order.
     pub(crate) fn same_inputs(&self, other: &Manifest) -> bool {
         self.inputs.len() == other.inputs.len()
             && self.inputs.iter().zip(&other.inputs).all(|(a, b)| a.identity.same_input(&b.identity))
+    }
+}
+
+/// Finds the file to read a document's record from again.
+pub(crate) struct Locator {
+    /// By the input's name in `source`: its canonical path, when the file
+    /// there is still the one the analysis read.
+    files: std::collections::HashMap<String, Option<PathBuf>>,
+}
+
+impl Locator {
+    /// The file that holds `source`'s record: its input's canonical path
+    /// (so that a run from another directory finds it), if that file is
+    /// still the one the analysis read (same size and modification time);
+    /// `None` for standard input, an input changed since, or a source the
+    /// manifest does not name.
+    pub(crate) fn locate(&self, source: &Source<'_>) -> Option<PathBuf> {
+        self.files.get(source.input).cloned().flatten()
     }
 }
 
@@ -230,33 +270,43 @@ mod tests {
         assert!(!stdin.same_input(&plain));
     }
 
+    fn manifest(inputs: Vec<InputIdentity>, carried: Option<Vec<InputIdentity>>) -> Manifest {
+        Manifest {
+            format_version: FORMAT_VERSION,
+            overlap_version: "0.1.0".into(),
+            chunk: "lines:4:4".into(),
+            read: ReadSettings::new(&ReadOptions::default(), 8 << 20),
+            inputs: inputs
+                .into_iter()
+                .map(|identity| InputEntry { identity, documents: 3, first_doc: Some(0) })
+                .collect(),
+            documents: 3,
+            next_doc_id: 3,
+            chain: carried.map(|carried_inputs| Chain {
+                previous: "old".into(),
+                previous_canonical: "/old".into(),
+                analysis: 1,
+                keep_missing: 1,
+                carried_inputs,
+            }),
+            pairs: Some(PairsSettings { threshold: 15, max_df: None }),
+        }
+    }
+
     #[test]
     fn round_trips_and_refuses_what_it_cannot_read() {
         let dir = tempfile::tempdir().unwrap();
         let out = OutDir::new(dir.path());
         let e = format!("{:#}", Manifest::read(&out).unwrap_err());
         assert!(e.contains("has no manifest.json"), "{e}");
-        let m = Manifest {
-            format_version: FORMAT_VERSION,
-            overlap_version: "0.1.0".into(),
-            chunk: "lines:4:4".into(),
-            read: ReadSettings::new(&ReadOptions::default(), 8 << 20),
-            inputs: vec![InputEntry {
-                identity: InputIdentity::of(Path::new("-")),
-                first_doc: 0,
-                documents: 3,
-            }],
-            documents: 3,
-            pairs: Some(PairsSettings { threshold: 15, max_df: None }),
-        };
+        let m = manifest(vec![InputIdentity::of(Path::new("-"))], Some(vec![]));
         m.write(&out).unwrap();
         assert_eq!(Manifest::read(&out).unwrap(), m);
         assert_eq!(m.chunking().unwrap(), Chunking::default());
         assert_eq!(m.read.options().url_field, "url");
-        let newer = std::fs::read_to_string(out.manifest())
-            .unwrap()
-            .replace("\"format_version\": 1", "\"format_version\": 9");
-        std::fs::write(out.manifest(), newer).unwrap();
+        let text = std::fs::read_to_string(out.manifest()).unwrap();
+        std::fs::write(out.manifest(), text.replace("\"format_version\": 1", "\"format_version\": 9"))
+            .unwrap();
         let e = format!("{:#}", Manifest::read(&out).unwrap_err());
         assert!(e.contains("format version 9"), "{e}");
         std::fs::write(out.manifest(), "{}").unwrap();
@@ -264,28 +314,26 @@ mod tests {
     }
 
     #[test]
-    fn sources_are_found_through_the_canonical_path() {
-        let m = Manifest {
-            format_version: FORMAT_VERSION,
-            overlap_version: String::new(),
-            chunk: "doc".into(),
-            read: ReadSettings::new(&ReadOptions::default(), 0),
-            inputs: vec![InputEntry {
-                identity: InputIdentity {
-                    path: "a.warc".into(),
-                    canonical: Some("/data/a.warc".into()),
-                    size: Some(1),
-                    modified_ns: Some(1),
-                },
-                first_doc: 0,
-                documents: 1,
-            }],
-            documents: 1,
-            pairs: None,
-        };
-        let at = |input| m.locate(&Source { input, offset: 0 });
-        assert_eq!(at("a.warc"), Some(PathBuf::from("/data/a.warc")));
-        assert_eq!(at("b.warc"), Some(PathBuf::from("b.warc")));
+    fn records_are_read_again_only_from_the_file_the_analysis_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.warc"), dir.path().join("b.warc"));
+        std::fs::write(&a, "a").unwrap();
+        std::fs::write(&b, "b").unwrap();
+        let mut now = InputIdentity::of(&a);
+        now.path = "a.warc".into();
+        // An earlier crawl's input under the same spelling, since rewritten.
+        let mut then = InputIdentity::of(&b);
+        then.path = "a.warc".into();
+        then.size = Some(99);
+        let kept = InputIdentity::of(&b);
+        let m = manifest(vec![now, InputIdentity::of(Path::new("-"))], Some(vec![then, kept.clone()]));
+        let locator = m.locator();
+        let at = |input| locator.locate(&Source { input, offset: 0 });
+        assert_eq!(at("a.warc"), Some(std::fs::canonicalize(&a).unwrap()));
+        assert_eq!(at(&kept.path), Some(std::fs::canonicalize(&b).unwrap()));
         assert_eq!(at("-"), None);
+        assert_eq!(at("c.warc"), None);
+        std::fs::write(&b, "changed").unwrap();
+        assert_eq!(m.locator().locate(&Source { input: &kept.path, offset: 0 }), None);
     }
 }

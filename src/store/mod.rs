@@ -8,11 +8,14 @@
 //! | `fprint-docid/part-NNNNN.fpd` | fingerprint | FPrint-DocID-Chunk: `(fprint, doc_id)` records of one fingerprint range, sorted by `(fprint, doc_id)`, no duplicates |
 //! | `fprint-exact.fpd` | fingerprint | FPrint-DocID-Exact: one `(hash, doc_id)` record per non-empty document, in docID order |
 //! | `fuzzy.fpd` | fingerprint | one fuzzy signature per document, in docID order |
-//! | `fingerprint-docs.csv` | fingerprint | `doc_id,url,host,source,bytes,lines,chunks,title` ([`docs`]) |
+//! | `fingerprint-docs.csv` | fingerprint | `doc_id,url,host,source,bytes,lines,chunks,title,missing_for` ([`docs`]) |
+//! | `doc-ids.fpd`, `urls.fpd` | fingerprint | each row's docID; each URL's docID, through a chain of analyses ([`handles`]) |
+//! | `fingerprint-changes.csv` | fingerprint, with `--previous` | `doc_id,url,change,missing_for,kept,center_before` ([`changes`]) |
 //! | `redirects.csv` | fingerprint | `source,url,status,target`: HTTP redirects |
 //! | `copies.csv` | fingerprint | `doc_id,original,kind`: documents that copy another without extraction (`revisit`, `payload_digest`) |
 //! | `centers.fpd` | exact | one `center` record per document, in docID order |
-//! | `docs.csv` | exact | `doc_id,url,host,source,bytes,lines,chunks,exact_center,title` ([`docs`]) |
+//! | `docs.csv` | exact | `doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for` ([`docs`]) |
+//! | `changes.csv` | exact, with `--previous` | the change table with `center_after` ([`changes`]) |
 //! | `overlap.csv` | pairs | `doc_i,doc_j,shared`, sorted by `(doc_i, doc_j)` ([`overlap`]) |
 //! | `stop-chunks.csv` | pairs, with `--max-df` | `fprint,df,pairs,example_doc,text`, most frequent first |
 //! | `report.json`, `report.html` | report | the crawl audit (see `report`) |
@@ -39,18 +42,24 @@
 //! |---|---|---|
 //! | 0 | 8 | magic `OVLPFPD\0` |
 //! | 8 | 4 | format version, `1` |
-//! | 12 | 4 | record kind: `1` chunk fingerprints, `2` exact hashes, `3` centers, `6` fuzzy signatures; scratch kinds below |
-//! | 16 | 4 | record size in bytes (12, 20, 4 or 16) |
+//! | 12 | 4 | record kind: `1` chunk fingerprints, `2` exact hashes, `3` centers, `6` fuzzy signatures, `9` URL handles, `11` docIDs; scratch kinds below |
+//! | 16 | 4 | record size in bytes (12, 20, 4, 16, 20 or 8) |
 //! | 20 | 4 | flags: bit 0 set when records are sorted |
 //! | 24 | 4 | partition index |
 //! | 28 | 4 | partition count (fingerprint files are split by the fingerprint's top bits) |
 //! | 32 | 8 | number of records |
 //! | 40 | 24 | chunk spec (`lines:4:4`), ASCII, zero-padded |
 //!
+//! Records name documents by *row*, their place in `docs.csv` (from 0),
+//! which is their docID in a first analysis; through a chain of analyses
+//! (`--previous`) docIDs have gaps and `doc-ids.fpd` gives each row's
+//! ([`handles`]). Every table a user reads (docs.csv, overlap.csv, the
+//! report's tables, `overlap dump`, Parquet) shows docIDs.
+//!
 //! Records:
 //!
 //! - kind 1, FPrint-DocID-Chunk, 12 bytes: `fprint: u64` (xxh3-64 of the
-//!   chunk's UTF-8 bytes), `doc_id: u32`. Partition `p` of `P` (a power of
+//!   chunk's UTF-8 bytes), `doc_id: u32` (the row). Partition `p` of `P` (a power of
 //!   two) holds the fingerprints whose top `log2(P)` bits equal `p`, so the
 //!   partitions in order are one file sorted by fingerprint.
 //! - kind 2, FPrint-DocID-Exact, 20 bytes: `hash: u128` (xxh3-128 of the
@@ -62,23 +71,27 @@
 //!   profile signature of the document's normalized text with the default
 //!   parameters (the MD5 digest read as a big-endian number, stored
 //!   little-endian), `0` for an empty document.
-//! - kind 3, centers, 4 bytes: `center: u32`, the docID of the document's
-//!   exact group center, its own docID when it has no copies, and
+//! - kind 3, centers, 4 bytes: `center: u32`, the row of the document's
+//!   exact group center, its own row when it has no copies, and
 //!   `u32::MAX` for an empty document.
+//! - kinds 9 (`urls.fpd`) and 11 (`doc-ids.fpd`): see [`handles`].
 //!
 //! Scratch files, which a stage writes in its scratch directory and removes
 //! before it ends, use the same header with kinds of their own, each
 //! described where it is written: 4, partial pair counts
 //! ([`crate::pairs`]' aggregation runs, 12 bytes); 5, the prefix method's
 //! per-document postings (16 bytes); 7, the report's linked (center, host)
-//! entries (8 bytes); 8, the report's host-pair counts (16 bytes).
+//! entries (8 bytes); 8, the report's host-pair counts (16 bytes); 10,
+//! the URLs each record read names ([`handles::Capture`], 32 bytes).
 //!
 //! Document IDs are `u32`: one local run handles up to 4,294,967,294
 //! documents, more than the largest crawl one machine can process.
 
+pub(crate) mod changes;
 mod csv_out;
 pub(crate) mod docs;
 mod file;
+pub(crate) mod handles;
 pub(crate) mod manifest;
 pub(crate) mod overlap;
 pub(crate) mod parquet;
@@ -131,6 +144,22 @@ impl OutDir {
 
     pub(crate) fn manifest(&self) -> PathBuf {
         self.root.join("manifest.json")
+    }
+
+    pub(crate) fn doc_ids(&self) -> PathBuf {
+        self.root.join("doc-ids.fpd")
+    }
+
+    pub(crate) fn urls(&self) -> PathBuf {
+        self.root.join("urls.fpd")
+    }
+
+    pub(crate) fn fingerprint_changes(&self) -> PathBuf {
+        self.root.join("fingerprint-changes.csv")
+    }
+
+    pub(crate) fn changes(&self) -> PathBuf {
+        self.root.join("changes.csv")
     }
 
     pub(crate) fn fprint_dir(&self) -> PathBuf {

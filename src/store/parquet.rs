@@ -5,8 +5,8 @@
 //!
 //! | file | columns |
 //! |---|---|
-//! | `parquet/postings.parquet` | `fp` INT64, `doc` INT64: one row per FPrint-DocID-Chunk record, in `(fp as u64, doc)` order |
-//! | `parquet/docs.parquet` | `doc_id` INT64, `url`, `host`, `source` STRING, `bytes`, `lines`, `chunks` INT64, `exact_hash` STRING (nullable), `title` STRING: one row per document, in docID order |
+//! | `parquet/postings.parquet` | `fp` INT64, `doc` INT64 (the docID): one row per FPrint-DocID-Chunk record, in `(fp as u64, doc)` order |
+//! | `parquet/docs.parquet` | `doc_id` INT64, `url`, `host`, `source` STRING, `bytes`, `lines`, `chunks` INT64, `exact_hash` STRING (nullable), `title` STRING, `missing_for` INT64: one row per document, in docID order |
 //!
 //! Every integer is signed INT64: `fp` is the u64 fingerprint's bits read
 //! as an i64 (`fp as i64`), because Spark reads unsigned 64-bit Parquet
@@ -39,6 +39,8 @@ use parquet::schema::parser::parse_message_type;
 use serde::Serialize;
 
 use super::docs::{DocTable, DocsReader};
+use super::handles::DocIds;
+use super::manifest::Manifest;
 use super::{ChunkRecord, ExactRecord, Mapped, OutDir, commit, temp_path};
 
 /// Postings per row group: 1 Mi rows is 16 MiB of buffered values, small
@@ -61,6 +63,7 @@ const DOCS_SCHEMA: &str = "message docs {
     required int64 chunks;
     optional binary exact_hash (STRING);
     required binary title (STRING);
+    required int64 missing_for;
 }";
 
 /// What the export wrote, for `stats.json`.
@@ -147,6 +150,7 @@ enum Column<'a> {
 /// Streams the sorted partitions, in partition order, into
 /// `postings.parquet`; returns the number of rows.
 fn write_postings(out: &OutDir, path: &Path) -> anyhow::Result<u64> {
+    let doc_ids = DocIds::open(out, &Manifest::read(out)?)?;
     let mut writer = Writer::create(path, POSTINGS_SCHEMA)?;
     let mut fps = Vec::with_capacity(POSTINGS_ROW_GROUP);
     let mut docs = Vec::with_capacity(POSTINGS_ROW_GROUP);
@@ -156,7 +160,7 @@ fn write_postings(out: &OutDir, path: &Path) -> anyhow::Result<u64> {
         for r in records.iter() {
             // The fingerprint's bits as a signed integer, for Spark.
             fps.push(r.fprint as i64);
-            docs.push(i64::from(r.doc));
+            docs.push(i64::from(doc_ids.doc_id(r.doc)));
             if fps.len() == POSTINGS_ROW_GROUP {
                 writer.row_group(&[Column::Int64(&fps), Column::Int64(&docs)])?;
                 rows += fps.len() as u64;
@@ -186,6 +190,7 @@ struct DocColumns {
     exact_hash: Vec<ByteArray>,
     exact_defined: Vec<i16>,
     title: Vec<ByteArray>,
+    missing_for: Vec<i64>,
 }
 
 impl DocColumns {
@@ -204,6 +209,7 @@ impl DocColumns {
             Column::Int64(&self.chunks),
             Column::Bytes(&self.exact_hash, Some(&self.exact_defined)),
             Column::Bytes(&self.title, None),
+            Column::Int64(&self.missing_for),
         ])?;
         *self = DocColumns::default();
         Ok(())
@@ -221,6 +227,8 @@ fn write_docs(out: &OutDir, path: &Path) -> anyhow::Result<u64> {
     let mut reader = DocsReader::open(&src, DocTable::Fingerprint)?;
     let mut writer = Writer::create(path, DOCS_SCHEMA)?;
     let mut cols = DocColumns::default();
+    // Exact hashes are kept by row.
+    let mut row = 0u32;
     while let Some(d) = reader.next_doc()? {
         let Some(text) = d.text else {
             bail!("{} line {}: a copy whose fields were never filled in", src.display(), reader.line());
@@ -234,13 +242,14 @@ fn write_docs(out: &OutDir, path: &Path) -> anyhow::Result<u64> {
         cols.lines.push(int(text.lines));
         cols.chunks.push(int(text.chunks));
         cols.title.push(ByteArray::from(text.title));
+        cols.missing_for.push(i64::from(d.missing_for));
         match hashes.peek() {
-            Some(r) if r.doc == d.id => {
+            Some(r) if r.doc == row => {
                 cols.exact_hash.push(ByteArray::from(format!("{:032x}", r.hash).as_str()));
                 cols.exact_defined.push(1);
                 hashes.next();
             }
-            Some(r) if r.doc < d.id => {
+            Some(r) if r.doc < row => {
                 bail!("{} is not in docID order at doc {}", exact_path.display(), r.doc)
             }
             _ => cols.exact_defined.push(0),
@@ -248,8 +257,9 @@ fn write_docs(out: &OutDir, path: &Path) -> anyhow::Result<u64> {
         if cols.len() == DOCS_ROW_GROUP {
             cols.flush(&mut writer)?;
         }
+        row += 1;
     }
-    let doc = reader.rows();
+    let doc = u64::from(reader.rows());
     if let Some(r) = hashes.next() {
         bail!("{} names doc {} but {} lists {doc} documents", exact_path.display(), r.doc, src.display());
     }

@@ -184,8 +184,8 @@ pub fn texts(docs: &[JsonDoc]) -> Vec<String> {
 
 // ------------------------------------------------------------ reading outputs
 
-pub const DOCS_HEADER: [&str; 9] =
-    ["doc_id", "url", "host", "source", "bytes", "lines", "chunks", "exact_center", "title"];
+pub const DOCS_HEADER: [&str; 10] =
+    ["doc_id", "url", "host", "source", "bytes", "lines", "chunks", "exact_center", "title", "missing_for"];
 pub const OVERLAP_HEADER: [&str; 3] = ["doc_i", "doc_j", "shared"];
 
 /// Reads a CSV file: header and records.
@@ -215,10 +215,21 @@ pub struct DocRow {
     pub chunks: usize,
     pub exact_center: Option<usize>,
     pub title: String,
+    pub missing_for: u16,
 }
 
 /// Reads `DIR/docs.csv`, checking the header and that doc_ids are 0, 1, 2, ...
 pub fn read_docs(dir: &Path) -> Vec<DocRow> {
+    let docs = read_doc_rows(dir);
+    for (i, d) in docs.iter().enumerate() {
+        assert_eq!(d.doc_id, i, "docs.csv doc_ids must be dense and in order");
+    }
+    docs
+}
+
+/// Reads `DIR/docs.csv`, checking the header and that doc_ids ascend (an
+/// analysis made with --previous has gaps).
+pub fn read_doc_rows(dir: &Path) -> Vec<DocRow> {
     let path = dir.join("docs.csv");
     let (header, rows) = read_csv(&path);
     assert_eq!(header, DOCS_HEADER, "docs.csv header");
@@ -228,7 +239,7 @@ pub fn read_docs(dir: &Path) -> Vec<DocRow> {
     let docs: Vec<DocRow> = rows
         .iter()
         .map(|r| {
-            assert_eq!(r.len(), 9, "docs.csv row {r:?}");
+            assert_eq!(r.len(), 10, "docs.csv row {r:?}");
             DocRow {
                 doc_id: num(&r[0], "doc_id") as usize,
                 url: r[1].clone(),
@@ -239,11 +250,17 @@ pub fn read_docs(dir: &Path) -> Vec<DocRow> {
                 chunks: num(&r[6], "chunks") as usize,
                 exact_center: if r[7].is_empty() { None } else { Some(num(&r[7], "exact_center") as usize) },
                 title: r[8].clone(),
+                missing_for: num(&r[9], "missing_for") as u16,
             }
         })
         .collect();
-    for (i, d) in docs.iter().enumerate() {
-        assert_eq!(d.doc_id, i, "docs.csv doc_ids must be dense and in order");
+    for w in docs.windows(2) {
+        assert!(
+            w[0].doc_id < w[1].doc_id,
+            "docs.csv doc_ids must ascend: {} then {}",
+            w[0].doc_id,
+            w[1].doc_id
+        );
     }
     docs
 }

@@ -1,0 +1,806 @@
+//! Carrying an analysis forward: `--previous OLD_DIR`.
+//!
+//! The new inputs are read into a segment of their own, exactly as a first
+//! analysis would read them, with each record's URL noted
+//! ([`Capture`]). Then every URL is matched to the previous analysis
+//! (sorted by URL key, merged with its `urls.fpd`), and what became of it
+//! decided, after the rules of a search engine's indexer (locust, smart
+//! reindexing):
+//!
+//! - the last capture of a URL stands for it; earlier captures of it in
+//!   the same inputs are left out;
+//! - a URL keeps its docID; a URL never seen gets the next docID, in the
+//!   input order of the captures that stand for them; a docID is never
+//!   given twice, and a URL that comes back gets its old one;
+//! - a document read now is `new`, `unchanged` (the same normalized text),
+//!   `modified` or `returned` (it was missing before); an HTTP 304, or a
+//!   revisit of a capture not in these inputs, keeps the page as it was
+//!   (`unchanged`); another HTTP status, or a record that makes no
+//!   document, makes it `lost`; absence makes it `orphaned`; a redirect
+//!   makes it `redirected`;
+//! - a lost or orphaned page keeps its last text, and so its exact group
+//!   and its pairs, for `--keep-missing` analyses in a row (lost and
+//!   orphaned periods counted together); a redirected one leaves at once;
+//! - a document without a URL cannot be recognized later: it is new when
+//!   read, and orphaned in the next analysis.
+//!
+//! The analysis then holds the documents read that stand for their URL and
+//! the pages kept, in docID order, and its tables are written as those of
+//! a first analysis of exactly those documents: rows in docID order, each
+//! record file in the same layout ([`crate::store::handles`]). Documents
+//! kept from the previous analysis keep its rows' values, with their
+//! `source` naming their input by its canonical path (listed in the
+//! manifest's `chain.carried_inputs`), so the analysis stands on its own.
+//! The previous analysis is only read.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use rayon::prelude::*;
+
+use super::stats::ChainStats;
+use super::{FingerprintConfig, PARTITIONS};
+use crate::chunk::Chunking;
+use crate::progress::Progress;
+use crate::store::changes::{Change, ChangeRow, ChangeTable, ChangesWriter};
+use crate::store::docs::{Doc, DocTable, DocsReader, DocsWriter, Source};
+use crate::store::handles::{Capture, CaptureKind, DocIdRecord, DocIds, HAS_URL, NONE, STANDS, UrlRecord};
+use crate::store::manifest::{Chain, InputIdentity};
+use crate::store::{
+    self, Center, ChunkRecord, CsvOut, ExactRecord, FuzzySignature, Header, Manifest, Mapped, OutDir,
+    RecordReader, RecordWriter, StageKey, Stamp,
+};
+
+/// `--previous` and `--keep-missing`.
+#[derive(Clone, Debug)]
+pub(crate) struct PreviousConfig {
+    pub dir: PathBuf,
+    pub keep_missing: u32,
+}
+
+/// The stages an analysis must have finished to be carried forward.
+const STAGES: [&str; 4] = [super::STAGE, crate::exact::STAGE, crate::pairs::STAGE, crate::report::STAGE];
+
+/// A previous analysis, checked to be one this run can carry forward.
+pub(crate) struct Previous {
+    /// As given.
+    given: PathBuf,
+    canonical: PathBuf,
+    out: OutDir,
+    manifest: Manifest,
+    keep_missing: u32,
+    /// Its stages' keys: a previous analysis made again is another one.
+    key: String,
+}
+
+impl Previous {
+    /// Checks that `cfg.dir` is a complete analysis, not `out`, cut with
+    /// `chunking`; every refusal is one line naming it.
+    pub(crate) fn open(cfg: &PreviousConfig, chunking: Chunking, out: &OutDir) -> anyhow::Result<Previous> {
+        let given = cfg.dir.clone();
+        let canonical = std::fs::canonicalize(&given)
+            .with_context(|| format!("--previous {}: no such analysis", given.display()))?;
+        if !canonical.is_dir() {
+            bail!("--previous {}: not an analysis (not a directory)", given.display());
+        }
+        if std::fs::canonicalize(out.root()).is_ok_and(|o| o == canonical) {
+            bail!(
+                "--previous {} is the output directory: an analysis is carried forward into another one, \
+                 and the previous one is never written to",
+                given.display()
+            );
+        }
+        let old = OutDir::new(&canonical);
+        let manifest = Manifest::read(&old).with_context(|| format!("--previous {}", given.display()))?;
+        let mut key = StageKey::new("previous");
+        key.add(&canonical.to_string_lossy());
+        for stage in STAGES {
+            let stamp = Stamp::read(&old.stamp(stage)).filter(|s| s.holds(&s.key, old.root()));
+            let Some(stamp) = stamp else {
+                bail!(
+                    "--previous {} is an incomplete analysis: its {stage} stage has not finished \
+                     (run `overlap run` into it first)",
+                    given.display()
+                );
+            };
+            key.add(&stamp.key);
+        }
+        for needed in [old.doc_ids(), old.urls(), old.fprint_exact(), old.fuzzy(), old.centers(), old.docs()]
+        {
+            if !needed.is_file() {
+                bail!(
+                    "--previous {} cannot be carried forward: it has no {} (it was not made by \
+                     `overlap run` or `overlap fingerprint` of this version)",
+                    given.display(),
+                    needed.file_name().unwrap_or_default().to_string_lossy()
+                );
+            }
+        }
+        let parts = old.fprint_parts()?;
+        if parts.len() != PARTITIONS as usize {
+            bail!(
+                "--previous {} cannot be carried forward: it has {} FPrint-DocID partitions, not {PARTITIONS}",
+                given.display(),
+                parts.len()
+            );
+        }
+        let ours = chunking.to_string();
+        if manifest.chunk != ours {
+            bail!(
+                "--previous {} was cut with --chunk {}, this analysis with --chunk {ours}: \
+                 the analyses of a chain are cut alike",
+                given.display(),
+                manifest.chunk
+            );
+        }
+        Ok(Previous {
+            given,
+            canonical,
+            out: old,
+            manifest,
+            keep_missing: cfg.keep_missing,
+            key: key.finish(),
+        })
+    }
+
+    /// What this run's stage key takes from the previous analysis.
+    pub(crate) fn key(&self) -> &str {
+        &self.key
+    }
+
+    pub(crate) fn keep_missing(&self) -> u32 {
+        self.keep_missing
+    }
+}
+
+/// What carrying forward made.
+pub(crate) struct Carried {
+    pub documents: u64,
+    pub next_doc_id: u64,
+    pub chain: Chain,
+    pub stats: ChainStats,
+}
+
+/// A row of the segment read this time: not in the analysis.
+const LEFT_OUT: u32 = NONE;
+/// Standing for a URL never seen: its docID is given once all are known.
+const PENDING: u32 = NONE - 1;
+/// Not matched to any URL: a document without one.
+const NO_URL: u32 = NONE - 2;
+
+/// What became of a previous document.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fate {
+    /// Not reached through its URL: it has none, or it did not stand for it.
+    Unvisited,
+    /// A document read now stands for its URL.
+    Replaced,
+    /// In this analysis with its last values.
+    Kept { change: Change, missing_for: u16 },
+    /// Not in this analysis.
+    Left { change: Change, missing_for: u16 },
+    /// An earlier capture of its URL in a first analysis: left out, no row.
+    Superseded,
+}
+
+/// Where a row of this analysis comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum From {
+    /// The segment's row.
+    Read(u32),
+    /// The previous analysis's row.
+    Kept(u32),
+}
+
+/// Carries `prev` forward with the documents read into `segment`, writing
+/// the analysis's tables into `out`.
+pub(super) fn carry_forward(
+    out: &OutDir,
+    segment: &OutDir,
+    prev: &Previous,
+    cfg: &FingerprintConfig,
+    captures: &Path,
+    scratch: &Path,
+    progress: &Progress,
+) -> anyhow::Result<Carried> {
+    let old = &prev.out;
+    let spec = cfg.chunking.to_string();
+    let old_ids = DocIds::open_file(&old.doc_ids())?;
+    let read_exact = Mapped::<ExactRecord>::open(&segment.fprint_exact())?;
+    let old_exact = Mapped::<ExactRecord>::open(&old.fprint_exact())?;
+    let read_fuzzy = Mapped::<FuzzySignature>::open(&segment.fuzzy())?;
+    let old_fuzzy = Mapped::<FuzzySignature>::open(&old.fuzzy())?;
+    let old_centers = Mapped::<Center>::open(&old.centers())?;
+    if old_fuzzy.len() != old_ids.len() || old_centers.len() != old_ids.len() {
+        bail!("{} is damaged: its per-document files disagree on the documents", prev.given.display());
+    }
+    let mut stats = ChainStats {
+        analysis: prev.given.to_string_lossy().into_owned(),
+        chain_length: prev.manifest.chain.as_ref().map_or(1, |c| c.analysis + 1),
+        keep_missing: prev.keep_missing,
+        changes: Change::ALL.iter().map(|c| (c.name().to_string(), 0)).collect(),
+        ..ChainStats::default()
+    };
+
+    // What became of every URL.
+    let new_urls_path = scratch.join("new-urls.fpd");
+    let mut decide = Decide {
+        old_ids: &old_ids,
+        read_exact: &read_exact,
+        old_exact: &old_exact,
+        keep_missing: prev.keep_missing,
+        read: vec![NO_URL; read_fuzzy.len()],
+        read_change: vec![Change::New; read_fuzzy.len()],
+        read_url: vec![false; read_fuzzy.len()],
+        read_replaces: vec![NONE; read_fuzzy.len()],
+        old: vec![Fate::Unvisited; old_ids.len()],
+        new_urls: RecordWriter::create(&new_urls_path, Header::new::<UrlRecord>("", true, 0, 1))?,
+        stats: &mut stats,
+    };
+    decide.all(&old.urls(), captures, cfg.memory, scratch)?;
+    let Decide { mut read, read_change, read_url, read_replaces, old: fates, new_urls, .. } = decide;
+    new_urls.finish()?;
+
+    // DocIDs for URLs never seen (and documents without one), in input order.
+    let mut next_doc_id = prev.manifest.next_doc_id;
+    for r in &mut read {
+        if matches!(*r, PENDING | NO_URL) {
+            *r = u32::try_from(next_doc_id)
+                .ok()
+                .filter(|&id| id < PENDING - 1)
+                .context("more docIDs than one chain of analyses can give")?;
+            next_doc_id += 1;
+        }
+    }
+
+    // The analysis's rows, in docID order.
+    let mut rows: Vec<(u32, From)> = Vec::new();
+    for (r, &doc_id) in read.iter().enumerate() {
+        if doc_id != LEFT_OUT {
+            rows.push((doc_id, From::Read(r as u32)));
+        }
+    }
+    for (r, fate) in fates.iter().enumerate() {
+        if let Fate::Kept { .. } = fate {
+            rows.push((old_ids.doc_id(r as u32), From::Kept(r as u32)));
+        }
+    }
+    rows.sort_unstable_by_key(|&(doc_id, _)| doc_id);
+    if rows.windows(2).any(|w| w[0].0 == w[1].0) {
+        bail!("{}: a docID stands for two documents (the URL table is damaged)", prev.given.display());
+    }
+    let mut row_of_read = vec![NONE; read.len()];
+    let mut row_of_old = vec![NONE; old_ids.len()];
+    for (row, &(_, from)) in rows.iter().enumerate() {
+        match from {
+            From::Read(r) => row_of_read[r as usize] = row as u32,
+            From::Kept(r) => row_of_old[r as usize] = row as u32,
+        }
+    }
+
+    // Per-document files.
+    let mut ids = RecordWriter::create(&out.doc_ids(), Header::new::<DocIdRecord>("", false, 0, 1))?;
+    let mut exact =
+        RecordWriter::create(&out.fprint_exact(), Header::new::<ExactRecord>(&spec, false, 0, 1))?;
+    let mut fuzzy = RecordWriter::create(&out.fuzzy(), Header::new::<FuzzySignature>(&spec, false, 0, 1))?;
+    for (row, &(doc_id, from)) in rows.iter().enumerate() {
+        let (hash, signature, missing_for, flags) = match from {
+            From::Read(r) => {
+                let flags = if read_url[r as usize] { HAS_URL | STANDS } else { 0 };
+                (read_exact.hash_of(r), read_fuzzy.get(r as usize), 0, flags)
+            }
+            From::Kept(r) => {
+                let Fate::Kept { missing_for, .. } = fates[r as usize] else { unreachable!() };
+                (old_exact.hash_of(r), old_fuzzy.get(r as usize), missing_for, old_ids.get(r).flags)
+            }
+        };
+        ids.push(&DocIdRecord { doc_id, missing_for, flags })?;
+        if let Some(hash) = hash {
+            exact.push(&ExactRecord { hash, doc: row as u32 })?;
+        }
+        fuzzy.push(&signature)?;
+    }
+    ids.finish()?;
+    exact.finish()?;
+    fuzzy.finish()?;
+
+    let carried_inputs = write_tables(
+        out,
+        segment,
+        prev,
+        &TableInputs {
+            rows: &rows,
+            fates: &fates,
+            read_change: &read_change,
+            read_replaces: &read_replaces,
+            old_ids: &old_ids,
+            old_centers: &old_centers,
+        },
+    )?;
+    merge_partitions(out, segment, old, &spec, &row_of_read, &row_of_old, progress)?;
+    write_urls(out, old, &new_urls_path, &read)?;
+    carry_copies(out, segment, &read, &mut stats)?;
+    std::fs::rename(segment.redirects(), out.redirects())
+        .with_context(|| format!("cannot move {} into place", segment.redirects().display()))?;
+
+    stats.documents = rows.len() as u64;
+    stats.kept_missing =
+        fates.iter().filter(|f| matches!(f, Fate::Kept { missing_for, .. } if *missing_for > 0)).count()
+            as u64;
+    let chain = Chain {
+        previous: prev.given.to_string_lossy().into_owned(),
+        previous_canonical: prev.canonical.to_string_lossy().into_owned(),
+        analysis: stats.chain_length,
+        keep_missing: prev.keep_missing,
+        carried_inputs,
+    };
+    Ok(Carried { documents: rows.len() as u64, next_doc_id, chain, stats })
+}
+
+/// Decides what became of every URL, matching the captures read to the
+/// previous analysis's URL table.
+struct Decide<'a> {
+    old_ids: &'a DocIds,
+    read_exact: &'a Mapped<ExactRecord>,
+    old_exact: &'a Mapped<ExactRecord>,
+    keep_missing: u32,
+    /// Per document read: its docID, [`LEFT_OUT`], [`PENDING`] or
+    /// [`NO_URL`].
+    read: Vec<u32>,
+    read_change: Vec<Change>,
+    /// Per document read: whether it has a URL.
+    read_url: Vec<bool>,
+    /// Per document read: the previous row it takes the place of.
+    read_replaces: Vec<u32>,
+    /// Per previous row.
+    old: Vec<Fate>,
+    /// `(key, row read)` of URLs never seen, by key.
+    new_urls: RecordWriter<UrlRecord>,
+    stats: &'a mut ChainStats,
+}
+
+impl Decide<'_> {
+    fn all(&mut self, old_urls: &Path, captures: &Path, memory: u64, scratch: &Path) -> anyhow::Result<()> {
+        let mut known = RecordReader::<UrlRecord>::open(old_urls)?;
+        let mut next_known = known.next_record()?;
+        let mut group: Vec<Capture> = Vec::new();
+        store::sort::sorted_file::<Capture>(captures, memory / 2, scratch, |c| {
+            if group.first().is_some_and(|g| g.key != c.key) {
+                self.flush(&mut group, &mut known, &mut next_known)?;
+            }
+            group.push(c);
+            Ok(())
+        })?;
+        self.flush(&mut group, &mut known, &mut next_known)?;
+        while let Some(url) = next_known {
+            self.url(url.key, Some(url.doc_id), &[])?;
+            next_known = known.next_record()?;
+        }
+        // Previous documents no URL led to.
+        for r in 0..self.old.len() {
+            if self.old[r] != Fate::Unvisited {
+                continue;
+            }
+            let flags = self.old_ids.get(r as u32).flags;
+            if flags & HAS_URL == 0 {
+                self.missing(r as u32, Change::Orphaned);
+            } else {
+                self.old[r] = Fate::Superseded;
+                self.stats.previous_superseded += 1;
+            }
+        }
+        for fate in &self.old {
+            let change = match fate {
+                Fate::Kept { change, .. } | Fate::Left { change, .. } => *change,
+                _ => continue,
+            };
+            *self.stats.changes.entry(change.name().to_string()).or_insert(0) += 1;
+        }
+        for (r, &doc_id) in self.read.iter().enumerate() {
+            if doc_id == NO_URL {
+                self.read_change[r] = Change::New;
+            }
+            if doc_id != LEFT_OUT {
+                *self.stats.changes.entry(self.read_change[r].name().to_string()).or_insert(0) += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Decides the URLs of the captures in `group` (one key), after those
+    /// of the known URLs before it.
+    fn flush(
+        &mut self,
+        group: &mut Vec<Capture>,
+        known: &mut RecordReader<UrlRecord>,
+        next_known: &mut Option<UrlRecord>,
+    ) -> anyhow::Result<()> {
+        let Some(key) = group.first().map(|c| c.key) else { return Ok(()) };
+        let mut doc_id = None;
+        while let Some(url) = *next_known {
+            if url.key > key {
+                break;
+            }
+            if url.key == key {
+                doc_id = Some(url.doc_id);
+            } else {
+                self.url(url.key, Some(url.doc_id), &[])?;
+            }
+            *next_known = known.next_record()?;
+        }
+        self.url(key, doc_id, group)?;
+        group.clear();
+        Ok(())
+    }
+
+    /// Decides one URL: its docID in the previous analysis's table, if it
+    /// has one, and its captures now, in input order.
+    fn url(&mut self, key: u128, doc_id: Option<u32>, captures: &[Capture]) -> anyhow::Result<()> {
+        let old_row = doc_id.and_then(|id| self.old_ids.row(id));
+        let Some(last) = captures.last() else {
+            if let Some(r) = old_row {
+                self.missing(r, Change::Orphaned);
+            }
+            return Ok(());
+        };
+        for c in captures {
+            if let CaptureKind::Doc(r) = c.kind {
+                self.read_url[r as usize] = true;
+            }
+        }
+        for earlier in &captures[..captures.len() - 1] {
+            if let CaptureKind::Doc(r) = earlier.kind {
+                self.read[r as usize] = LEFT_OUT;
+                self.stats.superseded_captures += 1;
+            }
+        }
+        let was_missing = old_row.is_some_and(|r| self.old_ids.get(r).missing_for > 0);
+        match last.kind {
+            CaptureKind::Doc(r) => {
+                let change = match (doc_id, old_row) {
+                    (None, _) => Change::New,
+                    (Some(_), None) => Change::Returned,
+                    (Some(_), Some(_)) if was_missing => Change::Returned,
+                    (Some(_), Some(o)) if self.read_exact.hash_of(r) == self.old_exact.hash_of(o) => {
+                        Change::Unchanged
+                    }
+                    (Some(_), Some(_)) => Change::Modified,
+                };
+                self.read[r as usize] = doc_id.unwrap_or(PENDING);
+                self.read_change[r as usize] = change;
+                if let Some(o) = old_row {
+                    self.old[o as usize] = Fate::Replaced;
+                    self.read_replaces[r as usize] = o;
+                }
+                if doc_id.is_none() {
+                    self.new_urls.push(&UrlRecord { key, doc_id: r })?;
+                }
+            }
+            CaptureKind::Same => {
+                if let Some(o) = old_row {
+                    let change = if was_missing { Change::Returned } else { Change::Unchanged };
+                    self.old[o as usize] = Fate::Kept { change, missing_for: 0 };
+                    self.stats.unchanged_without_payload += 1;
+                }
+            }
+            CaptureKind::Gone(_) => {
+                if let Some(o) = old_row {
+                    self.missing(o, Change::Lost);
+                }
+            }
+            CaptureKind::Redirect(_) => {
+                if let Some(o) = old_row {
+                    self.old[o as usize] = Fate::Left { change: Change::Redirected, missing_for: 0 };
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A previous document missing once more: kept while `--keep-missing`
+    /// allows.
+    fn missing(&mut self, row: u32, change: Change) {
+        let missing_for = self.old_ids.get(row).missing_for.saturating_add(1);
+        self.old[row as usize] = if u32::from(missing_for) <= self.keep_missing {
+            Fate::Kept { change, missing_for }
+        } else {
+            Fate::Left { change, missing_for }
+        };
+    }
+}
+
+/// What [`write_tables`] reads beside the two analyses.
+struct TableInputs<'a> {
+    rows: &'a [(u32, From)],
+    fates: &'a [Fate],
+    read_change: &'a [Change],
+    read_replaces: &'a [u32],
+    old_ids: &'a DocIds,
+    old_centers: &'a Mapped<Center>,
+}
+
+/// Writes `fingerprint-docs.csv` (rows in docID order) and
+/// `fingerprint-changes.csv` (every URL with a document in either
+/// analysis); returns the identities of the earlier inputs kept documents
+/// are read from.
+fn write_tables(
+    out: &OutDir,
+    segment: &OutDir,
+    prev: &Previous,
+    t: &TableInputs<'_>,
+) -> anyhow::Result<Vec<InputIdentity>> {
+    // The documents read, in their rows' docID order, come from the
+    // segment's table by seeking to each row.
+    let read_positions = row_positions(&segment.fingerprint_docs())?;
+    let mut read_docs = csv::ReaderBuilder::new()
+        .from_path(segment.fingerprint_docs())
+        .with_context(|| format!("cannot open {}", segment.fingerprint_docs().display()))?;
+    let read_path = segment.fingerprint_docs();
+    // The previous documents are visited in their own order.
+    let mut old_docs = DocsReader::open(&prev.out.docs(), DocTable::Final)?;
+    let renames = canonical_inputs(&prev.manifest);
+    let mut carried: BTreeMap<String, InputIdentity> = BTreeMap::new();
+
+    let mut docs = DocsWriter::create(&out.fingerprint_docs(), DocTable::Fingerprint)?;
+    let mut changes = ChangesWriter::create(&out.fingerprint_changes(), ChangeTable::Fingerprint)?;
+    let center_before = |r: u32| {
+        let c = t.old_centers.get(r as usize);
+        (c != Center::EMPTY).then(|| t.old_ids.doc_id(c.0))
+    };
+    // Rows of the analysis and previous documents that left, by docID.
+    let left = t.fates.iter().enumerate().filter_map(|(r, f)| match f {
+        Fate::Left { .. } => Some((t.old_ids.doc_id(r as u32), r as u32)),
+        _ => None,
+    });
+    let mut left = left.peekable();
+    let mut rows = t.rows.iter().peekable();
+    loop {
+        let next_left = left.peek().map(|&(id, _)| id);
+        let next_row = rows.peek().map(|&&(id, _)| id);
+        let take_left = match (next_left, next_row) {
+            (None, None) => break,
+            (Some(l), Some(r)) => l < r,
+            (l, _) => l.is_some(),
+        };
+        if take_left {
+            let (doc_id, r) = left.next().unwrap_or_default();
+            let Fate::Left { change, missing_for } = t.fates[r as usize] else { unreachable!() };
+            let doc = old_doc(&mut old_docs, r)?;
+            changes.push(&ChangeRow {
+                doc_id,
+                url: doc.url.to_string(),
+                change,
+                missing_for,
+                kept: false,
+                center_before: center_before(r),
+                center_after: None,
+            })?;
+            continue;
+        }
+        let Some(&(doc_id, from)) = rows.next() else { break };
+        match from {
+            From::Read(r) => {
+                let mut record = csv::StringRecord::new();
+                read_docs
+                    .seek(read_positions[r as usize].clone())
+                    .with_context(|| format!("cannot read {}", read_path.display()))?;
+                if !read_docs
+                    .read_record(&mut record)
+                    .with_context(|| format!("cannot read {}", read_path.display()))?
+                {
+                    bail!("{} ends before row {r}", read_path.display());
+                }
+                let doc = parse_read_row(&record, &read_path, r)?;
+                docs.push(&Doc { id: doc_id, ..doc })?;
+                let replaces = t.read_replaces[r as usize];
+                changes.push(&ChangeRow {
+                    doc_id,
+                    url: doc.url.to_string(),
+                    change: t.read_change[r as usize],
+                    missing_for: 0,
+                    kept: true,
+                    center_before: (replaces != NONE).then(|| center_before(replaces)).flatten(),
+                    center_after: None,
+                })?;
+            }
+            From::Kept(r) => {
+                let Fate::Kept { change, missing_for } = t.fates[r as usize] else { unreachable!() };
+                let doc = old_doc(&mut old_docs, r)?;
+                let input = match renames.get(doc.source.input) {
+                    Some(identity) => {
+                        carried.entry(identity.path.clone()).or_insert_with(|| identity.clone());
+                        identity.path.as_str()
+                    }
+                    None => doc.source.input,
+                };
+                docs.push(&Doc {
+                    id: doc_id,
+                    source: Source { input, offset: doc.source.offset },
+                    center: None,
+                    missing_for,
+                    ..doc
+                })?;
+                changes.push(&ChangeRow {
+                    doc_id,
+                    url: doc.url.to_string(),
+                    change,
+                    missing_for,
+                    kept: true,
+                    center_before: center_before(r),
+                    center_after: None,
+                })?;
+            }
+        }
+    }
+    docs.finish()?;
+    changes.finish()?;
+    Ok(carried.into_values().collect())
+}
+
+/// The previous analysis's row `r`, read forward to it.
+fn old_doc<'a>(reader: &'a mut DocsReader, r: u32) -> anyhow::Result<Doc<'a>> {
+    while reader.rows() < r {
+        if reader.next_doc()?.is_none() {
+            bail!("docs.csv of the previous analysis ends before row {r}");
+        }
+    }
+    match reader.next_doc()? {
+        Some(doc) => Ok(doc),
+        None => bail!("docs.csv of the previous analysis ends before row {r}"),
+    }
+}
+
+/// Where each row of a document table starts, to read them out of order.
+fn row_positions(path: &Path) -> anyhow::Result<Vec<csv::Position>> {
+    let mut reader =
+        csv::Reader::from_path(path).with_context(|| format!("cannot open {}", path.display()))?;
+    reader.headers().with_context(|| format!("cannot read {}", path.display()))?;
+    let mut positions = Vec::new();
+    let mut record = csv::StringRecord::new();
+    loop {
+        let at = reader.position().clone();
+        if !reader.read_record(&mut record).with_context(|| format!("cannot read {}", path.display()))? {
+            return Ok(positions);
+        }
+        positions.push(at);
+    }
+}
+
+/// A row of the segment's document table, as a document.
+fn parse_read_row<'a>(record: &'a csv::StringRecord, path: &Path, row: u32) -> anyhow::Result<Doc<'a>> {
+    crate::store::docs::parse_row(record, DocTable::Fingerprint)
+        .with_context(|| format!("{} row {row}", path.display()))
+}
+
+/// The previous analysis's inputs by the name its `source` column gives
+/// them, each as a kept document's source names it from now on: by its
+/// canonical path, with its identity.
+fn canonical_inputs(manifest: &Manifest) -> HashMap<String, InputIdentity> {
+    let carried = manifest.chain.iter().flat_map(|c| c.carried_inputs.iter());
+    let mut names = HashMap::new();
+    for identity in manifest.inputs.iter().map(|i| &i.identity).chain(carried) {
+        let Some(canonical) = &identity.canonical else { continue };
+        let renamed = InputIdentity { path: canonical.clone(), ..identity.clone() };
+        names.entry(identity.path.clone()).or_insert(renamed);
+    }
+    names
+}
+
+/// Writes each FPrint-DocID partition of the analysis: the segment's
+/// records of the documents read that are in it, with their rows, merged
+/// with the previous analysis's records of the documents kept.
+fn merge_partitions(
+    out: &OutDir,
+    segment: &OutDir,
+    old: &OutDir,
+    spec: &str,
+    row_of_read: &[u32],
+    row_of_old: &[u32],
+    progress: &Progress,
+) -> anyhow::Result<()> {
+    let bar = progress.items("carry", u64::from(PARTITIONS), "partitions");
+    let results: Vec<anyhow::Result<()>> = (0..PARTITIONS)
+        .into_par_iter()
+        .map(|p| {
+            let read = Mapped::<ChunkRecord>::open(&segment.fprint_part(p))?;
+            let kept = Mapped::<ChunkRecord>::open(&old.fprint_part(p))?;
+            let mut dst = RecordWriter::create(
+                &out.fprint_part(p),
+                Header::new::<ChunkRecord>(spec, true, p, PARTITIONS),
+            )?;
+            // The segment's records are sorted by (fingerprint, segment row);
+            // its rows map to rows of the analysis in another order, so each
+            // fingerprint's rows are sorted again. The previous analysis's
+            // rows keep their order (docIDs do), so its records stay sorted.
+            let mut kept = kept.iter().filter_map(|r| {
+                let row = row_of_old[r.doc as usize];
+                (row != NONE).then_some(ChunkRecord { fprint: r.fprint, doc: row })
+            });
+            let mut next_kept = kept.next();
+            let mut group: Vec<u32> = Vec::new();
+            let mut records = read.iter().peekable();
+            while let Some(first) = records.next() {
+                group.clear();
+                let fprint = first.fprint;
+                for r in std::iter::once(first)
+                    .chain(std::iter::from_fn(|| records.next_if(|r| r.fprint == fprint)))
+                {
+                    let row = row_of_read[r.doc as usize];
+                    if row != NONE {
+                        group.push(row);
+                    }
+                }
+                group.sort_unstable();
+                for &row in &group {
+                    let record = ChunkRecord { fprint, doc: row };
+                    while let Some(k) = next_kept.filter(|k| *k < record) {
+                        dst.push(&k)?;
+                        next_kept = kept.next();
+                    }
+                    dst.push(&record)?;
+                }
+            }
+            while let Some(k) = next_kept {
+                dst.push(&k)?;
+                next_kept = kept.next();
+            }
+            dst.finish()?;
+            bar.inc(1);
+            Ok(())
+        })
+        .collect();
+    bar.finish_and_clear();
+    results.into_iter().collect()
+}
+
+/// Writes `urls.fpd`: the previous analysis's URLs and those never seen
+/// before, with the docIDs they now have.
+fn write_urls(out: &OutDir, old: &OutDir, new_urls: &Path, read: &[u32]) -> anyhow::Result<()> {
+    let mut w = RecordWriter::create(&out.urls(), Header::new::<UrlRecord>("", true, 0, 1))?;
+    let mut known = RecordReader::<UrlRecord>::open(&old.urls())?;
+    let mut added = RecordReader::<UrlRecord>::open(new_urls)?;
+    let mut next_known = known.next_record()?;
+    let mut next_added = added.next_record()?;
+    loop {
+        let take_known = match (next_known, next_added) {
+            (None, None) => break,
+            (Some(k), Some(a)) => k.key < a.key,
+            (k, _) => k.is_some(),
+        };
+        if take_known {
+            w.push(&next_known.unwrap_or(UrlRecord { key: 0, doc_id: 0 }))?;
+            next_known = known.next_record()?;
+        } else if let Some(a) = next_added {
+            w.push(&UrlRecord { key: a.key, doc_id: read[a.doc_id as usize] })?;
+            next_added = added.next_record()?;
+        }
+    }
+    w.finish()?;
+    Ok(())
+}
+
+/// Writes `copies.csv` with the docIDs of copy and original, for the copies
+/// whose both documents stand in the analysis.
+fn carry_copies(out: &OutDir, segment: &OutDir, read: &[u32], stats: &mut ChainStats) -> anyhow::Result<()> {
+    let path = segment.copies();
+    let mut reader =
+        csv::Reader::from_path(&path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut w = CsvOut::create(&out.copies(), &["doc_id", "original", "kind"])?;
+    for row in reader.records() {
+        let row = row.with_context(|| format!("cannot read {}", path.display()))?;
+        let id = |i: usize| -> anyhow::Result<u32> {
+            let n: u32 = row.get(i).and_then(|v| v.parse().ok()).with_context(|| {
+                format!("{} line {}: not a docID", path.display(), row.position().map_or(0, |p| p.line()))
+            })?;
+            Ok(read.get(n as usize).copied().unwrap_or(LEFT_OUT))
+        };
+        let (copy, original) = (id(0)?, id(1)?);
+        if copy == LEFT_OUT || original == LEFT_OUT {
+            stats.copies_left_out += 1;
+            continue;
+        }
+        w.row([copy.to_string().as_str(), &original.to_string(), row.get(2).unwrap_or("")])?;
+    }
+    w.finish()
+}

@@ -1,0 +1,228 @@
+//! Document handles: what makes a document the same document from one
+//! analysis of a crawl to the next.
+//!
+//! A document's docID is its *handle*: in a first analysis the docIDs are
+//! dense and in input order; an analysis made with `--previous` keeps each
+//! URL's docID from the analysis before it, gives URLs never seen the next
+//! docIDs, and never gives a docID twice (a URL that comes back gets its
+//! old one). So docIDs in a chain have gaps.
+//!
+//! Inside an analysis, stages number documents by *row*: the document's
+//! place in `docs.csv` (and in every per-document record file), from 0, in
+//! docID order. The record files hold rows, which keeps every array dense
+//! and makes an analysis's record files those of a first analysis of its
+//! documents given in docID order; `doc-ids.fpd` turns rows into docIDs
+//! where a docID is shown (docs.csv, overlap.csv and every other table).
+//! In a first analysis row and docID are equal.
+//!
+//! Files:
+//! - `doc-ids.fpd` (kind 11, 8 bytes a record, one per row): `doc_id: u32`,
+//!   `missing_for: u16` (how many analyses in a row the page has been lost
+//!   or absent while its last text is kept), `flags: u16` (bit 0: the
+//!   document has a URL; bit 1: it is the document that stands for its URL,
+//!   the last capture of it).
+//! - `urls.fpd` (kind 9, 20 bytes, sorted by key, one per URL ever seen in
+//!   the chain): `key: u128` (xxh3-128 of the URL's bytes), `doc_id: u32`,
+//!   the URL's handle, kept while the URL is absent so that it gets it
+//!   back.
+//! - scratch kind 10, 32 bytes: one [`Capture`] per record read that names
+//!   a URL, for matching a recrawl's records to the previous analysis.
+
+use xxhash_rust::xxh3::xxh3_128;
+
+use std::path::Path;
+
+use super::file::{Mapped, Record, le_u16, le_u32, le_u64, le_u128};
+use super::{Manifest, OutDir};
+
+/// The key a URL is known by: 128 bits of a hash of its bytes, so that an
+/// accidental collision between two URLs of a chain stays negligible
+/// (about n²/2¹²⁹, as for exact copies).
+pub(crate) fn url_key(url: &str) -> u128 {
+    xxh3_128(url.as_bytes())
+}
+
+/// Marks a row or docID that is not there.
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// `flags` bit: the document has a URL.
+pub(crate) const HAS_URL: u16 = 1;
+/// `flags` bit: the document is the one its URL's handle names.
+pub(crate) const STANDS: u16 = 2;
+
+/// One row's docID and state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct DocIdRecord {
+    pub doc_id: u32,
+    pub missing_for: u16,
+    pub flags: u16,
+}
+
+impl Record for DocIdRecord {
+    const KIND: u32 = 11;
+    const SIZE: usize = 8;
+    fn encode(&self, out: &mut [u8]) {
+        out[..4].copy_from_slice(&self.doc_id.to_le_bytes());
+        out[4..6].copy_from_slice(&self.missing_for.to_le_bytes());
+        out[6..8].copy_from_slice(&self.flags.to_le_bytes());
+    }
+    fn decode(b: &[u8]) -> Self {
+        DocIdRecord { doc_id: le_u32(&b[..4]), missing_for: le_u16(&b[4..6]), flags: le_u16(&b[6..8]) }
+    }
+}
+
+/// A URL's handle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct UrlRecord {
+    pub key: u128,
+    pub doc_id: u32,
+}
+
+impl Record for UrlRecord {
+    const KIND: u32 = 9;
+    const SIZE: usize = 20;
+    fn encode(&self, out: &mut [u8]) {
+        out[..16].copy_from_slice(&self.key.to_le_bytes());
+        out[16..20].copy_from_slice(&self.doc_id.to_le_bytes());
+    }
+    fn decode(b: &[u8]) -> Self {
+        UrlRecord { key: le_u128(&b[..16]), doc_id: le_u32(&b[16..20]) }
+    }
+}
+
+/// What a record read says of its URL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum CaptureKind {
+    /// A document (its row in the ingest).
+    Doc(u32),
+    /// A record of the URL that makes no document: an HTTP status other
+    /// than 200, 304 or a redirect, a payload that is not text or cannot
+    /// be decoded.
+    Gone(u16),
+    /// An HTTP 304 (Not Modified), or a revisit whose original is not in
+    /// this crawl: the page is as it was.
+    Same,
+    /// A redirect.
+    Redirect(u16),
+}
+
+/// One record that names a URL, in input order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Capture {
+    pub key: u128,
+    /// The record's place in input order.
+    pub order: u64,
+    pub kind: CaptureKind,
+}
+
+impl Record for Capture {
+    const KIND: u32 = 10;
+    const SIZE: usize = 32;
+    fn encode(&self, out: &mut [u8]) {
+        let (tag, value) = match self.kind {
+            CaptureKind::Doc(row) => (0u32, row),
+            CaptureKind::Gone(status) => (1, u32::from(status)),
+            CaptureKind::Same => (2, 0),
+            CaptureKind::Redirect(status) => (3, u32::from(status)),
+        };
+        out[..16].copy_from_slice(&self.key.to_le_bytes());
+        out[16..24].copy_from_slice(&self.order.to_le_bytes());
+        out[24..28].copy_from_slice(&tag.to_le_bytes());
+        out[28..32].copy_from_slice(&value.to_le_bytes());
+    }
+    fn decode(b: &[u8]) -> Self {
+        let value = le_u32(&b[28..32]);
+        let status = u16::try_from(value).unwrap_or(u16::MAX);
+        let kind = match le_u32(&b[24..28]) {
+            0 => CaptureKind::Doc(value),
+            1 => CaptureKind::Gone(status),
+            2 => CaptureKind::Same,
+            _ => CaptureKind::Redirect(status),
+        };
+        Capture { key: le_u128(&b[..16]), order: le_u64(&b[16..24]), kind }
+    }
+}
+
+/// The docIDs of an analysis's rows, ascending.
+pub(crate) struct DocIds {
+    /// `None` for an analysis whose rows are their docIDs and which has no
+    /// `doc-ids.fpd`: a first analysis made by the cluster job.
+    ids: Option<Mapped<DocIdRecord>>,
+    len: usize,
+}
+
+impl DocIds {
+    /// The docIDs of `out`'s rows, as its manifest describes it.
+    pub(crate) fn open(out: &OutDir, manifest: &Manifest) -> anyhow::Result<DocIds> {
+        let path = out.doc_ids();
+        if manifest.chain.is_none() && !path.exists() {
+            return Ok(DocIds { ids: None, len: manifest.documents as usize });
+        }
+        DocIds::open_file(&path)
+    }
+
+    /// The docIDs in `path`.
+    pub(crate) fn open_file(path: &Path) -> anyhow::Result<DocIds> {
+        let ids = Mapped::<DocIdRecord>::open(path)?;
+        Ok(DocIds { len: ids.len(), ids: Some(ids) })
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    pub(crate) fn get(&self, row: u32) -> DocIdRecord {
+        match &self.ids {
+            Some(ids) => ids.get(row as usize),
+            None => DocIdRecord { doc_id: row, missing_for: 0, flags: HAS_URL | STANDS },
+        }
+    }
+
+    /// The docID of `row`.
+    pub(crate) fn doc_id(&self, row: u32) -> u32 {
+        self.get(row).doc_id
+    }
+
+    /// The row of `doc_id`, if the analysis has it.
+    pub(crate) fn row(&self, doc_id: u32) -> Option<u32> {
+        let Some(ids) = &self.ids else {
+            return ((doc_id as usize) < self.len).then_some(doc_id);
+        };
+        ids.seek(doc_id, |r| r.doc_id).filter(|(_, r)| r.doc_id == doc_id).map(|(row, _)| row as u32)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{Header, RecordWriter};
+
+    #[test]
+    fn records_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.fpd");
+        let caps = [
+            Capture { key: u128::MAX, order: u64::MAX, kind: CaptureKind::Doc(u32::MAX - 1) },
+            Capture { key: 7, order: 3, kind: CaptureKind::Gone(404) },
+            Capture { key: 7, order: 4, kind: CaptureKind::Same },
+            Capture { key: 0, order: 0, kind: CaptureKind::Redirect(301) },
+        ];
+        let mut w = RecordWriter::create(&path, Header::new::<Capture>("", false, 0, 1)).unwrap();
+        for c in &caps {
+            w.push(c).unwrap();
+        }
+        w.finish().unwrap();
+        assert_eq!(Mapped::<Capture>::open(&path).unwrap().iter().collect::<Vec<_>>(), caps);
+
+        let path = dir.path().join("ids.fpd");
+        let mut w = RecordWriter::create(&path, Header::new::<DocIdRecord>("", false, 0, 1)).unwrap();
+        for (i, id) in [0u32, 4, 5, 90].iter().enumerate() {
+            w.push(&DocIdRecord { doc_id: *id, missing_for: i as u16, flags: HAS_URL | STANDS }).unwrap();
+        }
+        w.finish().unwrap();
+        let ids = DocIds::open_file(&path).unwrap();
+        assert_eq!((0..4).map(|r| ids.doc_id(r)).collect::<Vec<_>>(), [0, 4, 5, 90]);
+        assert_eq!((ids.row(5), ids.row(6), ids.row(90), ids.row(91)), (Some(2), None, Some(3), None));
+        assert_eq!(ids.get(3).missing_for, 3);
+    }
+}

@@ -1,0 +1,655 @@
+//! Carrying an analysis forward (`--previous`), checked against a model of
+//! the rules written here from their definition, and against a first
+//! analysis of the same documents.
+//!
+//! Random chains of three to five crawls of the same sites (pages edited,
+//! removed, answering 404 or 500, redirected, revisited, answering 304,
+//! added, coming back, captured twice; exact copies whose center goes
+//! away; pages without a URL; empty pages) are analysed one after the
+//! other, each with `--previous` the analysis before it. Each analysis
+//! must hold the documents the model says, with the docIDs it says, and
+//! its exact groups, Overlap table and report must be those of a first
+//! analysis of those documents given in docID order; `changes.csv` must
+//! say what became of every URL as the model does.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use common::*;
+use proptest::prelude::*;
+
+/// A record of a crawl.
+#[derive(Clone, Debug)]
+enum Rec {
+    /// A 200 response (or, without a URL, a resource record).
+    Page {
+        url: Option<String>,
+        text: String,
+    },
+    NotModified(String),
+    Gone(String, u16),
+    Moved(String),
+    /// A revisit of a capture of an earlier crawl.
+    Revisit(String),
+}
+
+/// A document of an analysis, as the model holds it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Doc {
+    url: Option<String>,
+    text: String,
+    missing_for: u16,
+}
+
+/// An analysis, as the model holds it.
+#[derive(Clone, Debug, Default)]
+struct State {
+    handles: BTreeMap<String, u32>,
+    next: u32,
+    current: BTreeMap<u32, Doc>,
+    /// DocIDs that stand for their URL (in a first analysis, the last
+    /// capture of each; later, every document with a URL).
+    standing: BTreeSet<u32>,
+}
+
+/// A row `changes.csv` must have.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Expected {
+    doc_id: u32,
+    url: String,
+    change: &'static str,
+    missing_for: u16,
+    kept: bool,
+}
+
+/// A first analysis.
+fn first(crawl: &[Rec]) -> State {
+    let mut s = State::default();
+    for rec in crawl {
+        if let Rec::Page { url, text } = rec {
+            if let Some(u) = url {
+                s.handles.insert(u.clone(), s.next);
+            }
+            s.current.insert(s.next, Doc { url: url.clone(), text: text.clone(), missing_for: 0 });
+            s.next += 1;
+        }
+    }
+    s.standing = s.handles.values().copied().collect();
+    s
+}
+
+/// An analysis of `crawl` carrying `prev` forward.
+fn step(prev: &State, crawl: &[Rec], keep: u16) -> (State, Vec<Expected>) {
+    let mut by_url: BTreeMap<&str, Vec<(usize, &Rec)>> = BTreeMap::new();
+    // (input order, URL, text, docID it had, change) of the pages that stand.
+    type Pending = (usize, Option<String>, String, Option<u32>, &'static str);
+    let mut pending: Vec<Pending> = Vec::new();
+    for (order, rec) in crawl.iter().enumerate() {
+        let url = match rec {
+            Rec::Page { url: None, text } => {
+                pending.push((order, None, text.clone(), None, "new"));
+                continue;
+            }
+            Rec::Page { url: Some(u), .. }
+            | Rec::NotModified(u)
+            | Rec::Gone(u, _)
+            | Rec::Moved(u)
+            | Rec::Revisit(u) => u.as_str(),
+        };
+        by_url.entry(url).or_default().push((order, rec));
+    }
+    let mut next = State { handles: prev.handles.clone(), next: prev.next, ..State::default() };
+    let mut rows = Vec::new();
+    let mut visited = BTreeSet::new();
+    let missing = |h: u32, d: &Doc, change: &'static str, next: &mut State, rows: &mut Vec<Expected>| {
+        let m = d.missing_for + 1;
+        let kept = m <= keep;
+        if kept {
+            next.current.insert(h, Doc { missing_for: m, ..d.clone() });
+        }
+        rows.push(Expected {
+            doc_id: h,
+            url: d.url.clone().unwrap_or_default(),
+            change,
+            missing_for: m,
+            kept,
+        });
+    };
+    for (url, caps) in &by_url {
+        let old_h = prev.handles.get(*url).copied();
+        let old =
+            old_h.filter(|h| prev.standing.contains(h)).and_then(|h| prev.current.get(&h).map(|d| (h, d)));
+        if let Some((h, _)) = old {
+            visited.insert(h);
+        }
+        let (order, last) = *caps.last().unwrap();
+        match last {
+            Rec::Page { text, .. } => {
+                let change = match (old_h, old) {
+                    (None, _) => "new",
+                    (Some(_), None) => "returned",
+                    (Some(_), Some((_, d))) if d.missing_for > 0 => "returned",
+                    (Some(_), Some((_, d))) if d.text == *text => "unchanged",
+                    _ => "modified",
+                };
+                pending.push((order, Some(url.to_string()), text.clone(), old_h, change));
+            }
+            Rec::NotModified(_) | Rec::Revisit(_) => {
+                if let Some((h, d)) = old {
+                    let change = if d.missing_for > 0 { "returned" } else { "unchanged" };
+                    next.current.insert(h, Doc { missing_for: 0, ..d.clone() });
+                    rows.push(Expected {
+                        doc_id: h,
+                        url: url.to_string(),
+                        change,
+                        missing_for: 0,
+                        kept: true,
+                    });
+                }
+            }
+            Rec::Gone(..) => {
+                if let Some((h, d)) = old {
+                    missing(h, d, "lost", &mut next, &mut rows);
+                }
+            }
+            Rec::Moved(_) => {
+                if let Some((h, _)) = old {
+                    let url = url.to_string();
+                    rows.push(Expected { doc_id: h, url, change: "redirected", missing_for: 0, kept: false });
+                }
+            }
+        }
+    }
+    for (&h, d) in &prev.current {
+        if visited.contains(&h) {
+            continue;
+        }
+        // Not reached through a URL of this crawl: absent, or without a
+        // URL; an earlier capture in a first analysis leaves silently.
+        if d.url.is_none() || prev.standing.contains(&h) {
+            missing(h, d, "orphaned", &mut next, &mut rows);
+        }
+    }
+    pending.sort_by_key(|p| p.0);
+    for (_, url, text, old_h, change) in pending {
+        let h = old_h.unwrap_or_else(|| {
+            let h = next.next;
+            next.next += 1;
+            if let Some(u) = &url {
+                next.handles.insert(u.clone(), h);
+            }
+            h
+        });
+        rows.push(Expected {
+            doc_id: h,
+            url: url.clone().unwrap_or_default(),
+            change,
+            missing_for: 0,
+            kept: true,
+        });
+        next.current.insert(h, Doc { url, text, missing_for: 0 });
+    }
+    next.standing = next.current.iter().filter(|(_, d)| d.url.is_some()).map(|(&h, _)| h).collect();
+    rows.sort();
+    (next, rows)
+}
+
+/// A small deterministic generator (xorshift), so that a failing case is
+/// the seed proptest prints.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+}
+
+/// A page's text: one of a few passages with some lines changed, so that
+/// pages share chunks (near-replicas) and some are the same (exact copies);
+/// now and then empty.
+fn text(rng: &mut Rng) -> String {
+    if rng.chance(5) {
+        return String::new();
+    }
+    let passage = rng.below(4);
+    let n = 6 + rng.below(7);
+    (0..n)
+        .map(|i| {
+            if rng.chance(15) {
+                format!("an edited line {}", rng.below(1000))
+            } else {
+                format!("line {i} of passage {passage}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The crawls of a chain: each from the sites' state after the one before.
+fn crawls(seed: u64, count: usize) -> Vec<Vec<Rec>> {
+    let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let hosts = ["a.example", "b.example", "www.a.example"];
+    // Each URL's page now: Some(text) while it is served.
+    let mut site: BTreeMap<String, Option<String>> = BTreeMap::new();
+    let mut next_page = 0;
+    let mut new_url = |rng: &mut Rng| {
+        next_page += 1;
+        format!("http://{}/p{next_page}", hosts[rng.below(hosts.len())])
+    };
+    for _ in 0..12 {
+        let url = new_url(&mut rng);
+        let t = text(&mut rng);
+        site.insert(url, Some(t));
+    }
+    let mut out = Vec::new();
+    for k in 0..count {
+        let mut crawl = Vec::new();
+        let urls: Vec<String> = site.keys().cloned().collect();
+        for url in urls {
+            let page = site[&url].clone();
+            let r = rng.below(100);
+            match page {
+                Some(_) if k > 0 && r < 12 => {
+                    let t2 = text(&mut rng);
+                    crawl.push(Rec::Page { url: Some(url.clone()), text: t2.clone() });
+                    site.insert(url, Some(t2));
+                }
+                Some(_) if k > 0 && r < 20 => {} // absent this time
+                Some(_) if k > 0 && r < 26 => {
+                    crawl.push(Rec::Gone(url.clone(), if rng.chance(50) { 404 } else { 500 }));
+                    site.insert(url, None);
+                }
+                Some(_) if k > 0 && r < 29 => {
+                    crawl.push(Rec::Moved(url.clone()));
+                    site.insert(url, None);
+                }
+                Some(_) if k > 0 && r < 37 => crawl.push(Rec::Revisit(url)),
+                Some(_) if k > 0 && r < 42 => crawl.push(Rec::NotModified(url)),
+                Some(t) => {
+                    // Now and then captured twice, the first time with
+                    // another text.
+                    if rng.chance(6) {
+                        crawl.push(Rec::Page { url: Some(url.clone()), text: text(&mut rng) });
+                    }
+                    crawl.push(Rec::Page { url: Some(url), text: t });
+                }
+                None if r < 30 => {
+                    // Back.
+                    let t = text(&mut rng);
+                    crawl.push(Rec::Page { url: Some(url.clone()), text: t.clone() });
+                    site.insert(url, Some(t));
+                }
+                None if r < 45 => crawl.push(Rec::Gone(url, 404)),
+                None => {}
+            }
+        }
+        for _ in 0..1 + rng.below(4) {
+            // New pages, some exact copies of a served one.
+            let served: Vec<&String> = site.values().flatten().collect();
+            let t = if !served.is_empty() && rng.chance(30) {
+                served[rng.below(served.len())].clone()
+            } else {
+                text(&mut rng)
+            };
+            let url = new_url(&mut rng);
+            crawl.push(Rec::Page { url: Some(url.clone()), text: t.clone() });
+            site.insert(url, Some(t));
+        }
+        if rng.chance(30) {
+            crawl.push(Rec::Page { url: None, text: text(&mut rng) });
+        }
+        // A 304 or revisit for a URL never seen is no document.
+        if rng.chance(20) {
+            crawl.push(Rec::NotModified(new_url(&mut rng)));
+        }
+        // Shuffle a little: captures are not in URL order.
+        for i in (1..crawl.len()).rev() {
+            if rng.chance(30) {
+                crawl.swap(i, rng.below(i + 1));
+            }
+        }
+        // Keep a URL's captures in the order generated (a page captured
+        // twice stays twice in that order).
+        out.push(crawl);
+    }
+    out
+}
+
+/// Writes a crawl as a WARC file.
+fn write_warc(path: &Path, crawl: &[Rec], version: usize) {
+    let mut out = Vec::new();
+    for (i, rec) in crawl.iter().enumerate() {
+        let date = format!("2026-0{}-01T00:00:{:02}Z", version + 1, i % 60);
+        let ok = |text: &str| http_response("200 OK", "Content-Type: text/plain\r\n", text.as_bytes());
+        out.extend(match rec {
+            Rec::Page { url: Some(u), text } => warc_record(
+                "response",
+                &[
+                    ("WARC-Target-URI", u),
+                    ("WARC-Date", &date),
+                    ("Content-Type", "application/http; msgtype=response"),
+                ],
+                &ok(text),
+            ),
+            Rec::Page { url: None, text } => warc_record(
+                "resource",
+                &[("WARC-Date", &date), ("Content-Type", "text/plain")],
+                text.as_bytes(),
+            ),
+            Rec::NotModified(u) => warc_record(
+                "response",
+                &[("WARC-Target-URI", u), ("WARC-Date", &date)],
+                &http_response("304 Not Modified", "", b""),
+            ),
+            Rec::Gone(u, status) => warc_record(
+                "response",
+                &[("WARC-Target-URI", u), ("WARC-Date", &date)],
+                &http_response(&format!("{status} Error"), "Content-Type: text/plain\r\n", b"error page"),
+            ),
+            Rec::Moved(u) => warc_record(
+                "response",
+                &[("WARC-Target-URI", u), ("WARC-Date", &date)],
+                &http_response("301 Moved", "Location: /elsewhere\r\n", b""),
+            ),
+            Rec::Revisit(u) => warc_record(
+                "revisit",
+                &[
+                    ("WARC-Target-URI", u),
+                    ("WARC-Date", &date),
+                    ("WARC-Payload-Digest", &format!("sha1:EARLIER{}{i}", version)),
+                    ("WARC-Profile", "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"),
+                ],
+                &http_response("200 OK", "Content-Type: text/plain\r\n", b""),
+            ),
+        });
+    }
+    fs::write(path, out).unwrap();
+}
+
+/// The flags every analysis of a case takes.
+fn flags(max_df: Option<u32>) -> Vec<String> {
+    let mut f: Vec<String> = ["--chunk", "lines:2", "-T", "2", "-q"].iter().map(|s| s.to_string()).collect();
+    if let Some(m) = max_df {
+        f.extend(["--max-df".to_string(), m.to_string()]);
+    }
+    f
+}
+
+/// A first analysis of the model's current documents, in docID order.
+fn reference(dir: &Path, state: &State, max_df: Option<u32>) -> PathBuf {
+    let crawl: Vec<Rec> =
+        state.current.values().map(|d| Rec::Page { url: d.url.clone(), text: d.text.clone() }).collect();
+    let input = dir.join("reference.warc");
+    write_warc(&input, &crawl, 0);
+    let out = dir.join("reference");
+    let mut args = vec!["run".to_string(), arg(&input), "--out".into(), arg(&out)];
+    args.extend(flags(max_df));
+    overlap_ok(&args);
+    out
+}
+
+/// `path`'s CSV rows with the docIDs of columns `ids` turned by `map`.
+fn mapped_csv(path: &Path, ids: &[usize], map: &dyn Fn(u32) -> u32) -> Vec<Vec<String>> {
+    let (_, rows) = read_csv(path);
+    rows.into_iter()
+        .map(|mut r| {
+            for &i in ids {
+                if !r[i].is_empty() {
+                    r[i] = map(r[i].parse().unwrap()).to_string();
+                }
+            }
+            r
+        })
+        .collect()
+}
+
+/// Checks one analysis against the model and the reference.
+fn check(
+    out: &Path,
+    prev: Option<&Path>,
+    state: &State,
+    expected: Option<&[Expected]>,
+    reference: &Path,
+    what: &str,
+) {
+    // The documents, with their docIDs.
+    let docs = read_doc_rows(out);
+    let ids: Vec<u32> = docs.iter().map(|d| d.doc_id as u32).collect();
+    let want: Vec<u32> = state.current.keys().copied().collect();
+    assert_eq!(ids, want, "{what}: docIDs");
+    for (d, m) in docs.iter().zip(state.current.values()) {
+        assert_eq!(d.url, m.url.clone().unwrap_or_default(), "{what}: URL of doc {}", d.doc_id);
+        assert_eq!(d.missing_for, m.missing_for, "{what}: missing_for of doc {}", d.doc_id);
+        assert_eq!(d.bytes, m.text.len() as u64, "{what}: bytes of doc {}", d.doc_id);
+    }
+    // Row r of the reference is the r-th document in docID order.
+    let to_id = |r: u32| want[r as usize];
+    let ref_docs = read_docs(reference);
+    let centers: Vec<Option<u32>> = docs.iter().map(|d| d.exact_center.map(|c| c as u32)).collect();
+    let ref_centers: Vec<Option<u32>> =
+        ref_docs.iter().map(|d| d.exact_center.map(|c| to_id(c as u32))).collect();
+    assert_eq!(centers, ref_centers, "{what}: exact groups");
+    assert_eq!(
+        mapped_csv(&out.join("overlap.csv"), &[], &|x| x),
+        mapped_csv(&reference.join("overlap.csv"), &[0, 1], &to_id),
+        "{what}: overlap.csv"
+    );
+    for (file, ids) in
+        [("groups.csv", &[0][..]), ("aliases.csv", &[1, 2]), ("flags.csv", &[0]), ("hosts.csv", &[])]
+    {
+        assert_eq!(
+            mapped_csv(&out.join(file), &[], &|x| x),
+            mapped_csv(&reference.join(file), ids, &to_id),
+            "{what}: {file}"
+        );
+    }
+    if out.join("stop-chunks.csv").exists() {
+        assert_eq!(
+            mapped_csv(&out.join("stop-chunks.csv"), &[], &|x| x),
+            mapped_csv(&reference.join("stop-chunks.csv"), &[3], &to_id),
+            "{what}: stop-chunks.csv"
+        );
+    }
+    let report = |dir: &Path, map: &dyn Fn(u32) -> u32| {
+        let mut r: serde_json::Value =
+            serde_json::from_slice(&fs::read(dir.join("report.json")).unwrap()).unwrap();
+        for g in r["groups"]["top"].as_array_mut().unwrap() {
+            g["group"] = map(g["group"].as_u64().unwrap() as u32).into();
+        }
+        r
+    };
+    assert_eq!(report(out, &|x| x), report(reference, &to_id), "{what}: report.json");
+
+    let Some(expected) = expected else { return };
+    let prev = prev.unwrap();
+    let (header, rows) = read_csv(&out.join("changes.csv"));
+    assert_eq!(header, ["doc_id", "url", "change", "missing_for", "kept", "center_before", "center_after"]);
+    let got: Vec<Expected> = rows
+        .iter()
+        .map(|r| Expected {
+            doc_id: r[0].parse().unwrap(),
+            url: r[1].clone(),
+            change: ["new", "unchanged", "modified", "lost", "orphaned", "redirected", "returned"]
+                .into_iter()
+                .find(|c| *c == r[2])
+                .unwrap_or_else(|| panic!("{what}: change {:?}", r[2])),
+            missing_for: r[3].parse().unwrap(),
+            kept: r[4] == "true",
+        })
+        .collect();
+    assert_eq!(got, expected, "{what}: changes.csv");
+    // Centers before and after are the two analyses' own.
+    let center_of = |dir: &Path| -> BTreeMap<u32, Option<u32>> {
+        read_doc_rows(dir).iter().map(|d| (d.doc_id as u32, d.exact_center.map(|c| c as u32))).collect()
+    };
+    let (before, after) = (center_of(prev), center_of(out));
+    for r in &rows {
+        let id: u32 = r[0].parse().unwrap();
+        let opt = |s: &str| if s.is_empty() { None } else { Some(s.parse::<u32>().unwrap()) };
+        assert_eq!(opt(&r[5]), before.get(&id).copied().flatten(), "{what}: center_before of {id}");
+        assert_eq!(opt(&r[6]), after.get(&id).copied().flatten(), "{what}: center_after of {id}");
+    }
+}
+
+/// Runs one chain and checks every analysis of it.
+fn chain(seed: u64, length: usize, keep: u16, max_df: Option<u32>) {
+    let tmp = tempdir();
+    let crawls = crawls(seed, length);
+    let mut state = first(&crawls[0]);
+    let mut prev: Option<PathBuf> = None;
+    for (k, crawl) in crawls.iter().enumerate() {
+        let dir = tmp.path().join(format!("crawl-{k}"));
+        fs::create_dir_all(&dir).unwrap();
+        let input = dir.join("crawl.warc");
+        write_warc(&input, crawl, k);
+        let out = dir.join("analysis");
+        let mut args = vec!["run".to_string(), arg(&input), "--out".into(), arg(&out)];
+        args.extend(flags(max_df));
+        let expected = match &prev {
+            Some(p) => {
+                args.extend(["--previous".into(), arg(p), "--keep-missing".into(), keep.to_string()]);
+                let (next, rows) = step(&state, crawl, keep);
+                state = next;
+                Some(rows)
+            }
+            None => None,
+        };
+        overlap_ok(&args);
+        let reference = reference(&dir, &state, max_df);
+        let what =
+            format!("seed {seed}, analysis {k} of {length}, --keep-missing {keep}, --max-df {max_df:?}");
+        check(&out, prev.as_deref(), &state, expected.as_deref(), &reference, &what);
+        prev = Some(out);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    #[test]
+    fn a_chain_is_a_first_analysis_of_its_documents(
+        seed in 1u64..u64::MAX,
+        length in 3usize..=5,
+        keep in prop_oneof![Just(0u16), Just(2u16)],
+        max_df in prop_oneof![Just(None), Just(Some(3u32))],
+    ) {
+        chain(seed, length, keep, max_df);
+    }
+}
+
+/// Every file under `dir` with its bytes, `.overlap/` included.
+fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+        for entry in fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(base, &path, out);
+            } else {
+                out.insert(
+                    path.strip_prefix(base).unwrap().to_string_lossy().into_owned(),
+                    fs::read(&path).unwrap(),
+                );
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+#[test]
+fn a_killed_update_leaves_the_previous_analysis_as_it_was_and_reruns_to_the_same_result() {
+    let tmp = tempdir();
+    let old = tmp.path().join("old");
+    overlap_ok(["run", "testdata/sample.warc.gz", "--out", &arg(&old), "-q"]);
+    let before = snapshot(&old);
+    let args = |out: &Path| -> Vec<String> {
+        let mut a: Vec<String> = ["run", "testdata/real/wget.warc.gz", "testdata/sample.warc.gz", "--out"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        a.extend([arg(out), "--previous".into(), arg(&old), "--max-df".into(), "20".into(), "-q".into()]);
+        a
+    };
+    let clean = tmp.path().join("clean");
+    overlap_ok(args(&clean));
+    assert_eq!(snapshot(&old), before, "the previous analysis is only read");
+    for delay_ms in [5u64, 20, 50, 100, 200, 400] {
+        let out = tmp.path().join(format!("killed-{delay_ms}"));
+        let mut child = overlap_cmd(args(&out)).spawn().expect("overlap starts");
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(snapshot(&old), before, "killed after {delay_ms} ms: the previous analysis is as it was");
+        overlap_ok(args(&out));
+        assert_same_outputs(&clean, &out, &format!("killed after {delay_ms} ms, then run again"));
+    }
+}
+
+#[test]
+fn a_previous_that_cannot_be_carried_forward_is_one_line_and_exit_2() {
+    let tmp = tempdir();
+    let old = tmp.path().join("old");
+    overlap_ok(["run", "testdata/sample.warc.gz", "--out", &arg(&old), "-q"]);
+    let new = arg(&tmp.path().join("new"));
+    let refused = |args: &[&str], says: &[&str]| {
+        let mut all = vec!["run", "testdata/sample.warc.gz", "-q"];
+        if !args.contains(&"--out") {
+            all.extend(["--out", &new]);
+        }
+        all.extend_from_slice(args);
+        let res = overlap(&all);
+        let err = String::from_utf8_lossy(&res.stderr);
+        assert_eq!(res.status.code(), Some(2), "{all:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{all:?}: one line: {err}");
+        for s in says {
+            assert!(err.contains(s), "{all:?}: says {s:?}: {err}");
+        }
+    };
+    let empty = tmp.path().join("empty");
+    fs::create_dir(&empty).unwrap();
+    refused(&["--previous", &arg(&empty)], &[&arg(&empty), "manifest.json"]);
+    let missing = tmp.path().join("missing");
+    refused(&["--previous", &arg(&missing)], &[&arg(&missing), "no such analysis"]);
+    refused(&["--previous", "testdata/sample.warc.gz"], &["testdata/sample.warc.gz", "not a directory"]);
+    refused(&["--previous", &arg(&old), "--chunk", "words:5"], &[&arg(&old), "lines:4:4", "words:5:1"]);
+    refused(&["--previous", &arg(&old), "--out", &arg(&old)], &["is the output directory"]);
+    refused(&["--keep-missing", "2"], &["--previous"]);
+
+    // An analysis whose report never finished.
+    let partial = tmp.path().join("partial");
+    overlap_ok(["fingerprint", "testdata/sample.warc.gz", "--out", &arg(&partial), "-q"]);
+    overlap_ok(["exact", &arg(&partial), "-q"]);
+    refused(&["--previous", &arg(&partial)], &[&arg(&partial), "incomplete", "pairs"]);
+    // A cluster job's output has no FPrint-DocID partitions.
+    let cluster = tmp.path().join("cluster");
+    overlap_ok(["run", "testdata/sample.warc.gz", "--out", &arg(&cluster), "-q"]);
+    // As the job leaves it: no doc-ids.fpd or partitions, stamps that do
+    // not name them.
+    fs::remove_file(cluster.join("doc-ids.fpd")).unwrap();
+    fs::remove_dir_all(cluster.join("fprint-docid")).unwrap();
+    let stamp = cluster.join(".overlap/fingerprint.stamp");
+    let mut st: serde_json::Value = serde_json::from_slice(&fs::read(&stamp).unwrap()).unwrap();
+    let outputs: Vec<serde_json::Value> = st["outputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| !o.as_str().unwrap().starts_with("fprint-docid") && o.as_str() != Some("doc-ids.fpd"))
+        .cloned()
+        .collect();
+    st["outputs"] = outputs.into();
+    fs::write(&stamp, serde_json::to_vec(&st).unwrap()).unwrap();
+    refused(&["--previous", &arg(&cluster)], &[&arg(&cluster), "doc-ids.fpd"]);
+}
