@@ -37,7 +37,7 @@ use crate::progress::Progress;
 use crate::read::{InputSkip, Item, RawDoc, ReadOptions, SkipReason};
 use crate::stage::{Outcome, Stage};
 use crate::store::docs::{Doc, DocTable, DocsWriter, Source, TextFields};
-use crate::store::handles::{Capture, CaptureKind, url_key};
+use crate::store::handles::{Capture, CaptureKind, Payload, url_key};
 use crate::store::manifest::{FORMAT_VERSION, InputEntry, InputIdentity, ReadSettings};
 use crate::store::{
     self, ChunkRecord, CsvOut, ExactRecord, FuzzySignature, Header, Manifest, Mapped, OutDir, RecordWriter,
@@ -108,7 +108,9 @@ pub(crate) fn run(
             segment
         }
     };
-    let (mut stats, copies) = ingest(&segment, cfg, &scratch, progress)?;
+    let unchanged = previous.as_ref().and_then(|p| p.unchanged(cfg)).transpose()?.map(Arc::new);
+    let Ingested { mut stats, copies, borrowed, unchanged_payloads } =
+        ingest(&segment, cfg, &scratch, unchanged, progress)?;
     let spec = cfg.chunking.to_string();
     if !copies.is_empty() {
         stats.empty_documents += copies::fill_exact(&segment, &spec, &copies)?;
@@ -119,17 +121,25 @@ pub(crate) fn run(
     by_original.sort_unstable();
     sort_partitions(&segment, cfg, &scratch, &by_original, &mut stats, progress)?;
     let captures = scratch.join(CAPTURES);
+    let payloads = scratch.join(PAYLOADS);
     let mut outputs: Vec<PathBuf> = (0..PARTITIONS).map(|p| out.fprint_part(p)).collect();
     outputs.extend([out.fprint_exact(), out.fuzzy(), out.fingerprint_docs(), out.redirects(), out.copies()]);
     outputs.extend([out.doc_ids(), out.urls()]);
     let manifest = match previous {
         None => {
-            urls::first_analysis(out, &captures, stats.documents, cfg.memory, &scratch)?;
+            urls::first_analysis(out, &captures, &payloads, stats.documents, cfg.memory, &scratch)?;
             store::remove_file_if_exists(&out.fingerprint_changes())?;
             manifest(cfg, identities, &stats, None)
         }
         Some(prev) => {
-            let carried = previous::carry_forward(out, &segment, &prev, cfg, &captures, &scratch, progress)?;
+            let read = previous::Read {
+                segment: &segment,
+                captures: &captures,
+                payloads: &payloads,
+                borrowed: &borrowed,
+            };
+            let mut carried = previous::carry_forward(out, &read, &prev, cfg, &scratch, progress)?;
+            carried.stats.unchanged_payloads = unchanged_payloads;
             outputs.push(out.fingerprint_changes());
             let m = manifest(cfg, identities, &stats, Some(&carried));
             stats.previous = Some(carried.stats);
@@ -142,14 +152,15 @@ pub(crate) fn run(
     Ok(Outcome::Ran(stats))
 }
 
-/// The scratch file of [`Capture`]s.
+/// The scratch files of [`Capture`]s and [`Payload`]s.
 const CAPTURES: &str = "captures.fpd";
+const PAYLOADS: &str = "payloads.fpd";
 
 /// The revision of what records become (documents, copies, skips), part
 /// of the stage key so that outputs written by an earlier build under other
 /// rules are redone, not reused. Revision 2: revisits and payload-digest
 /// copies, redirects, segmented records, hidden HTML elements.
-const INPUT_RULES: &str = "input-rules-2";
+pub(crate) const INPUT_RULES: &str = "input-rules-2";
 
 /// What the stage made its outputs of, for the later stages; `carried`
 /// for an analysis made with --previous.
@@ -174,7 +185,7 @@ fn manifest(
         format_version: FORMAT_VERSION,
         overlap_version: env!("CARGO_PKG_VERSION").to_string(),
         chunk: cfg.chunking.to_string(),
-        read: ReadSettings::new(&cfg.read, cfg.max_doc_bytes),
+        read: ReadSettings::new(&cfg.read, cfg.max_doc_bytes, INPUT_RULES),
         inputs,
         documents: carried.map_or(stats.documents, |c| c.documents),
         next_doc_id: carried.map_or(stats.documents, |c| c.next_doc_id),
@@ -249,7 +260,16 @@ enum Processed {
 /// What extraction made of a document.
 enum Extracted {
     Doc(DocOut),
-    Failed { offset: u64, url: String, bytes: u64, reason: SkipReason, detail: String },
+    Failed {
+        offset: u64,
+        url: String,
+        bytes: u64,
+        reason: SkipReason,
+        detail: String,
+        payload: Payload,
+    },
+    /// Not extracted: the previous analysis has this payload for this URL.
+    Unchanged(Unchanged),
 }
 
 struct DocOut {
@@ -273,6 +293,29 @@ struct DocOut {
     fuzzy: u128,
     /// How its bytes were decoded (see [`extract::Extracted::charset`]).
     charset: Option<(extract::charset::CharsetSource, &'static str, bool)>,
+    payload: Payload,
+}
+
+/// A document whose text, fingerprints and signatures are those of a row
+/// of the previous analysis.
+struct Unchanged {
+    offset: u64,
+    url: String,
+    host: String,
+    bytes: u64,
+    payload: Payload,
+    /// The previous analysis's row.
+    row: u32,
+}
+
+/// What the ingest made.
+struct Ingested {
+    stats: FingerprintStats,
+    copies: copies::Copies,
+    /// Per document: the previous analysis's row it takes its values from,
+    /// or `NONE`.
+    borrowed: Vec<u32>,
+    unchanged_payloads: u64,
 }
 
 /// Reads every input and writes the unsorted partitions, the exact-hash
@@ -281,16 +324,18 @@ fn ingest(
     out: &OutDir,
     cfg: &FingerprintConfig,
     scratch: &Path,
+    unchanged: Option<Arc<previous::Unchanged>>,
     progress: &Progress,
-) -> anyhow::Result<(FingerprintStats, copies::Copies)> {
+) -> anyhow::Result<Ingested> {
     let threads = rayon::current_num_threads();
     let (window, jobs) = (8 * threads + 8, 2 * threads + 2);
     let max_bytes = batch_bytes(cfg.memory, window);
     let extractor = Extractor {
         chunking: cfg.chunking,
         max_doc_bytes: usize::try_from(cfg.max_doc_bytes).unwrap_or(usize::MAX),
+        unchanged,
     };
-    let mut sink = Sink::create(out, cfg, scratch, progress, extractor)?;
+    let mut sink = Sink::create(out, cfg, scratch, progress, extractor.clone())?;
     let index = Arc::clone(&sink.index);
     let process = move |batch: pipeline::Batch| Done {
         input: batch.key.input,
@@ -322,20 +367,25 @@ struct CopyOf {
     /// The keys its original may be found by, tried in order.
     keys: [Option<Key>; 2],
     revisit: bool,
+    /// Its own payload, as far as it knows it.
+    payload: Payload,
 }
 
 impl CopyOf {
     /// A response claimed as a copy of the record keyed `key`.
-    fn payload(offset: u64, url: String, host: String, bytes: u64, key: Key) -> CopyOf {
-        CopyOf { offset, url, host, bytes, keys: [Some(key), None], revisit: false }
+    fn payload(offset: u64, url: String, host: String, bytes: u64, key: Key, payload: Payload) -> CopyOf {
+        CopyOf { offset, url, host, bytes, keys: [Some(key), None], revisit: false, payload }
     }
 }
 
 /// Extraction, normalization and fingerprinting of documents.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct Extractor {
     chunking: Chunking,
     max_doc_bytes: usize,
+    /// With --previous: the payloads the previous analysis has, which need
+    /// no extraction.
+    unchanged: Option<Arc<previous::Unchanged>>,
 }
 
 impl Extractor {
@@ -365,19 +415,21 @@ impl Extractor {
                 Item::Doc(raw) => match (claim, hint) {
                     (_, Hint::Copy(key)) => {
                         let host = host_of(&raw.url);
+                        let payload = copies::payload_of(&raw);
                         Processed::Copy(CopyOf::payload(
                             raw.offset,
                             raw.url,
                             host,
                             raw.body.len() as u64,
                             key,
+                            payload,
                         ))
                     }
                     (Some(claim), Hint::Wait) => {
                         let host = host_of(&raw.url);
                         Processed::Waiting(Box::new(raw), claim, host)
                     }
-                    (Some(claim), _) => Processed::Keyed(claim, self.doc(raw, &mut chunker)),
+                    (Some(claim), _) => Processed::Keyed(claim, self.doc_or_unchanged(raw, &mut chunker)),
                     (None, _) => match self.doc(raw, &mut chunker) {
                         Extracted::Doc(doc) => Processed::Doc(doc),
                         Extracted::Failed { offset, url, reason, detail, .. } => Processed::Skip {
@@ -386,12 +438,16 @@ impl Extractor {
                             detail,
                             capture: Some((url, CaptureKind::Gone(0))),
                         },
+                        // Only a document with a payload digest (and so a
+                        // claim key) is looked up in the previous analysis.
+                        Extracted::Unchanged(_) => unreachable!("doc() extracts"),
                     },
                 },
                 Item::Revisit(r) => Processed::Copy(CopyOf {
                     offset: r.offset,
                     keys: CopyIndex::revisit_keys(&r),
                     host: host_of(&r.url),
+                    payload: Payload { digest: r.payload_digest.map_or(0, |d| d.0 as u64), decoding: 0 },
                     url: r.url,
                     bytes: 0,
                     revisit: true,
@@ -423,8 +479,27 @@ impl Extractor {
             .collect()
     }
 
+    /// A document the previous analysis already has (the same URL, the
+    /// same payload decoded the same way) is not extracted again; any other
+    /// is extracted.
+    fn doc_or_unchanged(&self, raw: RawDoc, chunker: &mut Chunker) -> Extracted {
+        let payload = copies::payload_of(&raw);
+        match self.unchanged.as_ref().and_then(|u| u.row(&raw.url, payload)) {
+            Some(row) => Extracted::Unchanged(Unchanged {
+                offset: raw.offset,
+                host: host_of(&raw.url),
+                url: raw.url,
+                bytes: raw.body.len() as u64,
+                payload,
+                row,
+            }),
+            None => self.doc(raw, chunker),
+        }
+    }
+
     /// Extracts, normalizes and fingerprints one document.
     fn doc(&self, raw: RawDoc, chunker: &mut Chunker) -> Extracted {
+        let payload = copies::payload_of(&raw);
         let mut text = match extract::extract(&raw) {
             Ok(text) => text,
             Err(reason) => {
@@ -434,6 +509,7 @@ impl Extractor {
                     detail: raw.content_type.unwrap_or_default(),
                     url: raw.url,
                     reason,
+                    payload,
                 };
             }
         };
@@ -462,6 +538,7 @@ impl Extractor {
             capped,
             fuzzy,
             charset: text.charset,
+            payload,
         })
     }
 }
@@ -511,6 +588,13 @@ struct Sink<'a> {
     copy_list: CsvOut,
     /// What each record says of its URL ([`Capture`]), in input order.
     captures: RecordWriter<Capture>,
+    /// Each document's payload, in docID order.
+    payloads: RecordWriter<Payload>,
+    /// Per document: the previous analysis's row whose values it has
+    /// (not extracted), or `NONE`.
+    borrowed: Vec<u32>,
+    /// Documents not extracted because the previous analysis has them.
+    unchanged_payloads: u64,
     next_doc: u64,
     stats: FingerprintStats,
     /// The keys of the records read so far, for finding copies; shared
@@ -533,6 +617,8 @@ impl<'a> Sink<'a> {
     ) -> anyhow::Result<Self> {
         let captures =
             RecordWriter::create(&scratch.join(CAPTURES), Header::new::<Capture>("", false, 0, 1))?;
+        let payloads =
+            RecordWriter::create(&scratch.join(PAYLOADS), Header::new::<Payload>("", false, 0, 1))?;
         let spec = cfg.chunking.to_string();
         let mut parts = Vec::with_capacity(PARTITIONS as usize);
         for p in 0..PARTITIONS {
@@ -586,6 +672,9 @@ impl<'a> Sink<'a> {
             redirects,
             copy_list,
             captures,
+            payloads,
+            borrowed: Vec::new(),
+            unchanged_payloads: 0,
             next_doc: 0,
             stats,
             index: Arc::default(),
@@ -623,12 +712,13 @@ impl<'a> Sink<'a> {
                 Processed::Waiting(raw, claim, host) => match self.claim(&claim) {
                     Claim::Copy(key) => {
                         let bytes = raw.body.len() as u64;
-                        self.copy(input, CopyOf::payload(raw.offset, raw.url, host, bytes, key))?;
+                        let payload = copies::payload_of(&raw);
+                        self.copy(input, CopyOf::payload(raw.offset, raw.url, host, bytes, key, payload))?;
                     }
                     // The record first in input order with this payload was
                     // decoded another way: extract it after all.
                     claim => {
-                        let extracted = self.extractor.doc(*raw, &mut self.chunker);
+                        let extracted = self.extractor.doc_or_unchanged(*raw, &mut self.chunker);
                         self.claimed(input, claim, extracted)?;
                     }
                 },
@@ -654,13 +744,18 @@ impl<'a> Sink<'a> {
     fn claimed(&mut self, input: usize, claim: Claim, extracted: Extracted) -> anyhow::Result<()> {
         let outcome = match (claim, extracted) {
             (Claim::Copy(key), Extracted::Doc(doc)) => {
-                return self.copy(input, CopyOf::payload(doc.offset, doc.url, doc.host, doc.bytes, key));
+                let copy = CopyOf::payload(doc.offset, doc.url, doc.host, doc.bytes, key, doc.payload);
+                return self.copy(input, copy);
             }
-            (Claim::Copy(key), Extracted::Failed { offset, url, bytes, .. }) => {
+            (Claim::Copy(key), Extracted::Failed { offset, url, bytes, payload, .. }) => {
                 let host = host_of(&url);
-                return self.copy(input, CopyOf::payload(offset, url, host, bytes, key));
+                return self.copy(input, CopyOf::payload(offset, url, host, bytes, key, payload));
+            }
+            (Claim::Copy(key), Extracted::Unchanged(u)) => {
+                return self.copy(input, CopyOf::payload(u.offset, u.url, u.host, u.bytes, key, u.payload));
             }
             (_, Extracted::Doc(doc)) => Became::Doc(self.doc(input, doc)?),
+            (_, Extracted::Unchanged(u)) => Became::Doc(self.unchanged(input, u)?),
             (_, Extracted::Failed { offset, url, reason, detail, .. }) => {
                 self.skip(input, offset, reason, detail);
                 self.capture(&url, CaptureKind::Gone(0))?;
@@ -679,7 +774,10 @@ impl<'a> Sink<'a> {
         let Some(starts) = &self.input_starts else { return };
         let offset = match item {
             Processed::Doc(doc) | Processed::Keyed(_, Extracted::Doc(doc)) => doc.offset,
-            Processed::Keyed(_, Extracted::Failed { offset, .. })
+            Processed::Keyed(
+                _,
+                Extracted::Failed { offset, .. } | Extracted::Unchanged(Unchanged { offset, .. }),
+            )
             | Processed::Skip { offset, .. }
             | Processed::Redirect { offset, .. } => *offset,
             Processed::Waiting(raw, ..) => raw.offset,
@@ -719,6 +817,28 @@ impl<'a> Sink<'a> {
                 detail,
             });
         }
+    }
+
+    /// Writes a document whose fields, fingerprints and signatures the
+    /// previous analysis has: its own row names it, and the rest is taken
+    /// from there when the analysis is carried forward.
+    fn unchanged(&mut self, input: usize, u: Unchanged) -> anyhow::Result<u32> {
+        let id = self.next_id(input)?;
+        self.unchanged_payloads += 1;
+        self.borrowed.push(u.row);
+        self.payloads.push(&u.payload)?;
+        self.fuzzy.push(&FuzzySignature(0))?;
+        self.docs.push(&Doc {
+            id,
+            url: &u.url,
+            host: &u.host,
+            source: Source { input: &self.inputs[input], offset: u.offset },
+            text: None,
+            center: None,
+            missing_for: 0,
+        })?;
+        self.capture(&u.url, CaptureKind::Doc(id))?;
+        Ok(id)
     }
 
     /// Notes what the record just written says of its URL, for the URL
@@ -772,8 +892,14 @@ impl<'a> Sink<'a> {
             self.stats.payload_digest_copy_bytes += copy.bytes;
             "payload_digest"
         };
-        self.copies.push((id, original));
-        // Its original's signature is filled in after the ingest.
+        // Its original's fields and signature are filled in after the
+        // ingest, or taken from the previous analysis with the original's.
+        let borrowed = self.borrowed[original as usize];
+        if borrowed == store::handles::NONE {
+            self.copies.push((id, original));
+        }
+        self.borrowed.push(borrowed);
+        self.payloads.push(&copy.payload)?;
         self.fuzzy.push(&FuzzySignature(0))?;
         self.docs.push(&Doc {
             id,
@@ -808,6 +934,8 @@ impl<'a> Sink<'a> {
             None => self.stats.empty_documents += 1,
         }
         self.fuzzy.push(&FuzzySignature(doc.fuzzy))?;
+        self.payloads.push(&doc.payload)?;
+        self.borrowed.push(store::handles::NONE);
         for &fprint in &doc.fprints {
             let p = (fprint >> PARTITION_SHIFT) as usize;
             self.parts[p].push(&ChunkRecord { fprint, doc: id32 })?;
@@ -833,7 +961,7 @@ impl<'a> Sink<'a> {
         Ok(id32)
     }
 
-    fn finish(self) -> anyhow::Result<(FingerprintStats, copies::Copies)> {
+    fn finish(self) -> anyhow::Result<Ingested> {
         self.bar.finish_and_clear();
         for part in self.parts {
             part.finish()?;
@@ -844,7 +972,13 @@ impl<'a> Sink<'a> {
         self.redirects.finish()?;
         self.copy_list.finish()?;
         self.captures.finish()?;
-        Ok((self.stats, self.copies))
+        self.payloads.finish()?;
+        Ok(Ingested {
+            stats: self.stats,
+            copies: self.copies,
+            borrowed: self.borrowed,
+            unchanged_payloads: self.unchanged_payloads,
+        })
     }
 }
 

@@ -32,8 +32,8 @@ enum Rec {
     NotModified(String),
     Gone(String, u16),
     Moved(String),
-    /// A revisit of a capture of an earlier crawl.
-    Revisit(String),
+    /// A revisit of a capture of an earlier crawl, of the page's text.
+    Revisit(String, String),
 }
 
 /// A document of an analysis, as the model holds it.
@@ -65,10 +65,30 @@ struct Expected {
     kept: bool,
 }
 
+/// The crawl as its documents are made: a revisit whose payload a
+/// response before it in the same crawl has is a copy of that response (a
+/// document of its own with that text).
+fn resolved(crawl: &[Rec]) -> Vec<Rec> {
+    let mut seen: BTreeSet<&str> = BTreeSet::new();
+    crawl
+        .iter()
+        .map(|rec| match rec {
+            Rec::Page { url: Some(_), text } => {
+                seen.insert(text);
+                rec.clone()
+            }
+            Rec::Revisit(u, text) if seen.contains(text.as_str()) => {
+                Rec::Page { url: Some(u.clone()), text: text.clone() }
+            }
+            _ => rec.clone(),
+        })
+        .collect()
+}
+
 /// A first analysis.
 fn first(crawl: &[Rec]) -> State {
     let mut s = State::default();
-    for rec in crawl {
+    for rec in &resolved(crawl) {
         if let Rec::Page { url, text } = rec {
             if let Some(u) = url {
                 s.handles.insert(u.clone(), s.next);
@@ -83,6 +103,7 @@ fn first(crawl: &[Rec]) -> State {
 
 /// An analysis of `crawl` carrying `prev` forward.
 fn step(prev: &State, crawl: &[Rec], keep: u16) -> (State, Vec<Expected>) {
+    let crawl = resolved(crawl);
     let mut by_url: BTreeMap<&str, Vec<(usize, &Rec)>> = BTreeMap::new();
     // (input order, URL, text, docID it had, change) of the pages that stand.
     type Pending = (usize, Option<String>, String, Option<u32>, &'static str);
@@ -97,7 +118,7 @@ fn step(prev: &State, crawl: &[Rec], keep: u16) -> (State, Vec<Expected>) {
             | Rec::NotModified(u)
             | Rec::Gone(u, _)
             | Rec::Moved(u)
-            | Rec::Revisit(u) => u.as_str(),
+            | Rec::Revisit(u, _) => u.as_str(),
         };
         by_url.entry(url).or_default().push((order, rec));
     }
@@ -137,7 +158,7 @@ fn step(prev: &State, crawl: &[Rec], keep: u16) -> (State, Vec<Expected>) {
                 };
                 pending.push((order, Some(url.to_string()), text.clone(), old_h, change));
             }
-            Rec::NotModified(_) | Rec::Revisit(_) => {
+            Rec::NotModified(_) | Rec::Revisit(..) => {
                 if let Some((h, d)) = old {
                     let change = if d.missing_for > 0 { "returned" } else { "unchanged" };
                     next.current.insert(h, Doc { missing_for: 0, ..d.clone() });
@@ -261,21 +282,13 @@ fn crawls(seed: u64, count: usize) -> Vec<Vec<Rec>> {
             let page = site[&url].clone();
             let r = rng.below(100);
             match page {
-                Some(_) if k > 0 && r < 12 => {
-                    let t2 = text(&mut rng);
-                    crawl.push(Rec::Page { url: Some(url.clone()), text: t2.clone() });
-                    site.insert(url, Some(t2));
-                }
+                Some(_) if k > 0 && r < 12 => crawl.push(Rec::Page { url: Some(url), text: text(&mut rng) }),
                 Some(_) if k > 0 && r < 20 => {} // absent this time
                 Some(_) if k > 0 && r < 26 => {
-                    crawl.push(Rec::Gone(url.clone(), if rng.chance(50) { 404 } else { 500 }));
-                    site.insert(url, None);
+                    crawl.push(Rec::Gone(url, if rng.chance(50) { 404 } else { 500 }))
                 }
-                Some(_) if k > 0 && r < 29 => {
-                    crawl.push(Rec::Moved(url.clone()));
-                    site.insert(url, None);
-                }
-                Some(_) if k > 0 && r < 37 => crawl.push(Rec::Revisit(url)),
+                Some(_) if k > 0 && r < 29 => crawl.push(Rec::Moved(url)),
+                Some(t) if k > 0 && r < 37 => crawl.push(Rec::Revisit(url, t)),
                 Some(_) if k > 0 && r < 42 => crawl.push(Rec::NotModified(url)),
                 Some(t) => {
                     // Now and then captured twice, the first time with
@@ -285,12 +298,8 @@ fn crawls(seed: u64, count: usize) -> Vec<Vec<Rec>> {
                     }
                     crawl.push(Rec::Page { url: Some(url), text: t });
                 }
-                None if r < 30 => {
-                    // Back.
-                    let t = text(&mut rng);
-                    crawl.push(Rec::Page { url: Some(url.clone()), text: t.clone() });
-                    site.insert(url, Some(t));
-                }
+                // Back.
+                None if r < 30 => crawl.push(Rec::Page { url: Some(url), text: text(&mut rng) }),
                 None if r < 45 => crawl.push(Rec::Gone(url, 404)),
                 None => {}
             }
@@ -303,9 +312,7 @@ fn crawls(seed: u64, count: usize) -> Vec<Vec<Rec>> {
             } else {
                 text(&mut rng)
             };
-            let url = new_url(&mut rng);
-            crawl.push(Rec::Page { url: Some(url.clone()), text: t.clone() });
-            site.insert(url, Some(t));
+            crawl.push(Rec::Page { url: Some(new_url(&mut rng)), text: t });
         }
         if rng.chance(30) {
             crawl.push(Rec::Page { url: None, text: text(&mut rng) });
@@ -320,11 +327,33 @@ fn crawls(seed: u64, count: usize) -> Vec<Vec<Rec>> {
                 crawl.swap(i, rng.below(i + 1));
             }
         }
-        // Keep a URL's captures in the order generated (a page captured
-        // twice stays twice in that order).
+        // The sites as this crawl leaves them: a page is what its last
+        // capture says.
+        for rec in &crawl {
+            match rec {
+                Rec::Page { url: Some(u), text } => {
+                    site.insert(u.clone(), Some(text.clone()));
+                }
+                Rec::Gone(u, _) | Rec::Moved(u) => {
+                    site.insert(u.clone(), None);
+                }
+                _ => {}
+            }
+        }
         out.push(crawl);
     }
     out
+}
+
+/// A `WARC-Payload-Digest` of a text: 160 bits in hex, from two 64-bit
+/// FNV-1a hashes and a length (any 160 bits that differ for different texts
+/// serve; nothing checks them against the payload).
+fn digest(text: &str) -> String {
+    let fnv = |seed: u64| {
+        text.bytes()
+            .fold(0xcbf2_9ce4_8422_2325 ^ seed, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
+    };
+    format!("sha1:{:016x}{:016x}{:08x}", fnv(0), fnv(1), text.len() as u32)
 }
 
 /// Writes a crawl as a WARC file.
@@ -340,6 +369,7 @@ fn write_warc(path: &Path, crawl: &[Rec], version: usize) {
                     ("WARC-Target-URI", u),
                     ("WARC-Date", &date),
                     ("Content-Type", "application/http; msgtype=response"),
+                    ("WARC-Payload-Digest", &digest(text)),
                 ],
                 &ok(text),
             ),
@@ -363,12 +393,12 @@ fn write_warc(path: &Path, crawl: &[Rec], version: usize) {
                 &[("WARC-Target-URI", u), ("WARC-Date", &date)],
                 &http_response("301 Moved", "Location: /elsewhere\r\n", b""),
             ),
-            Rec::Revisit(u) => warc_record(
+            Rec::Revisit(u, text) => warc_record(
                 "revisit",
                 &[
                     ("WARC-Target-URI", u),
                     ("WARC-Date", &date),
-                    ("WARC-Payload-Digest", &format!("sha1:EARLIER{}{i}", version)),
+                    ("WARC-Payload-Digest", &digest(text)),
                     ("WARC-Profile", "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"),
                 ],
                 &http_response("200 OK", "Content-Type: text/plain\r\n", b""),
@@ -456,11 +486,17 @@ fn check(
         );
     }
     if out.join("stop-chunks.csv").exists() {
-        assert_eq!(
-            mapped_csv(&out.join("stop-chunks.csv"), &[], &|x| x),
-            mapped_csv(&reference.join("stop-chunks.csv"), &[3], &to_id),
-            "{what}: stop-chunks.csv"
-        );
+        // A stop chunk's text is read back from its example document's
+        // record, which the inputs may not give (a revisit's does not): the
+        // analyses agree on the rest, and on the text where both have it.
+        let mut ours = mapped_csv(&out.join("stop-chunks.csv"), &[], &|x| x);
+        let mut theirs = mapped_csv(&reference.join("stop-chunks.csv"), &[3], &to_id);
+        for (a, b) in ours.iter_mut().zip(theirs.iter_mut()) {
+            if a[4].is_empty() || b[4].is_empty() {
+                (a[4], b[4]) = (String::new(), String::new());
+            }
+        }
+        assert_eq!(ours, theirs, "{what}: stop-chunks.csv");
     }
     let report = |dir: &Path, map: &dyn Fn(u32) -> u32| {
         let mut r: serde_json::Value =

@@ -66,6 +66,7 @@ use xxhash_rust::xxh3::{Xxh3Builder, xxh3_64, xxh3_128};
 
 use crate::read::{Digest, RawDoc, Revisit, SkipReason};
 use crate::store::docs::{Doc, DocTable, DocsReader, DocsWriter, TextFields};
+use crate::store::handles::Payload;
 use crate::store::{ChunkRecord, ExactRecord, FuzzySignature, Header, Mapped, OutDir, RecordWriter};
 
 /// An index key: 96 bits of a hash of a digest, or of a URI and a date.
@@ -283,6 +284,14 @@ impl CopyIndex {
             revisit.payload_digest.map(digest_key),
             revisit.refers_to.as_ref().map(|(uri, date)| uri_date_key(uri, date)),
         ]
+    }
+}
+
+/// What `doc`'s payload is, for the URL table ([`Payload`]).
+pub(crate) fn payload_of(doc: &RawDoc) -> Payload {
+    match doc.payload_digest {
+        Some(digest) => Payload { digest: digest.0 as u64, decoding: decoding_hash(doc) },
+        None => Payload::default(),
     }
 }
 

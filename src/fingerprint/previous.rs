@@ -32,6 +32,13 @@
 //! `source` naming their input by its canonical path (listed in the
 //! manifest's `chain.carried_inputs`), so the analysis stands on its own.
 //! The previous analysis is only read.
+//!
+//! What costs the time is proportional to the change: a document read
+//! whose URL has the same payload (digest and decoding) in the previous
+//! analysis, which was read with the same settings, is not extracted: its
+//! fingerprints, signatures and fields are the previous row's
+//! ([`Unchanged`]). Its outputs are those of extracting it, since the same
+//! payload extracted the same way makes the same document.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -45,8 +52,10 @@ use crate::chunk::Chunking;
 use crate::progress::Progress;
 use crate::store::changes::{Change, ChangeRow, ChangeTable, ChangesWriter};
 use crate::store::docs::{Doc, DocTable, DocsReader, DocsWriter, Source};
-use crate::store::handles::{Capture, CaptureKind, DocIdRecord, DocIds, HAS_URL, NONE, STANDS, UrlRecord};
-use crate::store::manifest::{Chain, InputIdentity};
+use crate::store::handles::{
+    Capture, CaptureKind, DocIdRecord, DocIds, HAS_URL, NONE, Payload, STANDS, UrlRecord, url_key,
+};
+use crate::store::manifest::{Chain, InputIdentity, ReadSettings};
 use crate::store::{
     self, Center, ChunkRecord, CsvOut, ExactRecord, FuzzySignature, Header, Manifest, Mapped, OutDir,
     RecordReader, RecordWriter, StageKey, Stamp,
@@ -152,6 +161,50 @@ impl Previous {
     pub(crate) fn keep_missing(&self) -> u32 {
         self.keep_missing
     }
+
+    /// The previous analysis's payloads, when a document read now is made
+    /// as it made its own: the same read settings and extraction rules.
+    pub(crate) fn unchanged(&self, cfg: &FingerprintConfig) -> Option<anyhow::Result<Unchanged>> {
+        let ours = ReadSettings::new(&cfg.read, cfg.max_doc_bytes, super::INPUT_RULES);
+        (self.manifest.read == ours).then(|| {
+            Ok(Unchanged {
+                urls: Mapped::open(&self.out.urls())?,
+                ids: DocIds::open_file(&self.out.doc_ids())?,
+            })
+        })
+    }
+}
+
+/// The previous analysis's documents by URL and payload, for the read
+/// jobs. Looked up in its own files, mapped, so that it holds no table in
+/// memory: one search of the URL table (sorted by URL key) a document with
+/// a payload digest.
+pub(crate) struct Unchanged {
+    urls: Mapped<UrlRecord>,
+    ids: DocIds,
+}
+
+impl Unchanged {
+    /// The previous row that has `url` with `payload`, if there is one.
+    pub(crate) fn row(&self, url: &str, payload: Payload) -> Option<u32> {
+        if !payload.is_known() || url.is_empty() {
+            return None;
+        }
+        let key = url_key(url);
+        let (_, found) = self.urls.seek(key, |u| u.key)?;
+        (found.key == key && found.payload == payload).then(|| self.ids.row(found.doc_id)).flatten()
+    }
+}
+
+/// What the ingest read, in the segment and beside it.
+pub(super) struct Read<'a> {
+    pub segment: &'a OutDir,
+    /// The [`Capture`]s, unsorted.
+    pub captures: &'a Path,
+    /// Each document's [`Payload`].
+    pub payloads: &'a Path,
+    /// Each document's previous row when it was not extracted, or `NONE`.
+    pub borrowed: &'a [u32],
 }
 
 /// What carrying forward made.
@@ -193,18 +246,43 @@ enum From {
     Kept(u32),
 }
 
-/// Carries `prev` forward with the documents read into `segment`, writing
-/// the analysis's tables into `out`.
+/// The rows of this analysis each previous row's values go to: its own, if
+/// kept or read again unextracted, and those of documents read that copy it
+/// unextracted (rare: a copy in the new inputs of such a document).
+struct OldRows {
+    first: Vec<u32>,
+    more: HashMap<u32, Vec<u32>>,
+}
+
+impl OldRows {
+    fn add(&mut self, old: u32, row: u32) {
+        match self.first[old as usize] {
+            NONE => self.first[old as usize] = row,
+            _ => self.more.entry(old).or_default().push(row),
+        }
+    }
+
+    fn each(&self, old: u32, mut f: impl FnMut(u32)) {
+        let first = self.first[old as usize];
+        if first != NONE {
+            f(first);
+            self.more.get(&old).into_iter().flatten().for_each(|&r| f(r));
+        }
+    }
+}
+
+/// Carries `prev` forward with the documents `read`, writing the
+/// analysis's tables into `out`.
 pub(super) fn carry_forward(
     out: &OutDir,
-    segment: &OutDir,
+    read: &Read<'_>,
     prev: &Previous,
     cfg: &FingerprintConfig,
-    captures: &Path,
     scratch: &Path,
     progress: &Progress,
 ) -> anyhow::Result<Carried> {
     let old = &prev.out;
+    let segment = read.segment;
     let spec = cfg.chunking.to_string();
     let old_ids = DocIds::open_file(&old.doc_ids())?;
     let read_exact = Mapped::<ExactRecord>::open(&segment.fprint_exact())?;
@@ -215,6 +293,12 @@ pub(super) fn carry_forward(
     if old_fuzzy.len() != old_ids.len() || old_centers.len() != old_ids.len() {
         bail!("{} is damaged: its per-document files disagree on the documents", prev.given.display());
     }
+    let n_read = read_fuzzy.len();
+    if read.borrowed.len() != n_read {
+        bail!("the documents read and their previous rows disagree ({} and {})", n_read, read.borrowed.len());
+    }
+    // What a document read is: extracted now, or a previous row's.
+    let values = Values { borrowed: read.borrowed, read_exact: &read_exact, old_exact: &old_exact };
     let mut stats = ChainStats {
         analysis: prev.given.to_string_lossy().into_owned(),
         chain_length: prev.manifest.chain.as_ref().map_or(1, |c| c.analysis + 1),
@@ -224,31 +308,31 @@ pub(super) fn carry_forward(
     };
 
     // What became of every URL.
-    let new_urls_path = scratch.join("new-urls.fpd");
+    let standing_path = scratch.join("standing-urls.fpd");
     let mut decide = Decide {
         old_ids: &old_ids,
-        read_exact: &read_exact,
-        old_exact: &old_exact,
+        values: &values,
         keep_missing: prev.keep_missing,
-        read: vec![NO_URL; read_fuzzy.len()],
-        read_change: vec![Change::New; read_fuzzy.len()],
-        read_url: vec![false; read_fuzzy.len()],
-        read_replaces: vec![NONE; read_fuzzy.len()],
+        read: vec![NO_URL; n_read],
+        read_change: vec![Change::New; n_read],
+        read_url: vec![false; n_read],
+        read_replaces: vec![NONE; n_read],
         old: vec![Fate::Unvisited; old_ids.len()],
-        new_urls: RecordWriter::create(&new_urls_path, Header::new::<UrlRecord>("", true, 0, 1))?,
+        standing: RecordWriter::create(&standing_path, Header::new::<UrlRecord>("", true, 0, 1))?,
         stats: &mut stats,
     };
-    decide.all(&old.urls(), captures, cfg.memory, scratch)?;
-    let Decide { mut read, read_change, read_url, read_replaces, old: fates, new_urls, .. } = decide;
-    new_urls.finish()?;
+    decide.all(&old.urls(), read.captures, cfg.memory, scratch)?;
+    let Decide { read: mut read_ids, read_change, read_url, read_replaces, old: fates, standing, .. } =
+        decide;
+    standing.finish()?;
 
     // DocIDs for URLs never seen (and documents without one), in input order.
     let mut next_doc_id = prev.manifest.next_doc_id;
-    for r in &mut read {
+    for r in &mut read_ids {
         if matches!(*r, PENDING | NO_URL) {
             *r = u32::try_from(next_doc_id)
                 .ok()
-                .filter(|&id| id < PENDING - 1)
+                .filter(|&id| id < NO_URL)
                 .context("more docIDs than one chain of analyses can give")?;
             next_doc_id += 1;
         }
@@ -256,7 +340,7 @@ pub(super) fn carry_forward(
 
     // The analysis's rows, in docID order.
     let mut rows: Vec<(u32, From)> = Vec::new();
-    for (r, &doc_id) in read.iter().enumerate() {
+    for (r, &doc_id) in read_ids.iter().enumerate() {
         if doc_id != LEFT_OUT {
             rows.push((doc_id, From::Read(r as u32)));
         }
@@ -270,12 +354,15 @@ pub(super) fn carry_forward(
     if rows.windows(2).any(|w| w[0].0 == w[1].0) {
         bail!("{}: a docID stands for two documents (the URL table is damaged)", prev.given.display());
     }
-    let mut row_of_read = vec![NONE; read.len()];
-    let mut row_of_old = vec![NONE; old_ids.len()];
+    let mut row_of_read = vec![NONE; n_read];
+    let mut old_rows = OldRows { first: vec![NONE; old_ids.len()], more: HashMap::new() };
     for (row, &(_, from)) in rows.iter().enumerate() {
         match from {
-            From::Read(r) => row_of_read[r as usize] = row as u32,
-            From::Kept(r) => row_of_old[r as usize] = row as u32,
+            From::Read(r) => match read.borrowed[r as usize] {
+                NONE => row_of_read[r as usize] = row as u32,
+                b => old_rows.add(b, row as u32),
+            },
+            From::Kept(r) => old_rows.add(r, row as u32),
         }
     }
 
@@ -288,7 +375,11 @@ pub(super) fn carry_forward(
         let (hash, signature, missing_for, flags) = match from {
             From::Read(r) => {
                 let flags = if read_url[r as usize] { HAS_URL | STANDS } else { 0 };
-                (read_exact.hash_of(r), read_fuzzy.get(r as usize), 0, flags)
+                let signature = match read.borrowed[r as usize] {
+                    NONE => read_fuzzy.get(r as usize),
+                    b => old_fuzzy.get(b as usize),
+                };
+                (values.hash(r), signature, 0, flags)
             }
             From::Kept(r) => {
                 let Fate::Kept { missing_for, .. } = fates[r as usize] else { unreachable!() };
@@ -312,21 +403,22 @@ pub(super) fn carry_forward(
         &TableInputs {
             rows: &rows,
             fates: &fates,
+            borrowed: read.borrowed,
             read_change: &read_change,
             read_replaces: &read_replaces,
             old_ids: &old_ids,
             old_centers: &old_centers,
         },
     )?;
-    merge_partitions(out, segment, old, &spec, &row_of_read, &row_of_old, progress)?;
-    write_urls(out, old, &new_urls_path, &read)?;
-    carry_copies(out, segment, &read, &mut stats)?;
+    merge_partitions(out, segment, old, &spec, &row_of_read, &old_rows, progress)?;
+    write_urls(out, old, &standing_path, read.payloads, &read_ids)?;
+    carry_copies(out, segment, &read_ids, &mut stats)?;
     std::fs::rename(segment.redirects(), out.redirects())
         .with_context(|| format!("cannot move {} into place", segment.redirects().display()))?;
 
     stats.documents = rows.len() as u64;
     stats.kept_missing =
-        fates.iter().filter(|f| matches!(f, Fate::Kept { missing_for, .. } if *missing_for > 0)).count()
+        fates.iter().filter(|f| matches!(**f, Fate::Kept { missing_for, .. } if missing_for > 0)).count()
             as u64;
     let chain = Chain {
         previous: prev.given.to_string_lossy().into_owned(),
@@ -338,12 +430,28 @@ pub(super) fn carry_forward(
     Ok(Carried { documents: rows.len() as u64, next_doc_id, chain, stats })
 }
 
+/// The whole-text hash of a document read: its own, or that of the
+/// previous row it was not extracted for.
+struct Values<'a> {
+    borrowed: &'a [u32],
+    read_exact: &'a Mapped<ExactRecord>,
+    old_exact: &'a Mapped<ExactRecord>,
+}
+
+impl Values<'_> {
+    fn hash(&self, read: u32) -> Option<u128> {
+        match self.borrowed[read as usize] {
+            NONE => self.read_exact.hash_of(read),
+            b => self.old_exact.hash_of(b),
+        }
+    }
+}
+
 /// Decides what became of every URL, matching the captures read to the
 /// previous analysis's URL table.
 struct Decide<'a> {
     old_ids: &'a DocIds,
-    read_exact: &'a Mapped<ExactRecord>,
-    old_exact: &'a Mapped<ExactRecord>,
+    values: &'a Values<'a>,
     keep_missing: u32,
     /// Per document read: its docID, [`LEFT_OUT`], [`PENDING`] or
     /// [`NO_URL`].
@@ -355,8 +463,8 @@ struct Decide<'a> {
     read_replaces: Vec<u32>,
     /// Per previous row.
     old: Vec<Fate>,
-    /// `(key, row read)` of URLs never seen, by key.
-    new_urls: RecordWriter<UrlRecord>,
+    /// `(key, row read)` of every URL a document read stands for, by key.
+    standing: RecordWriter<UrlRecord>,
     stats: &'a mut ChainStats,
 }
 
@@ -398,9 +506,6 @@ impl Decide<'_> {
             *self.stats.changes.entry(change.name().to_string()).or_insert(0) += 1;
         }
         for (r, &doc_id) in self.read.iter().enumerate() {
-            if doc_id == NO_URL {
-                self.read_change[r] = Change::New;
-            }
             if doc_id != LEFT_OUT {
                 *self.stats.changes.entry(self.read_change[r].name().to_string()).or_insert(0) += 1;
             }
@@ -462,7 +567,7 @@ impl Decide<'_> {
                     (None, _) => Change::New,
                     (Some(_), None) => Change::Returned,
                     (Some(_), Some(_)) if was_missing => Change::Returned,
-                    (Some(_), Some(o)) if self.read_exact.hash_of(r) == self.old_exact.hash_of(o) => {
+                    (Some(_), Some(o)) if self.values.hash(r) == self.values.old_exact.hash_of(o) => {
                         Change::Unchanged
                     }
                     (Some(_), Some(_)) => Change::Modified,
@@ -473,9 +578,8 @@ impl Decide<'_> {
                     self.old[o as usize] = Fate::Replaced;
                     self.read_replaces[r as usize] = o;
                 }
-                if doc_id.is_none() {
-                    self.new_urls.push(&UrlRecord { key, doc_id: r })?;
-                }
+                // Its docID is known once new ones are given.
+                self.standing.push(&UrlRecord { key, doc_id: r, payload: Payload::default() })?;
             }
             CaptureKind::Same => {
                 if let Some(o) = old_row {
@@ -514,6 +618,7 @@ impl Decide<'_> {
 struct TableInputs<'a> {
     rows: &'a [(u32, From)],
     fates: &'a [Fate],
+    borrowed: &'a [u32],
     read_change: &'a [Change],
     read_replaces: &'a [u32],
     old_ids: &'a DocIds,
@@ -530,15 +635,9 @@ fn write_tables(
     prev: &Previous,
     t: &TableInputs<'_>,
 ) -> anyhow::Result<Vec<InputIdentity>> {
-    // The documents read, in their rows' docID order, come from the
-    // segment's table by seeking to each row.
-    let read_positions = row_positions(&segment.fingerprint_docs())?;
-    let mut read_docs = csv::ReaderBuilder::new()
-        .from_path(segment.fingerprint_docs())
-        .with_context(|| format!("cannot open {}", segment.fingerprint_docs().display()))?;
-    let read_path = segment.fingerprint_docs();
-    // The previous documents are visited in their own order.
-    let mut old_docs = DocsReader::open(&prev.out.docs(), DocTable::Final)?;
+    // Rows of both tables are read out of their order, by seeking.
+    let mut read_docs = RowReader::open(&segment.fingerprint_docs(), DocTable::Fingerprint)?;
+    let mut old_docs = RowReader::open(&prev.out.docs(), DocTable::Final)?;
     let renames = canonical_inputs(&prev.manifest);
     let mut carried: BTreeMap<String, InputIdentity> = BTreeMap::new();
 
@@ -564,9 +663,9 @@ fn write_tables(
             (l, _) => l.is_some(),
         };
         if take_left {
-            let (doc_id, r) = left.next().unwrap_or_default();
+            let Some((doc_id, r)) = left.next() else { break };
             let Fate::Left { change, missing_for } = t.fates[r as usize] else { unreachable!() };
-            let doc = old_doc(&mut old_docs, r)?;
+            let doc = old_docs.row(r)?;
             changes.push(&ChangeRow {
                 doc_id,
                 url: doc.url.to_string(),
@@ -581,22 +680,20 @@ fn write_tables(
         let Some(&(doc_id, from)) = rows.next() else { break };
         match from {
             From::Read(r) => {
-                let mut record = csv::StringRecord::new();
-                read_docs
-                    .seek(read_positions[r as usize].clone())
-                    .with_context(|| format!("cannot read {}", read_path.display()))?;
-                if !read_docs
-                    .read_record(&mut record)
-                    .with_context(|| format!("cannot read {}", read_path.display()))?
-                {
-                    bail!("{} ends before row {r}", read_path.display());
+                let doc = read_docs.row(r)?;
+                let (url, replaces) = (doc.url.to_string(), t.read_replaces[r as usize]);
+                match t.borrowed[r as usize] {
+                    NONE => docs.push(&Doc { id: doc_id, ..doc })?,
+                    // Not extracted: the previous row's fields, this record's
+                    // URL and source.
+                    b => {
+                        let text = old_docs.row(b)?.text;
+                        docs.push(&Doc { id: doc_id, text, ..read_docs.row(r)? })?;
+                    }
                 }
-                let doc = parse_read_row(&record, &read_path, r)?;
-                docs.push(&Doc { id: doc_id, ..doc })?;
-                let replaces = t.read_replaces[r as usize];
                 changes.push(&ChangeRow {
                     doc_id,
-                    url: doc.url.to_string(),
+                    url,
                     change: t.read_change[r as usize],
                     missing_for: 0,
                     kept: true,
@@ -606,7 +703,7 @@ fn write_tables(
             }
             From::Kept(r) => {
                 let Fate::Kept { change, missing_for } = t.fates[r as usize] else { unreachable!() };
-                let doc = old_doc(&mut old_docs, r)?;
+                let doc = old_docs.row(r)?;
                 let input = match renames.get(doc.source.input) {
                     Some(identity) => {
                         carried.entry(identity.path.clone()).or_insert_with(|| identity.clone());
@@ -638,39 +735,62 @@ fn write_tables(
     Ok(carried.into_values().collect())
 }
 
-/// The previous analysis's row `r`, read forward to it.
-fn old_doc<'a>(reader: &'a mut DocsReader, r: u32) -> anyhow::Result<Doc<'a>> {
-    while reader.rows() < r {
-        if reader.next_doc()?.is_none() {
-            bail!("docs.csv of the previous analysis ends before row {r}");
-        }
-    }
-    match reader.next_doc()? {
-        Some(doc) => Ok(doc),
-        None => bail!("docs.csv of the previous analysis ends before row {r}"),
-    }
+/// A document table read by row, in any order: each row's place in the
+/// file is noted in one pass, and a row is read by seeking to it.
+struct RowReader {
+    path: PathBuf,
+    table: DocTable,
+    reader: csv::Reader<std::fs::File>,
+    starts: Vec<u64>,
+    record: csv::StringRecord,
+    /// The last row read, which the reader is just past.
+    last: Option<u32>,
 }
 
-/// Where each row of a document table starts, to read them out of order.
-fn row_positions(path: &Path) -> anyhow::Result<Vec<csv::Position>> {
-    let mut reader =
-        csv::Reader::from_path(path).with_context(|| format!("cannot open {}", path.display()))?;
-    reader.headers().with_context(|| format!("cannot read {}", path.display()))?;
-    let mut positions = Vec::new();
-    let mut record = csv::StringRecord::new();
-    loop {
-        let at = reader.position().clone();
-        if !reader.read_record(&mut record).with_context(|| format!("cannot read {}", path.display()))? {
-            return Ok(positions);
+impl RowReader {
+    fn open(path: &Path, table: DocTable) -> anyhow::Result<RowReader> {
+        let mut starts = Vec::new();
+        let mut reader = DocsReader::open(path, table)?;
+        loop {
+            let at = reader.position();
+            if reader.next_doc()?.is_none() {
+                break;
+            }
+            starts.push(at);
         }
-        positions.push(at);
+        let reader =
+            csv::Reader::from_path(path).with_context(|| format!("cannot open {}", path.display()))?;
+        Ok(RowReader {
+            path: path.to_path_buf(),
+            table,
+            reader,
+            starts,
+            record: csv::StringRecord::new(),
+            last: None,
+        })
     }
-}
 
-/// A row of the segment's document table, as a document.
-fn parse_read_row<'a>(record: &'a csv::StringRecord, path: &Path, row: u32) -> anyhow::Result<Doc<'a>> {
-    crate::store::docs::parse_row(record, DocTable::Fingerprint)
-        .with_context(|| format!("{} row {row}", path.display()))
+    /// Row `r`: read on when it is the next, sought otherwise.
+    fn row(&mut self, r: u32) -> anyhow::Result<Doc<'_>> {
+        let Some(&start) = self.starts.get(r as usize) else {
+            bail!("{} has no row {r}", self.path.display());
+        };
+        if self.last.is_none_or(|l| l + 1 != r) {
+            let mut at = csv::Position::new();
+            at.set_byte(start).set_line(u64::from(r) + 2).set_record(u64::from(r) + 1);
+            self.reader.seek(at).with_context(|| format!("cannot read {}", self.path.display()))?;
+        }
+        if !self
+            .reader
+            .read_record(&mut self.record)
+            .with_context(|| format!("cannot read {}", self.path.display()))?
+        {
+            bail!("{} ends before row {r}", self.path.display());
+        }
+        self.last = Some(r);
+        crate::store::docs::parse_row(&self.record, self.table)
+            .with_context(|| format!("{} line {}", self.path.display(), u64::from(r) + 2))
+    }
 }
 
 /// The previous analysis's inputs by the name its `source` column gives
@@ -687,16 +807,18 @@ fn canonical_inputs(manifest: &Manifest) -> HashMap<String, InputIdentity> {
     names
 }
 
-/// Writes each FPrint-DocID partition of the analysis: the segment's
-/// records of the documents read that are in it, with their rows, merged
-/// with the previous analysis's records of the documents kept.
+/// Writes each FPrint-DocID partition of the analysis: for every
+/// fingerprint, the rows of the documents read that have it (the segment's
+/// records) and of those whose values come from the previous analysis (its
+/// records, each previous row going to the rows it gives its values to),
+/// sorted.
 fn merge_partitions(
     out: &OutDir,
     segment: &OutDir,
     old: &OutDir,
     spec: &str,
     row_of_read: &[u32],
-    row_of_old: &[u32],
+    old_rows: &OldRows,
     progress: &Progress,
 ) -> anyhow::Result<()> {
     let bar = progress.items("carry", u64::from(PARTITIONS), "partitions");
@@ -709,41 +831,31 @@ fn merge_partitions(
                 &out.fprint_part(p),
                 Header::new::<ChunkRecord>(spec, true, p, PARTITIONS),
             )?;
-            // The segment's records are sorted by (fingerprint, segment row);
-            // its rows map to rows of the analysis in another order, so each
-            // fingerprint's rows are sorted again. The previous analysis's
-            // rows keep their order (docIDs do), so its records stay sorted.
-            let mut kept = kept.iter().filter_map(|r| {
-                let row = row_of_old[r.doc as usize];
-                (row != NONE).then_some(ChunkRecord { fprint: r.fprint, doc: row })
-            });
-            let mut next_kept = kept.next();
+            let mut read = read.iter().peekable();
+            let mut kept = kept.iter().peekable();
             let mut group: Vec<u32> = Vec::new();
-            let mut records = read.iter().peekable();
-            while let Some(first) = records.next() {
+            loop {
+                let fprint = match (read.peek(), kept.peek()) {
+                    (None, None) => break,
+                    (Some(a), Some(b)) => a.fprint.min(b.fprint),
+                    (Some(a), None) => a.fprint,
+                    (None, Some(b)) => b.fprint,
+                };
                 group.clear();
-                let fprint = first.fprint;
-                for r in std::iter::once(first)
-                    .chain(std::iter::from_fn(|| records.next_if(|r| r.fprint == fprint)))
-                {
+                while let Some(r) = read.next_if(|r| r.fprint == fprint) {
                     let row = row_of_read[r.doc as usize];
                     if row != NONE {
                         group.push(row);
                     }
                 }
-                group.sort_unstable();
-                for &row in &group {
-                    let record = ChunkRecord { fprint, doc: row };
-                    while let Some(k) = next_kept.filter(|k| *k < record) {
-                        dst.push(&k)?;
-                        next_kept = kept.next();
-                    }
-                    dst.push(&record)?;
+                while let Some(r) = kept.next_if(|r| r.fprint == fprint) {
+                    old_rows.each(r.doc, |row| group.push(row));
                 }
-            }
-            while let Some(k) = next_kept {
-                dst.push(&k)?;
-                next_kept = kept.next();
+                group.sort_unstable();
+                debug_assert!(group.windows(2).all(|w| w[0] < w[1]), "a row twice under one fingerprint");
+                for &row in &group {
+                    dst.push(&ChunkRecord { fprint, doc: row })?;
+                }
             }
             dst.finish()?;
             bar.inc(1);
@@ -754,26 +866,37 @@ fn merge_partitions(
     results.into_iter().collect()
 }
 
-/// Writes `urls.fpd`: the previous analysis's URLs and those never seen
-/// before, with the docIDs they now have.
-fn write_urls(out: &OutDir, old: &OutDir, new_urls: &Path, read: &[u32]) -> anyhow::Result<()> {
+/// Writes `urls.fpd`: the previous analysis's URLs, those a document read
+/// stands for now with its docID and payload, and those never seen before.
+fn write_urls(
+    out: &OutDir,
+    old: &OutDir,
+    standing: &Path,
+    payloads: &Path,
+    read: &[u32],
+) -> anyhow::Result<()> {
+    let payloads = Mapped::<Payload>::open(payloads)?;
     let mut w = RecordWriter::create(&out.urls(), Header::new::<UrlRecord>("", true, 0, 1))?;
     let mut known = RecordReader::<UrlRecord>::open(&old.urls())?;
-    let mut added = RecordReader::<UrlRecord>::open(new_urls)?;
+    let mut now = RecordReader::<UrlRecord>::open(standing)?;
     let mut next_known = known.next_record()?;
-    let mut next_added = added.next_record()?;
+    let mut next_now = now.next_record()?;
     loop {
-        let take_known = match (next_known, next_added) {
+        match (next_known, next_now) {
             (None, None) => break,
-            (Some(k), Some(a)) => k.key < a.key,
-            (k, _) => k.is_some(),
-        };
-        if take_known {
-            w.push(&next_known.unwrap_or(UrlRecord { key: 0, doc_id: 0 }))?;
-            next_known = known.next_record()?;
-        } else if let Some(a) = next_added {
-            w.push(&UrlRecord { key: a.key, doc_id: read[a.doc_id as usize] })?;
-            next_added = added.next_record()?;
+            (Some(k), n) if n.is_none_or(|n| k.key < n.key) => {
+                w.push(&k)?;
+                next_known = known.next_record()?;
+            }
+            (k, Some(n)) => {
+                let r = n.doc_id as usize;
+                w.push(&UrlRecord { key: n.key, doc_id: read[r], payload: payloads.get(r) })?;
+                if k.is_some_and(|k| k.key == n.key) {
+                    next_known = known.next_record()?;
+                }
+                next_now = now.next_record()?;
+            }
+            (Some(_), None) => unreachable!(),
         }
     }
     w.finish()?;

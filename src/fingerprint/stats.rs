@@ -144,4 +144,7 @@ pub(crate) struct ChainStats {
     /// Rows of copies.csv left out because the original they copy does not
     /// stand for its URL.
     pub copies_left_out: u64,
+    /// Documents read that were not extracted: the previous analysis has
+    /// their URL with the same payload, decoded the same way.
+    pub unchanged_payloads: u64,
 }

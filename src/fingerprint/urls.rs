@@ -9,18 +9,21 @@
 
 use std::path::Path;
 
-use crate::store::handles::{Capture, CaptureKind, DocIdRecord, HAS_URL, STANDS, UrlRecord};
-use crate::store::{self, Header, OutDir, RecordWriter};
+use crate::store::handles::{Capture, CaptureKind, DocIdRecord, HAS_URL, Payload, STANDS, UrlRecord};
+use crate::store::{self, Header, Mapped, OutDir, RecordWriter};
 
 /// Writes `urls.fpd` and `doc-ids.fpd` for `documents` documents from the
-/// captures the ingest noted (unsorted, in `captures`).
+/// captures the ingest noted (unsorted, in `captures`) and the documents'
+/// payloads (`payloads`, in docID order).
 pub(super) fn first_analysis(
     out: &OutDir,
     captures: &Path,
+    payloads: &Path,
     documents: u64,
     memory: u64,
     scratch: &Path,
 ) -> anyhow::Result<()> {
+    let payloads = Mapped::<Payload>::open(payloads)?;
     let mut flags = vec![0u16; documents as usize];
     let mut urls = RecordWriter::create(&out.urls(), Header::new::<UrlRecord>("", true, 0, 1))?;
     // The URL being read and the last document captured under it.
@@ -28,7 +31,7 @@ pub(super) fn first_analysis(
     let mut close = |open: Option<(u128, Option<u32>)>, flags: &mut [u16]| -> anyhow::Result<()> {
         if let Some((key, Some(doc))) = open {
             flags[doc as usize] |= STANDS;
-            urls.push(&UrlRecord { key, doc_id: doc })?;
+            urls.push(&UrlRecord { key, doc_id: doc, payload: payloads.get(doc as usize) })?;
         }
         Ok(())
     };

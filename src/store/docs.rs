@@ -191,6 +191,11 @@ impl DocsReader {
         })
     }
 
+    /// Where the next row starts in the file, in bytes.
+    pub(crate) fn position(&self) -> u64 {
+        self.reader.position().byte()
+    }
+
     /// The line the last row read was on (the header is line 1).
     pub(crate) fn line(&self) -> u64 {
         self.record.position().map_or(1, |p| p.line())

@@ -21,12 +21,16 @@
 //!   or absent while its last text is kept), `flags: u16` (bit 0: the
 //!   document has a URL; bit 1: it is the document that stands for its URL,
 //!   the last capture of it).
-//! - `urls.fpd` (kind 9, 20 bytes, sorted by key, one per URL ever seen in
+//! - `urls.fpd` (kind 9, 32 bytes, sorted by key, one per URL ever seen in
 //!   the chain): `key: u128` (xxh3-128 of the URL's bytes), `doc_id: u32`,
 //!   the URL's handle, kept while the URL is absent so that it gets it
-//!   back.
+//!   back; then `payload: u64`, `decoding: u32`, what its document's
+//!   payload was ([`Payload`]), so that the next analysis need not extract
+//!   a payload it already has.
 //! - scratch kind 10, 32 bytes: one [`Capture`] per record read that names
-//!   a URL, for matching a recrawl's records to the previous analysis.
+//!   a URL, for matching a recrawl's records to the previous analysis;
+//!   scratch kind 12, 12 bytes: each document's [`Payload`], in ingest
+//!   order.
 
 use xxhash_rust::xxh3::xxh3_128;
 
@@ -71,22 +75,53 @@ impl Record for DocIdRecord {
     }
 }
 
-/// A URL's handle.
+/// What a document's payload was: 64 bits of its `WARC-Payload-Digest`
+/// (normalized, [`crate::read::Digest`]) and 32 of how its body was
+/// decoded (content type, charset, HTTP codings). Two records with the same
+/// payload decoded the same way make the same document, which is what lets
+/// a recrawl's unchanged pages go unextracted. `digest` 0: none known.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Payload {
+    pub digest: u64,
+    pub decoding: u32,
+}
+
+impl Payload {
+    pub(crate) fn is_known(&self) -> bool {
+        self.digest != 0
+    }
+}
+
+impl Record for Payload {
+    const KIND: u32 = 12;
+    const SIZE: usize = 12;
+    fn encode(&self, out: &mut [u8]) {
+        out[..8].copy_from_slice(&self.digest.to_le_bytes());
+        out[8..12].copy_from_slice(&self.decoding.to_le_bytes());
+    }
+    fn decode(b: &[u8]) -> Self {
+        Payload { digest: le_u64(&b[..8]), decoding: le_u32(&b[8..12]) }
+    }
+}
+
+/// A URL's handle, and its document's payload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct UrlRecord {
     pub key: u128,
     pub doc_id: u32,
+    pub payload: Payload,
 }
 
 impl Record for UrlRecord {
     const KIND: u32 = 9;
-    const SIZE: usize = 20;
+    const SIZE: usize = 32;
     fn encode(&self, out: &mut [u8]) {
         out[..16].copy_from_slice(&self.key.to_le_bytes());
         out[16..20].copy_from_slice(&self.doc_id.to_le_bytes());
+        self.payload.encode(&mut out[20..32]);
     }
     fn decode(b: &[u8]) -> Self {
-        UrlRecord { key: le_u128(&b[..16]), doc_id: le_u32(&b[16..20]) }
+        UrlRecord { key: le_u128(&b[..16]), doc_id: le_u32(&b[16..20]), payload: Payload::decode(&b[20..32]) }
     }
 }
 

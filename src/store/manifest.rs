@@ -10,7 +10,7 @@
 //! | `format_version` | `1`; a later overlap that changes the store's layout raises it, and an overlap refuses a store newer than it reads |
 //! | `overlap_version` | the version of the overlap that wrote it |
 //! | `chunk` | the chunk spec in canonical form (`lines:4:4`) |
-//! | `read` | `input_format`, `url_field`, `text_field`, `max_record_bytes`, `max_doc_bytes`: how records were read and cut |
+//! | `read` | `input_format`, `url_field`, `text_field`, `max_record_bytes`, `max_doc_bytes`: how records were read and cut; `input_rules`, the revision of what records become (documents, copies, skips) and how they are extracted |
 //! | `inputs` | one entry per input, in order: `path` as given, `canonical` (the absolute path with links resolved), `size` in bytes, `modified_ns` (nanoseconds since 1970), `documents` read from it, and in a first analysis `first_doc` (its docIDs are `first_doc` to `first_doc + documents - 1`; null with `--previous`, where URLs keep their docIDs); `canonical`, `size` and `modified_ns` are null for standard input |
 //! | `documents` | documents in the analysis |
 //! | `next_doc_id` | the docID the next URL never seen in the chain gets |
@@ -68,16 +68,18 @@ pub(crate) struct ReadSettings {
     pub text_field: String,
     pub max_record_bytes: u64,
     pub max_doc_bytes: u64,
+    pub input_rules: String,
 }
 
 impl ReadSettings {
-    pub(crate) fn new(read: &ReadOptions, max_doc_bytes: u64) -> ReadSettings {
+    pub(crate) fn new(read: &ReadOptions, max_doc_bytes: u64, input_rules: &str) -> ReadSettings {
         ReadSettings {
             input_format: read.format.name().to_string(),
             url_field: read.url_field.clone(),
             text_field: read.text_field.clone(),
             max_record_bytes: read.max_record_bytes,
             max_doc_bytes,
+            input_rules: input_rules.to_string(),
         }
     }
 
@@ -275,7 +277,7 @@ mod tests {
             format_version: FORMAT_VERSION,
             overlap_version: "0.1.0".into(),
             chunk: "lines:4:4".into(),
-            read: ReadSettings::new(&ReadOptions::default(), 8 << 20),
+            read: ReadSettings::new(&ReadOptions::default(), 8 << 20, "rules"),
             inputs: inputs
                 .into_iter()
                 .map(|identity| InputEntry { identity, documents: 3, first_doc: Some(0) })
