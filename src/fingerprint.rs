@@ -27,7 +27,7 @@ mod previous;
 mod stats;
 mod urls;
 
-pub(crate) use previous::PreviousConfig;
+pub(crate) use previous::{PreviousConfig, STAGES as CARRIED_STAGES};
 pub(crate) use stats::{CORRUPT_SAMPLES, CorruptSample, FingerprintStats, InputStats};
 
 use crate::chunk::{Chunker, Chunking, exact_hash};

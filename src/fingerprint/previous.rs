@@ -53,12 +53,13 @@ use crate::progress::Progress;
 use crate::store::changes::{Change, ChangeRow, ChangeTable, ChangesWriter};
 use crate::store::docs::{Doc, DocTable, DocsReader, DocsWriter, Source};
 use crate::store::handles::{
-    Capture, CaptureKind, DocIdRecord, DocIds, HAS_URL, NONE, Payload, STANDS, UrlRecord, url_key,
+    Capture, CaptureKind, DocIdRecord, DocIds, HAS_URL, NONE, Payload, SAME_TEXT, STANDS, UrlRecord,
+    WAS_CENTER, url_key,
 };
 use crate::store::manifest::{Chain, InputIdentity, ReadSettings};
 use crate::store::{
     self, Center, ChunkRecord, CsvOut, ExactRecord, FuzzySignature, Header, Manifest, Mapped, OutDir,
-    RecordReader, RecordWriter, StageKey, Stamp,
+    RecordReader, RecordWriter,
 };
 
 /// `--previous` and `--keep-missing`.
@@ -69,7 +70,8 @@ pub(crate) struct PreviousConfig {
 }
 
 /// The stages an analysis must have finished to be carried forward.
-const STAGES: [&str; 4] = [super::STAGE, crate::exact::STAGE, crate::pairs::STAGE, crate::report::STAGE];
+pub(crate) const STAGES: [&str; 4] =
+    [super::STAGE, crate::exact::STAGE, crate::pairs::STAGE, crate::report::STAGE];
 
 /// A previous analysis, checked to be one this run can carry forward.
 pub(crate) struct Previous {
@@ -102,19 +104,13 @@ impl Previous {
         }
         let old = OutDir::new(&canonical);
         let manifest = Manifest::read(&old).with_context(|| format!("--previous {}", given.display()))?;
-        let mut key = StageKey::new("previous");
-        key.add(&canonical.to_string_lossy());
-        for stage in STAGES {
-            let stamp = Stamp::read(&old.stamp(stage)).filter(|s| s.holds(&s.key, old.root()));
-            let Some(stamp) = stamp else {
-                bail!(
-                    "--previous {} is an incomplete analysis: its {stage} stage has not finished \
-                     (run `overlap run` into it first)",
-                    given.display()
-                );
-            };
-            key.add(&stamp.key);
-        }
+        let key = old.analysis_key(&STAGES).map_err(|stage| {
+            anyhow::anyhow!(
+                "--previous {} is an incomplete analysis: its {stage} stage has not finished \
+                 (run `overlap run` into it first)",
+                given.display()
+            )
+        })?;
         for needed in [old.doc_ids(), old.urls(), old.fprint_exact(), old.fuzzy(), old.centers(), old.docs()]
         {
             if !needed.is_file() {
@@ -143,14 +139,7 @@ impl Previous {
                 manifest.chunk
             );
         }
-        Ok(Previous {
-            given,
-            canonical,
-            out: old,
-            manifest,
-            keep_missing: cfg.keep_missing,
-            key: key.finish(),
-        })
+        Ok(Previous { given, canonical, out: old, manifest, keep_missing: cfg.keep_missing, key })
     }
 
     /// What this run's stage key takes from the previous analysis.
@@ -371,19 +360,30 @@ pub(super) fn carry_forward(
     let mut exact =
         RecordWriter::create(&out.fprint_exact(), Header::new::<ExactRecord>(&spec, false, 0, 1))?;
     let mut fuzzy = RecordWriter::create(&out.fuzzy(), Header::new::<FuzzySignature>(&spec, false, 0, 1))?;
+    // Whether a row has its docID's previous text, and that document was
+    // counted in the previous pairs: what pair counting carries forward.
+    let before = |old: u32, hash: Option<u128>| -> u16 {
+        if old == NONE || hash != old_exact.hash_of(old) {
+            return 0;
+        }
+        SAME_TEXT | if old_centers.get(old as usize) == Center(old) { WAS_CENTER } else { 0 }
+    };
     for (row, &(doc_id, from)) in rows.iter().enumerate() {
         let (hash, signature, missing_for, flags) = match from {
             From::Read(r) => {
-                let flags = if read_url[r as usize] { HAS_URL | STANDS } else { 0 };
+                let url = if read_url[r as usize] { HAS_URL | STANDS } else { 0 };
                 let signature = match read.borrowed[r as usize] {
                     NONE => read_fuzzy.get(r as usize),
                     b => old_fuzzy.get(b as usize),
                 };
-                (values.hash(r), signature, 0, flags)
+                let hash = values.hash(r);
+                (hash, signature, 0, url | before(read_replaces[r as usize], hash))
             }
             From::Kept(r) => {
                 let Fate::Kept { missing_for, .. } = fates[r as usize] else { unreachable!() };
-                (old_exact.hash_of(r), old_fuzzy.get(r as usize), missing_for, old_ids.get(r).flags)
+                let hash = old_exact.hash_of(r);
+                let url = old_ids.get(r).flags & (HAS_URL | STANDS);
+                (hash, old_fuzzy.get(r as usize), missing_for, url | before(r, hash))
             }
         };
         ids.push(&DocIdRecord { doc_id, missing_for, flags })?;
@@ -423,6 +423,7 @@ pub(super) fn carry_forward(
     let chain = Chain {
         previous: prev.given.to_string_lossy().into_owned(),
         previous_canonical: prev.canonical.to_string_lossy().into_owned(),
+        previous_key: prev.key.clone(),
         analysis: stats.chain_length,
         keep_missing: prev.keep_missing,
         carried_inputs,

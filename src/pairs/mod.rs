@@ -9,6 +9,7 @@
 
 pub(crate) mod aggregate;
 pub mod coarse;
+mod delta;
 pub mod prefix;
 pub mod sort;
 mod stats;
@@ -328,17 +329,37 @@ pub(crate) fn run(
     // Methods count rows; the table shows docIDs, in the same order.
     let doc_ids = DocIds::open(out, &manifest)?;
     let mut table = OverlapWriter::create(&out.overlap())?;
-    let (method, name, auto) = choose(&input, cfg)?;
-    stats.method = name.to_string();
-    stats.method_auto = auto.is_some();
-    stats.auto = auto;
-    method.count(&input, &mut stats, &mut |o| {
+    let mut emit = |o: Overlap| {
         table.push(Overlap {
             doc_i: doc_ids.doc_id(o.doc_i),
             doc_j: doc_ids.doc_id(o.doc_j),
             shared: o.shared,
         })
-    })?;
+    };
+    // An analysis carried forward counts only what changed, unless a
+    // method was asked for.
+    let mut counted_change = false;
+    if manifest.chain.is_some() && matches!(cfg.method, Method::Auto(_)) {
+        match delta::previous(&manifest, cfg.threshold) {
+            Ok(prev) => match delta::count(&prev, &input, &doc_ids, &mut stats, &mut emit)? {
+                Some(figures) => {
+                    stats.method = "delta".into();
+                    stats.method_auto = true;
+                    stats.delta = Some(figures);
+                    counted_change = true;
+                }
+                None => stats.delta_skipped = Some("more than a third of the documents changed".into()),
+            },
+            Err(why) => stats.delta_skipped = Some(why),
+        }
+    }
+    if !counted_change {
+        let (method, name, auto) = choose(&input, cfg)?;
+        stats.method = name.to_string();
+        stats.method_auto = auto.is_some();
+        stats.auto = auto;
+        method.count(&input, &mut stats, &mut emit)?;
+    }
     stats.pairs_emitted = table.finish()?;
     manifest.pairs = Some(PairsSettings { threshold: cfg.threshold, max_df: cfg.max_df });
     manifest.write(out)?;

@@ -42,6 +42,13 @@ pub struct PairsStats {
     /// What `--method auto` measured to choose the method.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auto: Option<AutoStats>,
+    /// What counting only the change did, for an analysis made with
+    /// `--previous` ([`super::delta`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) delta: Option<super::delta::DeltaStats>,
+    /// Why every pair was counted in an analysis made with `--previous`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta_skipped: Option<String>,
     /// What prefix filtering did, for `--method prefix`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) prefix: Option<PrefixStats>,

@@ -100,7 +100,7 @@ pub(crate) fn fill_texts(out: &OutDir) -> anyhow::Result<u64> {
 
 /// Reads the `fprint,df,pairs,example_doc` columns of stop-chunks.csv; a
 /// malformed row is an error naming the file and line.
-fn read_csv(path: &Path) -> anyhow::Result<Vec<StopChunk>> {
+pub(super) fn read_csv(path: &Path) -> anyhow::Result<Vec<StopChunk>> {
     let mut reader =
         csv::Reader::from_path(path).with_context(|| format!("cannot open {}", path.display()))?;
     let mut stops = Vec::new();

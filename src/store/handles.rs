@@ -20,7 +20,9 @@
 //!   `missing_for: u16` (how many analyses in a row the page has been lost
 //!   or absent while its last text is kept), `flags: u16` (bit 0: the
 //!   document has a URL; bit 1: it is the document that stands for its URL,
-//!   the last capture of it).
+//!   the last capture of it; bit 2: it has the text its docID had in the
+//!   previous analysis; bit 3: that previous document was the center of its
+//!   exact group, so that pair counting can carry its pairs forward).
 //! - `urls.fpd` (kind 9, 32 bytes, sorted by key, one per URL ever seen in
 //!   the chain): `key: u128` (xxh3-128 of the URL's bytes), `doc_id: u32`,
 //!   the URL's handle, kept while the URL is absent so that it gets it
@@ -53,6 +55,12 @@ pub(crate) const NONE: u32 = u32::MAX;
 pub(crate) const HAS_URL: u16 = 1;
 /// `flags` bit: the document is the one its URL's handle names.
 pub(crate) const STANDS: u16 = 2;
+/// `flags` bit: the document has the text its docID had in the previous
+/// analysis (and so the same fingerprints).
+pub(crate) const SAME_TEXT: u16 = 4;
+/// `flags` bit: with [`SAME_TEXT`], that previous document was the center
+/// of its exact group, and so counted in its pairs.
+pub(crate) const WAS_CENTER: u16 = 8;
 
 /// One row's docID and state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -14,7 +14,7 @@
 //! | `inputs` | one entry per input, in order: `path` as given, `canonical` (the absolute path with links resolved), `size` in bytes, `modified_ns` (nanoseconds since 1970), `documents` read from it, and in a first analysis `first_doc` (its docIDs are `first_doc` to `first_doc + documents - 1`; null with `--previous`, where URLs keep their docIDs); `canonical`, `size` and `modified_ns` are null for standard input |
 //! | `documents` | documents in the analysis |
 //! | `next_doc_id` | the docID the next URL never seen in the chain gets |
-//! | `chain` | with `--previous` only: `previous` (the analysis carried forward, as given) and `previous_canonical`, `analysis` (1 for the first analysis made with `--previous`, counting up along the chain), `keep_missing`, and `carried_inputs`: the identities of earlier analyses' inputs that documents kept from them are read from (their `source` names the canonical path) |
+//! | `chain` | with `--previous` only: `previous` (the analysis carried forward, as given), `previous_canonical` and `previous_key` (the key of its stages, which says it is still the analysis carried forward), `analysis` (1 for the first analysis made with `--previous`, counting up along the chain), `keep_missing`, and `carried_inputs`: the identities of earlier analyses' inputs that documents kept from them are read from (their `source` names the canonical path) |
 //! | `pairs` | once the pairs stage ran: `threshold` (T) and `max_df` (null without `--max-df`) |
 //!
 //! An input's identity is its canonical path, size and modification time:
@@ -55,6 +55,7 @@ pub(crate) struct Manifest {
 pub(crate) struct Chain {
     pub previous: String,
     pub previous_canonical: String,
+    pub previous_key: String,
     pub analysis: u32,
     pub keep_missing: u32,
     pub carried_inputs: Vec<InputIdentity>,
@@ -287,6 +288,7 @@ mod tests {
             chain: carried.map(|carried_inputs| Chain {
                 previous: "old".into(),
                 previous_canonical: "/old".into(),
+                previous_key: "k".into(),
                 analysis: 1,
                 keep_missing: 1,
                 carried_inputs,

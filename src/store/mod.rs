@@ -106,6 +106,14 @@ pub use file::{Center, ChunkRecord, Header, Mapped, Record, RecordWriter};
 pub(crate) use file::{ExactRecord, FuzzySignature, HEADER_SIZE, RecordReader};
 pub(crate) use stamp::{StageKey, Stamp, relative};
 
+impl OutDir {
+    /// The key of the analysis in this directory, made by `stages` (see
+    /// [`stamp::analysis_key`]).
+    pub(crate) fn analysis_key<'a>(&self, stages: &[&'a str]) -> Result<String, &'a str> {
+        stamp::analysis_key(&self.root, &self.private(), stages)
+    }
+}
+
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};

@@ -30,7 +30,7 @@ pub struct Overlap {
 pub(crate) struct OverlapWriter {
     path: PathBuf,
     out: BufWriter<File>,
-    line: String,
+    numbers: [itoa::Buffer; 3],
     rows: u64,
 }
 
@@ -41,7 +41,7 @@ impl OverlapWriter {
         let mut w = OverlapWriter {
             path: path.to_path_buf(),
             out: BufWriter::with_capacity(1 << 16, file),
-            line: String::with_capacity(32),
+            numbers: Default::default(),
             rows: 0,
         };
         w.out
@@ -53,11 +53,20 @@ impl OverlapWriter {
 
     /// Appends a row; rows come in (i, j) order.
     pub(crate) fn push(&mut self, o: Overlap) -> anyhow::Result<()> {
-        use std::fmt::Write as _;
-        self.line.clear();
-        let _ = writeln!(self.line, "{},{},{}", o.doc_i, o.doc_j, o.shared);
+        let [i, j, f] = &mut self.numbers;
+        let line = [
+            i.format(o.doc_i).as_bytes(),
+            b",",
+            j.format(o.doc_j).as_bytes(),
+            b",",
+            f.format(o.shared).as_bytes(),
+            b"\n",
+        ];
         self.rows += 1;
-        self.out.write_all(self.line.as_bytes()).with_context(|| self.error())
+        let out = &mut self.out;
+        line.iter()
+            .try_for_each(|part| out.write_all(part))
+            .with_context(|| format!("cannot write {}", temp_path(&self.path).display()))
     }
 
     /// Completes the table; returns its rows.

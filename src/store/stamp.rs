@@ -101,6 +101,20 @@ impl Stamp {
     }
 }
 
+/// The key of a whole analysis: the keys of its `stages`, each finished
+/// (its stamp there and its outputs with it). An analysis that carries
+/// this one forward records it, to know later that this is still the
+/// analysis it carried. `Err` names the first stage not finished.
+pub(crate) fn analysis_key<'a>(root: &Path, stamps: &Path, stages: &[&'a str]) -> Result<String, &'a str> {
+    let mut key = StageKey::new("analysis");
+    key.add(&root.to_string_lossy());
+    for &stage in stages {
+        let stamp = Stamp::read(&stamps.join(format!("{stage}.stamp"))).filter(|s| s.holds(&s.key, root));
+        key.add(&stamp.ok_or(stage)?.key);
+    }
+    Ok(key.finish())
+}
+
 /// Relative output names for a stamp.
 pub(crate) fn relative(root: &Path, paths: &[PathBuf]) -> Vec<String> {
     paths.iter().map(|p| p.strip_prefix(root).unwrap_or(p).to_string_lossy().into_owned()).collect()
