@@ -34,7 +34,7 @@ use crate::chunk::{Chunker, Chunking, exact_hash};
 use crate::extract;
 use crate::fuzzy;
 use crate::progress::Progress;
-use crate::read::{InputSkip, Item, RawDoc, ReadOptions, SkipReason};
+use crate::read::{InputSkip, Item, Known, RawDoc, ReadOptions, SkipReason};
 use crate::stage::{Outcome, Stage};
 use crate::store::docs::{Doc, DocTable, DocsWriter, Source, TextFields};
 use crate::store::handles::{Capture, CaptureKind, Payload, url_key};
@@ -109,7 +109,7 @@ pub(crate) fn run(
         }
     };
     let unchanged = previous.as_ref().and_then(|p| p.unchanged(cfg)).transpose()?.map(Arc::new);
-    let Ingested { mut stats, copies, borrowed, unchanged_payloads } =
+    let Ingested { mut stats, copies, borrowed, unchanged_payloads, unread_payloads } =
         ingest(&segment, cfg, &scratch, unchanged, progress)?;
     let spec = cfg.chunking.to_string();
     if !copies.is_empty() {
@@ -140,6 +140,7 @@ pub(crate) fn run(
             };
             let mut carried = previous::carry_forward(out, &read, &prev, cfg, &scratch, progress)?;
             carried.stats.unchanged_payloads = unchanged_payloads;
+            carried.stats.unread_payloads = unread_payloads;
             outputs.push(out.fingerprint_changes());
             let m = manifest(cfg, identities, &stats, Some(&carried));
             stats.previous = Some(carried.stats);
@@ -238,8 +239,9 @@ enum Processed {
     /// A document with an index key: what it is depends on its claim.
     Keyed(ClaimKey, Extracted),
     /// A document that is likely a copy, not extracted until it is claimed
-    /// ([`Hint::Wait`]); with its host.
-    Waiting(Box<RawDoc>, ClaimKey, String),
+    /// ([`Hint::Wait`]); with its host, and whether its body was left
+    /// unread.
+    Waiting(Box<RawDoc>, ClaimKey, String, bool),
     Skip {
         offset: u64,
         reason: SkipReason,
@@ -306,6 +308,8 @@ struct Unchanged {
     payload: Payload,
     /// The previous analysis's row.
     row: u32,
+    /// Whether its body was left compressed, not only unextracted.
+    unread: bool,
 }
 
 /// What the ingest made.
@@ -316,6 +320,7 @@ struct Ingested {
     /// or `NONE`.
     borrowed: Vec<u32>,
     unchanged_payloads: u64,
+    unread_payloads: u64,
 }
 
 /// Reads every input and writes the unsorted partitions, the exact-hash
@@ -336,6 +341,14 @@ fn ingest(
         unchanged,
     };
     let mut sink = Sink::create(out, cfg, scratch, progress, extractor.clone())?;
+    // Readers may leave unread the bodies of pages the previous analysis
+    // has (in per-record gzip WARC).
+    let mut read = cfg.read.clone();
+    if let Some(unchanged) = extractor.unchanged.clone() {
+        read.known = Some(Known(Arc::new(move |raw: &RawDoc| {
+            unchanged.row(&raw.url, copies::payload_of(raw)).is_some()
+        })));
+    }
     let index = Arc::clone(&sink.index);
     let process = move |batch: pipeline::Batch| Done {
         input: batch.key.input,
@@ -343,7 +356,7 @@ fn ingest(
         skipped: batch.skipped,
         items: extractor.batch(batch.key, batch.items, &index),
     };
-    pipeline::run(&cfg.inputs, &cfg.read, max_bytes, window, jobs, process, |done| sink.write(done))?;
+    pipeline::run(&cfg.inputs, &read, max_bytes, window, jobs, process, |done| sink.write(done))?;
     sink.finish()
 }
 
@@ -395,7 +408,7 @@ impl Extractor {
         let claims: Vec<Option<ClaimKey>> = items
             .iter()
             .map(|item| match item {
-                Item::Doc(raw) => ClaimKey::of(raw),
+                Item::Doc(raw) | Item::Known(raw) => ClaimKey::of(raw),
                 _ => None,
             })
             .collect();
@@ -411,8 +424,12 @@ impl Extractor {
             .into_iter()
             .zip(claims)
             .zip(hints)
-            .map(|((item, claim), hint)| match item {
-                Item::Doc(raw) => match (claim, hint) {
+            .map(|((item, claim), hint)| (matches!(item, Item::Known(_)), item, claim, hint))
+            .map(|(unread, item, claim, hint)| match item {
+                // A page left unread is one the previous analysis has: with
+                // a digest, and so a claim key, it goes where an unchanged
+                // page read in full goes.
+                Item::Doc(raw) | Item::Known(raw) => match (claim, hint) {
                     (_, Hint::Copy(key)) => {
                         let host = host_of(&raw.url);
                         let payload = copies::payload_of(&raw);
@@ -427,9 +444,11 @@ impl Extractor {
                     }
                     (Some(claim), Hint::Wait) => {
                         let host = host_of(&raw.url);
-                        Processed::Waiting(Box::new(raw), claim, host)
+                        Processed::Waiting(Box::new(raw), claim, host, unread)
                     }
-                    (Some(claim), _) => Processed::Keyed(claim, self.doc_or_unchanged(raw, &mut chunker)),
+                    (Some(claim), _) => {
+                        Processed::Keyed(claim, self.doc_or_unchanged(raw, unread, &mut chunker))
+                    }
                     (None, _) => match self.doc(raw, &mut chunker) {
                         Extracted::Doc(doc) => Processed::Doc(doc),
                         Extracted::Failed { offset, url, reason, detail, .. } => Processed::Skip {
@@ -482,7 +501,8 @@ impl Extractor {
     /// A document the previous analysis already has (the same URL, the
     /// same payload decoded the same way) is not extracted again; any other
     /// is extracted.
-    fn doc_or_unchanged(&self, raw: RawDoc, chunker: &mut Chunker) -> Extracted {
+    /// `unread` is a page whose body the reader left compressed.
+    fn doc_or_unchanged(&self, raw: RawDoc, unread: bool, chunker: &mut Chunker) -> Extracted {
         let payload = copies::payload_of(&raw);
         match self.unchanged.as_ref().and_then(|u| u.row(&raw.url, payload)) {
             Some(row) => Extracted::Unchanged(Unchanged {
@@ -492,8 +512,13 @@ impl Extractor {
                 bytes: raw.body.len() as u64,
                 payload,
                 row,
+                unread,
             }),
-            None => self.doc(raw, chunker),
+            // The reader asked the same question: an unread page is known.
+            None => {
+                debug_assert!(!unread, "a page left unread is one the previous analysis has");
+                self.doc(raw, chunker)
+            }
         }
     }
 
@@ -593,8 +618,10 @@ struct Sink<'a> {
     /// Per document: the previous analysis's row whose values it has
     /// (not extracted), or `NONE`.
     borrowed: Vec<u32>,
-    /// Documents not extracted because the previous analysis has them.
+    /// Documents not extracted because the previous analysis has them, and
+    /// those of them whose body was not even decompressed.
     unchanged_payloads: u64,
+    unread_payloads: u64,
     next_doc: u64,
     stats: FingerprintStats,
     /// The keys of the records read so far, for finding copies; shared
@@ -675,6 +702,7 @@ impl<'a> Sink<'a> {
             payloads,
             borrowed: Vec::new(),
             unchanged_payloads: 0,
+            unread_payloads: 0,
             next_doc: 0,
             stats,
             index: Arc::default(),
@@ -709,7 +737,7 @@ impl<'a> Sink<'a> {
                     let claim = self.claim(&claim);
                     self.claimed(input, claim, extracted)?;
                 }
-                Processed::Waiting(raw, claim, host) => match self.claim(&claim) {
+                Processed::Waiting(raw, claim, host, unread) => match self.claim(&claim) {
                     Claim::Copy(key) => {
                         let bytes = raw.body.len() as u64;
                         let payload = copies::payload_of(&raw);
@@ -718,7 +746,7 @@ impl<'a> Sink<'a> {
                     // The record first in input order with this payload was
                     // decoded another way: extract it after all.
                     claim => {
-                        let extracted = self.extractor.doc_or_unchanged(*raw, &mut self.chunker);
+                        let extracted = self.extractor.doc_or_unchanged(*raw, unread, &mut self.chunker);
                         self.claimed(input, claim, extracted)?;
                     }
                 },
@@ -825,6 +853,7 @@ impl<'a> Sink<'a> {
     fn unchanged(&mut self, input: usize, u: Unchanged) -> anyhow::Result<u32> {
         let id = self.next_id(input)?;
         self.unchanged_payloads += 1;
+        self.unread_payloads += u64::from(u.unread);
         self.borrowed.push(u.row);
         self.payloads.push(&u.payload)?;
         self.fuzzy.push(&FuzzySignature(0))?;
@@ -978,6 +1007,7 @@ impl<'a> Sink<'a> {
             copies: self.copies,
             borrowed: self.borrowed,
             unchanged_payloads: self.unchanged_payloads,
+            unread_payloads: self.unread_payloads,
         })
     }
 }

@@ -147,4 +147,7 @@ pub(crate) struct ChainStats {
     /// Documents read that were not extracted: the previous analysis has
     /// their URL with the same payload, decoded the same way.
     pub unchanged_payloads: u64,
+    /// Of those, the ones whose body was not even decompressed (per-record
+    /// gzip WARC): the rest of their gzip member was skipped.
+    pub unread_payloads: u64,
 }

@@ -528,6 +528,7 @@ mod tests {
                 Item::Redirect(_) => Some(SkipReason::HttpRedirect),
                 Item::Revisit(_) => Some(SkipReason::RevisitUnresolved),
                 Item::Status(_) => Some(SkipReason::HttpStatus),
+                Item::Known(_) => None,
             })
             .collect()
     }

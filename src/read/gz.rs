@@ -40,6 +40,13 @@
 //!
 //! `push_break_skips` turns a break and the record it cut into skips, the
 //! same way for every reader.
+//!
+//! A reader that may not need a record's body (one whose payload the
+//! previous analysis already has) makes the source frugal: the first
+//! [`FRUGAL_BYTES`] of each member are inflated a little at a time, so that
+//! the record's headers can be read without inflating the rest, and
+//! [`Source::skip_member`] then leaves the rest of a per-record member
+//! compressed, finding the next member by its header.
 
 use std::collections::VecDeque;
 use std::io::{self, BufRead, Read};
@@ -59,6 +66,15 @@ pub const BUF_SIZE: usize = 256 * 1024;
 pub(crate) const HISTORY_MAX: usize = 4 << 20;
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// A frugal source inflates this much of a member, at most, before a
+/// reader can decide to skip it: enough for a WARC header and an HTTP
+/// header.
+pub(crate) const FRUGAL_BYTES: u64 = 16 << 10;
+
+/// How far past the current position [`Source::skip_member`] looks for the
+/// end of the member: a longer member is read.
+const SKIP_SCAN_MAX: usize = 8 << 20;
 
 /// How far into a file [`starts_like_gzip`] looks for a gzip member.
 const GZIP_SNIFF: usize = 64 << 10;
@@ -210,6 +226,9 @@ pub struct Source {
     /// [`Source::segment`]).
     segment: bool,
     pending: Option<Break>,
+    /// Whether each member's first [`FRUGAL_BYTES`] are inflated a little
+    /// at a time ([`Source::frugal`]).
+    frugal: bool,
 }
 
 impl Source {
@@ -258,7 +277,14 @@ impl Source {
             current: base,
             segment,
             pending: None,
+            frugal: false,
         })
+    }
+
+    /// Makes the source inflate the start of each member in small steps, so
+    /// that a reader can skip the rest of it ([`Source::skip_member`]).
+    pub(crate) fn frugal(&mut self) {
+        self.frugal = true;
     }
 
     /// Whether the input is gzip.
@@ -535,7 +561,14 @@ impl Source {
                 State::Done => return Ok(false),
                 State::Between => self.begin_member()?,
                 State::Member => {
-                    let room = self.out.get_mut(self.end..).unwrap_or_default();
+                    let mut room = self.out.len() - self.end;
+                    let into_member = self.produced() - self.member_pos;
+                    if self.frugal && into_member < FRUGAL_BYTES {
+                        // 2 KiB at a time: a WARC record's header and its
+                        // HTTP header mostly fit in the first.
+                        room = room.min(2048);
+                    }
+                    let room = self.out.get_mut(self.end..self.end + room).unwrap_or_default();
                     if room.is_empty() {
                         return Ok(false);
                     }
@@ -620,6 +653,73 @@ impl Source {
         };
         self.pending = Some(Break { offset: self.member_offset, reason, detail, damaged_from });
         Ok(())
+    }
+
+    /// Leaves the rest of the member that the record at `start` begins
+    /// compressed, and goes on at the next member, when that is safe: the
+    /// member is the one being inflated and is not inflated as far as the
+    /// record's smallest size yet (so the inflater is inside its deflate
+    /// data), and the first gzip member header after it, within
+    /// [`SKIP_SCAN_MAX`] compressed bytes (or the end of the input), follows
+    /// a trailer that says the member holds a size in `sizes` (the
+    /// record's, as its header gives it: ISIZE, modulo 2^32). Members cannot
+    /// be passed over: the first header found is the member's end, so a
+    /// member that holds more than this record, or a header that is a
+    /// chance `1f 8b 08` in compressed data, fails the size and nothing is
+    /// skipped. Returns whether it skipped; otherwise nothing is consumed.
+    /// The skipped bytes are not checked against the member's CRC: damage
+    /// in them goes unseen.
+    pub(crate) fn skip_member(
+        &mut self,
+        start: Start,
+        sizes: std::ops::RangeInclusive<u64>,
+    ) -> io::Result<bool> {
+        let this_member = self.member_offset == start.offset && self.member_pos == start.pos;
+        let later_member = self.starts.iter().any(|&(p, _)| p > self.member_pos);
+        if !self.gzip || !start.at_member || self.pending.is_some() || self.state != State::Member {
+            return Ok(false);
+        }
+        if !this_member || later_member || self.produced() - self.member_pos >= *sizes.start() {
+            return Ok(false);
+        }
+        let counting = self.dec.get_mut();
+        let mut window = 64 << 10;
+        let end = loop {
+            let buf = counting.peek(window)?;
+            let ended = buf.len() < window;
+            // The first plausible header; one too near the window's end to
+            // tell needs a larger window.
+            let mut header = None;
+            for j in memchr::memmem::find_iter(buf.get(8..).unwrap_or_default(), &GZIP_START) {
+                let i = j + 8;
+                if !ended && i + 10 > buf.len() {
+                    break;
+                }
+                if plausible_member_header(&buf[i..]) {
+                    header = Some(i);
+                    break;
+                }
+            }
+            match (header, ended) {
+                (Some(i), _) => break Some(i),
+                (None, true) => break (buf.len() >= 8).then_some(buf.len()),
+                (None, false) if window >= SKIP_SCAN_MAX => break None,
+                (None, false) => window *= 2,
+            }
+        };
+        let Some(end) = end else { return Ok(false) };
+        let buf = counting.peek(end)?;
+        let isize = u32::from_le_bytes([buf[end - 4], buf[end - 3], buf[end - 2], buf[end - 1]]);
+        let Some(size) = sizes.clone().find(|&s| s as u32 == isize) else { return Ok(false) };
+        counting.stop_recording();
+        counting.consume(end);
+        // What is buffered is this member's data from `pos` on: dropped, and
+        // the position moves to where the member's data ends.
+        self.start = 0;
+        self.end = 0;
+        self.pos = self.member_pos + size;
+        self.state = State::Between;
+        Ok(true)
     }
 
     /// Scans the compressed input for the next plausible member header and
@@ -885,6 +985,74 @@ mod tests {
 
     fn source(data: Vec<u8>) -> Source {
         Source::new(Box::new(Cursor::new(data))).unwrap()
+    }
+
+    /// A record of `len` bytes that compresses poorly, starting `WARC/`.
+    fn record(tag: u8, len: usize) -> Vec<u8> {
+        let mut x = u64::from(tag) * 0x9e37_79b9 + 1;
+        let mut r = b"WARC/1.1\r\n".to_vec();
+        while r.len() < len {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            r.push(b'a' + (x % 26) as u8);
+        }
+        r
+    }
+
+    /// Reads a little of the record at the current position (as a reader
+    /// reads its headers) and asks to skip the rest of its member.
+    fn skip_after_headers(src: &mut Source, sizes: std::ops::RangeInclusive<u64>) -> bool {
+        assert!(src.peek(100).unwrap().starts_with(b"WARC/"));
+        let start = src.start_here();
+        src.consume(100);
+        src.skip_member(start, sizes).unwrap()
+    }
+
+    #[test]
+    fn a_per_record_member_is_skipped_to_the_next_record() {
+        let (a, b, c) = (record(1, 20_000), record(2, 9_000), record(3, 30_000));
+        let data = [gz(&a), gz(&b), gz(&c)].concat();
+        let mut src = source(data);
+        src.frugal();
+        assert!(skip_after_headers(&mut src, 20_000..=20_004));
+        // The next member is read whole, and positions go on as if read.
+        src.peek(1).unwrap();
+        let start = src.start_here();
+        assert_eq!(start.offset, gz(&a).len() as u64);
+        assert_eq!(start.pos, 20_000);
+        let mut got = Vec::new();
+        assert_eq!(src.read_exact(b.len() as u64, Some(&mut got)).unwrap(), b.len() as u64);
+        assert_eq!(got, b);
+        // The last member is skipped to the end of the input.
+        assert!(skip_after_headers(&mut src, 30_000..=30_004));
+        assert!(src.fill_buf().unwrap().is_empty());
+        assert!(src.take_break().is_none());
+    }
+
+    #[test]
+    fn a_member_is_not_skipped_when_it_holds_more_or_another_size() {
+        let (a, b, c) = (record(1, 20_000), record(2, 20_000), record(3, 20_000));
+        // One member holds a and b: its trailer says 40,000.
+        let data = [gz(&[a.clone(), b.clone()].concat()), gz(&c)].concat();
+        let mut src = source(data.clone());
+        src.frugal();
+        assert!(!skip_after_headers(&mut src, 20_000..=20_004));
+        let mut got = Vec::new();
+        src.read_exact(40_000 - 100, Some(&mut got)).unwrap();
+        assert_eq!(got, [a.clone(), b].concat()[100..]);
+        // A header that says another size is not believed either.
+        let mut src = source([gz(&a), gz(&c)].concat());
+        src.frugal();
+        assert!(!skip_after_headers(&mut src, 19_000..=19_004));
+        let mut got = Vec::new();
+        src.read_exact(40_000 - 100, Some(&mut got)).unwrap();
+        assert_eq!(got, [a.clone(), c][..].concat()[100..]);
+        // A small record, inflated whole already, is read, not skipped.
+        let small = record(4, 1_000);
+        let mut src = source([gz(&small), gz(&a)].concat());
+        src.frugal();
+        assert!(!skip_after_headers(&mut src, 1_000..=1_004));
     }
 
     /// Everything a source delivers, as segments between breaks, and the

@@ -326,6 +326,9 @@ pub enum Item {
     Revisit(Revisit),
     Redirect(Redirect),
     Status(Status),
+    /// A page whose body was not read, because [`ReadOptions::known`] said
+    /// its payload is known already: its fields without the body.
+    Known(RawDoc),
 }
 
 impl Item {
@@ -337,6 +340,7 @@ impl Item {
             Item::Revisit(r) => r.offset,
             Item::Redirect(r) => r.offset,
             Item::Status(s) => s.offset,
+            Item::Known(d) => d.offset,
         }
     }
 }
@@ -391,6 +395,22 @@ pub(crate) struct ReadOptions {
     /// past and skipped with [`SkipReason::RecordTooLarge`], so that one
     /// huge record cannot exhaust memory.
     pub max_record_bytes: u64,
+    /// Documents whose body need not be read: their payload is known
+    /// already. Only per-record gzip WARC responses are left compressed.
+    pub known: Option<Known>,
+}
+
+/// Says of a page, from its fields before its body (URL, payload digest,
+/// content type, charset, HTTP codings), whether its payload is known
+/// already, so that a reader can leave its body compressed and yield an
+/// [`Item::Known`].
+#[derive(Clone)]
+pub(crate) struct Known(pub(crate) std::sync::Arc<dyn Fn(&RawDoc) -> bool + Send + Sync>);
+
+impl std::fmt::Debug for Known {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Known")
+    }
 }
 
 impl Default for ReadOptions {
@@ -400,6 +420,7 @@ impl Default for ReadOptions {
             url_field: "url".to_string(),
             text_field: "text".to_string(),
             max_record_bytes: 64 << 20,
+            known: None,
         }
     }
 }
@@ -526,7 +547,9 @@ fn reader_for(
         InputFormat::PageFeed => Box::new(pagefeed::PageFeedReader::new(src, max)),
         InputFormat::Arc => Box::new(arc::ArcReader::new(src, max)),
         // `Auto` was resolved above.
-        InputFormat::Warc | InputFormat::Auto => Box::new(warc::WarcReader::new(src, max)),
+        InputFormat::Warc | InputFormat::Auto => {
+            Box::new(warc::WarcReader::new(src, max).knowing(opts.known.clone()))
+        }
     })
 }
 

@@ -97,7 +97,7 @@ pub(crate) fn open_segment(
     file.seek(SeekFrom::Start(segment.start)).with_context(what)?;
     let raw = BufReader::with_capacity(gz::BUF_SIZE, file.take(segment.end - segment.start));
     let src = gz::Source::segment(Box::new(raw), segment.start).with_context(what)?;
-    Ok(Box::new(warc::WarcReader::new(src, opts.max_record_bytes)))
+    Ok(Box::new(warc::WarcReader::new(src, opts.max_record_bytes).knowing(opts.known.clone())))
 }
 
 /// Whether the file is gzip and read as WARC.

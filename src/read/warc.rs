@@ -65,7 +65,7 @@ use super::digest::{self, Digest};
 use super::gz::{self, Source, Start, skip};
 use super::http::{self, BodyError};
 use super::records::{Core, Format, Found, LOOK};
-use super::{Body, Item, RawDoc, Revisit, SkipReason};
+use super::{Body, Item, Known, RawDoc, Revisit, SkipReason};
 
 /// The longest record header read; a longer one is a corrupt header (real
 /// ones are well under 10 KiB).
@@ -81,6 +81,8 @@ pub struct WarcReader {
     max_record_bytes: u64,
     /// The current record's header, reused.
     head: Vec<u8>,
+    /// Which pages' bodies need not be read.
+    known: Option<Known>,
 }
 
 /// How reading a record header ended.
@@ -145,7 +147,17 @@ struct Fields {
 impl WarcReader {
     /// A reader of `src`, keeping blocks of at most `max_record_bytes`.
     pub fn new(src: Source, max_record_bytes: u64) -> WarcReader {
-        WarcReader { core: Core::new(src), max_record_bytes, head: Vec::new() }
+        WarcReader { core: Core::new(src), max_record_bytes, head: Vec::new(), known: None }
+    }
+
+    /// A reader that leaves compressed the body of every per-record gzip
+    /// response `known` says is known, and yields it as [`Item::Known`].
+    pub(crate) fn knowing(mut self, known: Option<Known>) -> WarcReader {
+        if known.is_some() && self.core.src.is_gzip() {
+            self.core.src.frugal();
+            self.known = known;
+        }
+        self
     }
 
     /// Reports the bytes at `start` up to the next record start as one
@@ -192,6 +204,13 @@ impl WarcReader {
         let kind = Kind::of(fields.warc_type.as_deref());
         let len = fields.content_length;
         let keep = kind.may_be_document() && len <= self.max_record_bytes;
+        if keep
+            && kind == Kind::Response
+            && fields.segment_number.is_none()
+            && let Some(known) = self.known_page(start, &fields)?
+        {
+            return self.core.push_unless_damaged(start, known);
+        }
         let mut block = Vec::new();
         if keep {
             block.reserve(usize::try_from(len.min(RESERVE_MAX)).unwrap_or(0));
@@ -210,6 +229,57 @@ impl WarcReader {
         self.skip_record_end()?;
         let item = self.item(start.offset, &fields, kind, keep, block);
         self.core.push_unless_damaged(start, item)
+    }
+
+    /// The response at `start`, whose header `fields` was just read, as an
+    /// [`Item::Known`] with its member skipped, when the reader was told its
+    /// payload is known and the member holds just this record; `None`,
+    /// with nothing consumed, otherwise.
+    fn known_page(&mut self, start: Start, fields: &Fields) -> io::Result<Option<Item>> {
+        let Some(known) = &self.known else { return Ok(None) };
+        let (Some(url), Some(digest)) =
+            (fields.target_uri.as_deref(), fields.payload_digest.as_deref().and_then(digest::parse))
+        else {
+            return Ok(None);
+        };
+        let header_len = self.core.src.pos() - start.pos;
+        let len = fields.content_length;
+        // Only as much of the block as its HTTP header takes is inflated:
+        // a few hundred bytes, looked at in growing pieces.
+        let most = usize::try_from(len.min(gz::FRUGAL_BYTES.saturating_sub(header_len))).unwrap_or(0);
+        let mut peek = most.min(1024);
+        let resp = loop {
+            let head = self.core.src.peek(peek)?;
+            if !head.starts_with(b"HTTP/") {
+                return Ok(None);
+            }
+            match http::parse_response(head) {
+                Ok(resp) if resp.body_start < head.len() => break resp,
+                _ if peek < most && head.len() >= peek => peek = (peek * 4).min(most),
+                _ => return Ok(None),
+            }
+        };
+        if resp.status != 200 {
+            return Ok(None);
+        }
+        let codings = resp.codings();
+        let raw = RawDoc {
+            offset: start.offset,
+            url: strip_angle_brackets(url).to_string(),
+            content_type: resp.content_type,
+            charset: resp.charset,
+            payload_digest: Some(digest),
+            date: fields.date.clone(),
+            codings,
+            ..RawDoc::default()
+        };
+        // The member holds the header, the block and up to four bytes of
+        // record end.
+        let size = header_len + len;
+        if !(known.0)(&raw) || !self.core.src.skip_member(start, size..=size + 4)? {
+            return Ok(None);
+        }
+        Ok(Some(Item::Known(raw)))
     }
 
     /// Reads a record header into `head`, line by line.
@@ -495,6 +565,7 @@ mod tests {
                 Item::Redirect(_) => Some(SkipReason::HttpRedirect),
                 Item::Revisit(_) => Some(SkipReason::RevisitUnresolved),
                 Item::Status(_) => Some(SkipReason::HttpStatus),
+                Item::Known(_) => None,
             })
             .collect()
     }

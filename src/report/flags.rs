@@ -230,7 +230,9 @@ impl Cursor {
                 Ok(Some(Item::Doc(raw))) => self.next = Some(raw),
                 // A revisit has no text of its own: with other than the
                 // default parameters it gets no signature.
-                Ok(Some(Item::Skip(_) | Item::Revisit(_) | Item::Redirect(_) | Item::Status(_))) => {}
+                Ok(Some(
+                    Item::Skip(_) | Item::Revisit(_) | Item::Redirect(_) | Item::Status(_) | Item::Known(_),
+                )) => {}
                 Ok(None) => {
                     self.reader = None;
                     return None;

@@ -91,6 +91,7 @@ impl ReadSettings {
             url_field: self.url_field.clone(),
             text_field: self.text_field.clone(),
             max_record_bytes: self.max_record_bytes,
+            known: None,
         }
     }
 }
