@@ -460,6 +460,8 @@ def write_manifest(maps, offsets, args, path):
         "inputs": inputs,
         "documents": sum(m["documents"] for m in manifests),
         "next_doc_id": sum(m["documents"] for m in manifests),
+        # The job looks for copies and pairs across the whole crawl.
+        "exact": {"scope": "crawl"},
         "pairs": {"threshold": args.threshold, "max_df": args.max_df},
     }
     # serde_json's pretty form: two-space indent, UTF-8 as is.

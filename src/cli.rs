@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::chunk::Chunking;
+use crate::exact::{self, ExactConfig};
 use crate::fingerprint::{self, FingerprintConfig, PreviousConfig};
 use crate::memory::ByteSize;
 use crate::pairs::{self, CoarseVariant, Method, PairsConfig};
@@ -20,7 +21,8 @@ use crate::report::{self, FuzzyConfig, ReportConfig};
 use crate::stage::Outcome;
 use crate::stats::Summary;
 use crate::store::OutDir;
-use crate::{dump, exact, export};
+use crate::store::scopes::Scope;
+use crate::{dump, export};
 
 /// Measures how much of a web crawl is copied: exact copies, and every pair
 /// of documents sharing at least T chunk fingerprints (the Overlap table).
@@ -61,6 +63,8 @@ enum Command {
 struct RunArgs {
     #[command(flatten)]
     input: InputArgs,
+    #[command(flatten)]
+    scope: ScopeArgs,
     #[command(flatten)]
     count: CountArgs,
     #[command(flatten)]
@@ -110,7 +114,24 @@ struct ExactArgs {
     /// Output directory of `overlap fingerprint`.
     dir: PathBuf,
     #[command(flatten)]
+    scope: ScopeArgs,
+    #[command(flatten)]
     resources: ResourceArgs,
+}
+
+#[derive(Args, Debug)]
+struct ScopeArgs {
+    /// Where exact copies and Overlap pairs are looked for: `crawl` (every document with
+    /// every other), `host` (documents of the same host only) or `site` (of the same
+    /// registrable domain, by the public suffix list).
+    #[arg(long, value_name = "SCOPE", default_value = "crawl", value_parser = parse_scope)]
+    scope: Scope,
+}
+
+impl ScopeArgs {
+    fn config(&self, memory: ByteSize) -> ExactConfig {
+        ExactConfig { memory: memory.0, scope: self.scope }
+    }
 }
 
 #[derive(Args, Debug)]
@@ -276,6 +297,10 @@ fn parse_rate(s: &str) -> Result<f64, String> {
     }
 }
 
+fn parse_scope(s: &str) -> Result<Scope, String> {
+    s.parse()
+}
+
 fn parse_coarse(s: &str) -> Result<CoarseVariant, String> {
     s.parse()
 }
@@ -376,7 +401,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             let memory = args.resources.memory;
             report(&progress, fingerprint::run(&out, &args.input.config(memory), &progress)?);
             args.output.export(&out, &progress)?;
-            report(&progress, exact::run(&out, memory.0, &progress)?);
+            report(&progress, exact::run(&out, &args.scope.config(memory), &progress)?);
             report(&progress, pairs::run(&out, &args.count.config(memory), &progress)?);
             report(&progress, report::run(&out, &args.audit.config(memory, &[]), &progress)?);
             Ok(())
@@ -392,7 +417,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Exact(args) => {
             args.resources.apply()?;
             let out = existing(&args.dir)?;
-            report(&progress, exact::run(&out, args.resources.memory.0, &progress)?);
+            report(&progress, exact::run(&out, &args.scope.config(args.resources.memory), &progress)?);
             Ok(())
         }
         Command::Pairs(args) => {

@@ -17,8 +17,11 @@ use crate::progress::Progress;
 use crate::stage::{Outcome, Stage};
 use crate::stats::Summary;
 use crate::store::changes::{ChangeTable, ChangesWriter, for_each_change};
-use crate::store::docs::{Doc, DocTable, DocsReader, DocsWriter};
+use crate::store::docs::{Doc, DocTable, DocsReader, DocsWriter, for_each_doc};
+use crate::store::manifest::ExactSettings;
+use crate::store::scopes::{Scope, ScopeId, ScopeNumbers};
 use crate::store::{self, Center, ExactRecord, Header, Manifest, Mapped, OutDir, RecordWriter};
+use xxhash_rust::xxh3::xxh3_128;
 
 pub(crate) const STAGE: &str = "exact";
 
@@ -35,6 +38,10 @@ pub struct ExactStats {
     /// Non-center documents, left out of pair counting.
     pub copies_removed: u64,
     pub largest_group: u64,
+    /// With `--scope host` or `site`: the hosts or sites copies were looked
+    /// for in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scopes: Option<u64>,
     pub seconds: f64,
     pub peak_rss_bytes: Option<u64>,
 }
@@ -50,24 +57,49 @@ impl Summary for ExactStats {
 
 crate::stats::measured!(ExactStats);
 
+/// What the exact stage needs to know.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ExactConfig {
+    /// Memory budget in bytes.
+    pub memory: u64,
+    /// Where copies are looked for (`--scope`).
+    pub scope: Scope,
+}
+
 /// Finds exact copies and writes `centers.fpd` and `docs.csv`.
 pub(crate) fn run(
     out: &OutDir,
-    memory_budget: u64,
+    cfg: &ExactConfig,
     progress: &Progress,
 ) -> anyhow::Result<Outcome<ExactStats>> {
-    let key = Stage::chained_key(out, STAGE, fingerprint::STAGE, &[])?;
+    let key = Stage::chained_key(out, STAGE, fingerprint::STAGE, &[cfg.scope.name()])?;
     let Some(stage) = Stage::begin(out, STAGE, key, progress)? else {
         return Ok(Outcome::UpToDate);
     };
-    let spec = Manifest::read(out)?.chunk;
+    let mut manifest = Manifest::read(out)?;
+    let spec = manifest.chunk.clone();
     let scratch = stage.scratch()?;
-    let exact = Mapped::<ExactRecord>::open(&out.fprint_exact())?;
     let mut stats = ExactStats::default();
-    let centers = centers(&exact, memory_budget, &scratch, &mut stats)?;
+    let exact_path = match cfg.scope {
+        Scope::Crawl => {
+            store::remove_file_if_exists(&out.scopes())?;
+            out.fprint_exact()
+        }
+        scope => {
+            stats.scopes = Some(write_scopes(out, scope)?);
+            scoped_hashes(out, &spec, &scratch)?
+        }
+    };
+    let exact = Mapped::<ExactRecord>::open(&exact_path)?;
+    let centers = centers(&exact, cfg.memory, &scratch, &mut stats)?;
     drop(exact);
     let doc_ids = write_docs(out, &spec, &centers, &mut stats)?;
     let mut outputs = vec![out.centers(), out.docs()];
+    if cfg.scope != Scope::Crawl {
+        outputs.push(out.scopes());
+    }
+    manifest.exact = Some(ExactSettings { scope: cfg.scope.name().to_string() });
+    manifest.write(out)?;
     if out.fingerprint_changes().is_file() {
         write_changes(out, &doc_ids, &centers)?;
         outputs.push(out.changes());
@@ -114,6 +146,38 @@ fn centers(
         close_group(size, stats);
     }
     Ok(centers)
+}
+
+/// Writes `scopes.fpd`: each row's scope, from its host. Returns the
+/// number of scopes.
+fn write_scopes(out: &OutDir, scope: Scope) -> anyhow::Result<u64> {
+    let mut numbers = ScopeNumbers::default();
+    let mut w = RecordWriter::create(&out.scopes(), Header::new::<ScopeId>("", false, 0, 1))?;
+    for_each_doc(&out.fingerprint_docs(), DocTable::Fingerprint, |doc| {
+        w.push(&numbers.id(scope.of(doc.host)))
+    })?;
+    w.finish()?;
+    Ok(numbers.len() as u64)
+}
+
+/// The whole-text hashes keyed by scope too, in a scratch file: two
+/// documents are copies when they have the same text in the same scope.
+/// The hash of the text and the scope number is 128 bits, as the text's
+/// is.
+fn scoped_hashes(out: &OutDir, spec: &str, scratch: &std::path::Path) -> anyhow::Result<std::path::PathBuf> {
+    let exact = Mapped::<ExactRecord>::open(&out.fprint_exact())?;
+    let scopes = Mapped::<ScopeId>::open(&out.scopes())?;
+    let path = scratch.join("scoped-exact.fpd");
+    let mut w = RecordWriter::create(&path, Header::new::<ExactRecord>(spec, false, 0, 1))?;
+    for r in exact.iter() {
+        let scope = scopes.get(r.doc as usize).0;
+        let mut key = [0u8; 20];
+        key[..16].copy_from_slice(&r.hash.to_le_bytes());
+        key[16..].copy_from_slice(&scope.to_le_bytes());
+        w.push(&ExactRecord { hash: xxh3_128(&key), doc: r.doc })?;
+    }
+    w.finish()?;
+    Ok(path)
 }
 
 /// Counts a finished group; single documents are not groups.

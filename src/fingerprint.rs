@@ -191,6 +191,7 @@ fn manifest(
         documents: carried.map_or(stats.documents, |c| c.documents),
         next_doc_id: carried.map_or(stats.documents, |c| c.next_doc_id),
         chain: carried.map(|c| c.chain.clone()),
+        exact: None,
         pairs: None,
     }
 }

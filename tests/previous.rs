@@ -9,8 +9,10 @@
 //! other, each with `--previous` the analysis before it. Each analysis
 //! must hold the documents the model says, with the docIDs it says, and
 //! its exact groups, Overlap table and report must be those of a first
-//! analysis of those documents given in docID order; `changes.csv` must
-//! say what became of every URL as the model does.
+//! analysis of those documents given in docID order, in the same
+//! `--scope` (the sites are `a.example`, with its `www.` host, and
+//! `b.example`); `changes.csv` must say what became of every URL as the
+//! model does.
 
 mod common;
 
@@ -428,8 +430,9 @@ fn write_warc_as(path: &Path, crawl: &[Rec], version: usize, gzip: bool) {
 }
 
 /// The flags every analysis of a case takes.
-fn flags(max_df: Option<u32>) -> Vec<String> {
-    let mut f: Vec<String> = ["--chunk", "lines:2", "-T", "2", "-q"].iter().map(|s| s.to_string()).collect();
+fn flags(max_df: Option<u32>, scope: &str) -> Vec<String> {
+    let mut f: Vec<String> =
+        ["--chunk", "lines:2", "-T", "2", "-q", "--scope", scope].iter().map(|s| s.to_string()).collect();
     if let Some(m) = max_df {
         f.extend(["--max-df".to_string(), m.to_string()]);
     }
@@ -437,14 +440,14 @@ fn flags(max_df: Option<u32>) -> Vec<String> {
 }
 
 /// A first analysis of the model's current documents, in docID order.
-fn reference(dir: &Path, state: &State, max_df: Option<u32>) -> PathBuf {
+fn reference(dir: &Path, state: &State, max_df: Option<u32>, scope: &str) -> PathBuf {
     let crawl: Vec<Rec> =
         state.current.values().map(|d| Rec::Page { url: d.url.clone(), text: d.text.clone() }).collect();
     let input = dir.join("reference.warc");
     write_warc(&input, &crawl, 0);
     let out = dir.join("reference");
     let mut args = vec!["run".to_string(), arg(&input), "--out".into(), arg(&out)];
-    args.extend(flags(max_df));
+    args.extend(flags(max_df, scope));
     overlap_ok(&args);
     out
 }
@@ -559,7 +562,7 @@ fn check(
 }
 
 /// Runs one chain and checks every analysis of it.
-fn chain(seed: u64, length: usize, keep: u16, max_df: Option<u32>, calm: bool, gzip: bool) {
+fn chain(seed: u64, length: usize, keep: u16, max_df: Option<u32>, calm: bool, gzip: bool, scope: &str) {
     let tmp = tempdir();
     let crawls = crawls(seed, length, calm);
     let mut state = first(&crawls[0]);
@@ -571,7 +574,7 @@ fn chain(seed: u64, length: usize, keep: u16, max_df: Option<u32>, calm: bool, g
         write_warc_as(&input, crawl, k, gzip);
         let out = dir.join("analysis");
         let mut args = vec!["run".to_string(), arg(&input), "--out".into(), arg(&out)];
-        args.extend(flags(max_df));
+        args.extend(flags(max_df, scope));
         let expected = match &prev {
             Some(p) => {
                 args.extend(["--previous".into(), arg(p), "--keep-missing".into(), keep.to_string()]);
@@ -582,9 +585,9 @@ fn chain(seed: u64, length: usize, keep: u16, max_df: Option<u32>, calm: bool, g
             None => None,
         };
         overlap_ok(&args);
-        let reference = reference(&dir, &state, max_df);
+        let reference = reference(&dir, &state, max_df, scope);
         let what = format!(
-            "seed {seed}, analysis {k} of {length}, --keep-missing {keep}, --max-df {max_df:?}, calm {calm}, gzip {gzip}"
+            "seed {seed}, analysis {k} of {length}, --keep-missing {keep}, --max-df {max_df:?}, calm {calm}, gzip {gzip}, --scope {scope}"
         );
         check(&out, prev.as_deref(), &state, expected.as_deref(), &reference, &what);
         prev = Some(out);
@@ -602,8 +605,9 @@ proptest! {
         max_df in prop_oneof![Just(None), Just(Some(3u32))],
         calm in proptest::bool::ANY,
         gzip in proptest::bool::ANY,
+        scope in prop_oneof![Just("crawl"), Just("host"), Just("site")],
     ) {
-        chain(seed, length, keep, max_df, calm, gzip);
+        chain(seed, length, keep, max_df, calm, gzip, scope);
     }
 }
 

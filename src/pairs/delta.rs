@@ -37,9 +37,11 @@ use serde::{Deserialize, Serialize};
 
 use super::aggregate::{self, RunBuilder, RunDir, pack};
 use super::{CountInput, GroupStats, Overlap, PairsStats, for_each_group, scan_groups, stop};
+use crate::store::docs::{DocTable, for_each_doc};
 use crate::store::handles::{DocIds, NONE, SAME_TEXT, WAS_CENTER};
 use crate::store::overlap::for_each_pair;
-use crate::store::{Manifest, OutDir};
+use crate::store::scopes::{Scope, ScopeId};
+use crate::store::{Manifest, Mapped, OutDir};
 
 /// What counting only the change did (`pairs.delta` in stats.json).
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
@@ -68,20 +70,24 @@ pub(crate) fn previous(manifest: &Manifest, threshold: u32) -> Result<Previous, 
         _ => return Err(format!("{} is gone or was made again since", chain.previous)),
     }
     let old_manifest = Manifest::read(&old).map_err(|e| format!("{e:#}"))?;
+    let scope = |m: &Manifest| m.scope().map_err(|e| format!("{e:#}"));
+    if scope(&old_manifest)? != scope(manifest)? {
+        return Err(format!("{} looked for copies in another --scope", chain.previous));
+    }
     let Some(counted) = old_manifest.pairs else {
         return Err(format!("{} has no pairs", chain.previous));
     };
     if threshold < counted.threshold {
         return Err(format!("T = {threshold} is below the previous analysis's T = {}", counted.threshold));
     }
-    Ok(Previous { table: old.overlap(), stops: old.stop_chunks(), max_df: counted.max_df })
+    Ok(Previous { old, max_df: counted.max_df, scope: scope(manifest)? })
 }
 
 /// What is read of the previous analysis.
 pub(crate) struct Previous {
-    table: PathBuf,
-    stops: PathBuf,
+    old: OutDir,
     max_df: Option<u32>,
+    scope: Scope,
 }
 
 /// The documents whose pairs are counted again, by row.
@@ -95,6 +101,7 @@ struct Touched {
 /// emitted nothing, when the change is too large for it to pay.
 pub(crate) fn count(
     prev: &Previous,
+    out: &OutDir,
     input: &CountInput<'_>,
     doc_ids: &DocIds,
     stats: &mut PairsStats,
@@ -116,7 +123,7 @@ pub(crate) fn count(
             }
         }
     }
-    figures.touched_by_stop_chunks = stop_changes(prev, input, &mut touched)?;
+    figures.touched_by_stop_chunks = stop_changes(prev, out, input, &mut touched)?;
     figures.touched_documents = touched.count;
     if touched.count * 3 > figures.counted_documents {
         return Ok(None);
@@ -143,7 +150,7 @@ pub(crate) fn count(
     let t = input.threshold;
     let mut new = verified.into_iter().peekable();
     let mut carried = 0u64;
-    for_each_pair(&prev.table, |o| {
+    for_each_pair(&prev.old.overlap(), |o| {
         let (Some(i), Some(j)) = (row(o.doc_i), row(o.doc_j)) else { return Ok(()) };
         if !untouched(i)
             || !untouched(j)
@@ -168,14 +175,19 @@ pub(crate) fn count(
 }
 
 /// Marks as touched the documents of every fingerprint that is a stop
-/// chunk now and was not before, or the other way round; returns how many
-/// it added.
-fn stop_changes(prev: &Previous, input: &CountInput<'_>, touched: &mut Touched) -> anyhow::Result<u64> {
+/// chunk now and was not before, or the other way round (in its scope);
+/// returns how many it added.
+fn stop_changes(
+    prev: &Previous,
+    out: &OutDir,
+    input: &CountInput<'_>,
+    touched: &mut Touched,
+) -> anyhow::Result<u64> {
     if input.max_df.is_none() && prev.max_df.is_none() {
         return Ok(0);
     }
-    let before: HashSet<u64> = match prev.max_df {
-        Some(_) => stop::read_csv(&prev.stops)?.into_iter().map(|s| s.fprint).collect(),
+    let before = match prev.max_df {
+        Some(_) => stops_before(prev, out)?,
         None => HashSet::new(),
     };
     let max_df = input.max_df.map_or(usize::MAX, |m| m as usize);
@@ -185,7 +197,8 @@ fn stop_changes(prev: &Previous, input: &CountInput<'_>, touched: &mut Touched) 
         .map(|part| {
             let mut docs = Vec::new();
             scan_groups(part, input.counted, |group, fprint| {
-                if (group.len() > max_df) != before.contains(&fprint) {
+                let scope = input.counted.scope(group[0]);
+                if (group.len() > max_df) != before.contains(&(fprint, scope)) {
                     docs.extend_from_slice(group);
                 }
                 Ok(())
@@ -203,6 +216,36 @@ fn stop_changes(prev: &Previous, input: &CountInput<'_>, touched: &mut Touched) 
     }
     touched.count += added;
     Ok(added)
+}
+
+/// The previous analysis's stop chunks, each with the number of its scope
+/// in this analysis. Under `--scope host` or `site` a chunk is a stop
+/// chunk in each scope it is frequent in, named by its example document's
+/// host in the previous `docs.csv`; the names are turned into this
+/// analysis's scope numbers through its own `docs.csv` (a scope with no
+/// document now has no group to change). Without scopes, every chunk is in
+/// scope 0.
+fn stops_before(prev: &Previous, out: &OutDir) -> anyhow::Result<HashSet<(u64, u32)>> {
+    let stops = stop::read_csv(&prev.old.stop_chunks())?;
+    if prev.scope == Scope::Crawl {
+        return Ok(stops.into_iter().map(|s| (s.fprint, 0)).collect());
+    }
+    let scopes = Mapped::<ScopeId>::open(&out.scopes())?;
+    let mut numbers: HashMap<String, u32> = HashMap::new();
+    let mut row = 0usize;
+    for_each_doc(&out.docs(), DocTable::Final, |doc| {
+        numbers.entry(prev.scope.of(doc.host).to_string()).or_insert(scopes.get(row).0);
+        row += 1;
+        Ok(())
+    })?;
+    let mut example_scope: HashMap<u32, Option<u32>> = stops.iter().map(|s| (s.example_doc, None)).collect();
+    for_each_doc(&prev.old.docs(), DocTable::Final, |doc| {
+        if let Some(scope) = example_scope.get_mut(&doc.id) {
+            *scope = numbers.get(prev.scope.of(doc.host)).copied();
+        }
+        Ok(())
+    })?;
+    Ok(stops.iter().filter_map(|s| example_scope[&s.example_doc].map(|scope| (s.fprint, scope))).collect())
 }
 
 /// Each touched document's shared fingerprints with their document
@@ -273,17 +316,23 @@ fn candidates(input: &CountInput<'_>, lists: &Lists<(u32, u64)>) -> anyhow::Resu
     }
     let runs = RunDir::new(input.scratch);
     let cap = aggregate::buffer_pairs(input.memory);
-    let found: Vec<anyhow::Result<Vec<PathBuf>>> = input
+    // Each partition's candidates stay in memory unless they outgrow its
+    // share of the budget: written as runs, the 64 small remainders of a
+    // recrawl cost more in file creation than the rest of the stage.
+    type Found = (Vec<PathBuf>, Vec<u64>);
+    let found: Vec<anyhow::Result<Found>> = input
         .parts
         .par_iter()
         .map(|part| {
             let mut builder = RunBuilder::new(cap, &runs);
             for_each_group(input, part, |docs, fprint| {
                 let Some(owners) = prefixes.get(&fprint) else { return Ok(()) };
-                for &owner in owners {
+                // Under `--scope`, a fingerprint's documents come in one
+                // group per scope: an owner pairs only with its own.
+                for &owner in owners.iter().filter(|o| docs.binary_search(o).is_ok()) {
                     for &other in docs {
                         // A pair of two touched documents comes from both;
-                        // the runs keep it once.
+                        // it is kept once.
                         if other != owner {
                             builder.push(pack(owner.min(other), owner.max(other)))?;
                         }
@@ -291,18 +340,33 @@ fn candidates(input: &CountInput<'_>, lists: &Lists<(u32, u64)>) -> anyhow::Resu
                 }
                 Ok(())
             })?;
-            builder.finish()
+            let (spilled, mut kept) = builder.finish_kept();
+            kept.sort_unstable();
+            kept.dedup();
+            Ok((spilled, kept))
         })
         .collect();
     let mut paths = Vec::new();
+    let mut kept = Vec::new();
     for f in found {
-        paths.extend(f?);
+        let (p, k) = f?;
+        paths.extend(p);
+        kept.push(k);
     }
     let mut pairs = Vec::new();
-    aggregate::reduce(paths, input.memory, 1, &runs, &mut |o| {
-        pairs.push(pack(o.doc_i, o.doc_j));
-        Ok(())
-    })?;
+    if paths.is_empty() {
+        pairs = kept.concat();
+        pairs.sort_unstable();
+        pairs.dedup();
+    } else {
+        for k in kept {
+            paths.extend(RunBuilder::spill_all(&runs, k)?);
+        }
+        aggregate::reduce(paths, input.memory, 1, &runs, &mut |o| {
+            pairs.push(pack(o.doc_i, o.doc_j));
+            Ok(())
+        })?;
+    }
     Ok(pairs)
 }
 

@@ -30,6 +30,7 @@ pub use crate::store::Overlap;
 use crate::store::handles::DocIds;
 use crate::store::manifest::PairsSettings;
 use crate::store::overlap::OverlapWriter;
+use crate::store::scopes::{Scope, ScopeId};
 use crate::store::{self, Center, ChunkRecord, Manifest, Mapped, OutDir};
 
 pub(crate) const STAGE: &str = "pairs";
@@ -123,19 +124,36 @@ pub trait CountingMethod {
 }
 
 /// The documents that take part in counting: centers of exact groups and
-/// documents without copies.
+/// documents without copies; and, with `--scope host` or `site`, the scope
+/// of each, since only documents of one scope are counted together.
 pub struct Counted {
     centers: Mapped<Center>,
+    scopes: Option<Mapped<ScopeId>>,
 }
 
 impl Counted {
     pub fn open(path: &Path) -> anyhow::Result<Counted> {
-        Ok(Counted { centers: Mapped::open(path)? })
+        Ok(Counted { centers: Mapped::open(path)?, scopes: None })
+    }
+
+    /// Counts documents of one scope together, as `scopes.fpd` gives them.
+    pub(crate) fn in_scopes(mut self, path: &Path) -> anyhow::Result<Counted> {
+        let scopes = Mapped::<ScopeId>::open(path)?;
+        if scopes.len() != self.centers.len() {
+            anyhow::bail!("{} names {} documents, not {}", path.display(), scopes.len(), self.centers.len());
+        }
+        self.scopes = Some(scopes);
+        Ok(self)
     }
 
     /// Documents in all, counted or not.
     pub(crate) fn documents(&self) -> usize {
         self.centers.len()
+    }
+
+    /// The number of a document's scope (0 for all without scopes).
+    pub(crate) fn scope(&self, doc: u32) -> u32 {
+        self.scopes.as_ref().map_or(0, |s| s.get(doc as usize).0)
     }
 
     #[inline]
@@ -214,14 +232,28 @@ pub fn scan_groups(
     let mut stats = GroupStats::default();
     let mut docs: Vec<u32> = Vec::new();
     let mut current: Option<u64> = None;
+    let mut group = |docs: &[u32], fprint: u64, stats: &mut GroupStats| -> anyhow::Result<()> {
+        let n = docs.len() as u64;
+        stats.shared_fingerprints += 1;
+        stats.largest_group = stats.largest_group.max(n);
+        stats.pairs += n * (n - 1) / 2;
+        f(docs, fprint)
+    };
     let mut flush =
         |docs: &mut Vec<u32>, fprint: Option<u64>, stats: &mut GroupStats| -> anyhow::Result<()> {
             if let (true, Some(fprint)) = (docs.len() >= 2, fprint) {
-                let n = docs.len() as u64;
-                stats.shared_fingerprints += 1;
-                stats.largest_group = stats.largest_group.max(n);
-                stats.pairs += n * (n - 1) / 2;
-                f(docs, fprint)?;
+                match &counted.scopes {
+                    None => group(docs, fprint, stats)?,
+                    // One group per scope, its documents still ascending.
+                    Some(scopes) => {
+                        docs.sort_unstable_by_key(|&d| (scopes.get(d as usize), d));
+                        for part in docs.chunk_by(|&a, &b| scopes.get(a as usize) == scopes.get(b as usize)) {
+                            if part.len() >= 2 {
+                                group(part, fprint, stats)?;
+                            }
+                        }
+                    }
+                }
             }
             docs.clear();
             Ok(())
@@ -303,7 +335,10 @@ pub(crate) fn run(
     let scratch = stage.scratch()?;
     let mut manifest = Manifest::read(out)?;
 
-    let counted = Counted::open(&out.centers())?;
+    let counted = match manifest.scope()? {
+        Scope::Crawl => Counted::open(&out.centers())?,
+        _ => Counted::open(&out.centers())?.in_scopes(&out.scopes())?,
+    };
     let parts = out.fprint_parts()?;
     let input = CountInput {
         parts: &parts,
@@ -341,7 +376,7 @@ pub(crate) fn run(
     let mut counted_change = false;
     if manifest.chain.is_some() && matches!(cfg.method, Method::Auto(_)) {
         match delta::previous(&manifest, cfg.threshold) {
-            Ok(prev) => match delta::count(&prev, &input, &doc_ids, &mut stats, &mut emit)? {
+            Ok(prev) => match delta::count(&prev, out, &input, &doc_ids, &mut stats, &mut emit)? {
                 Some(figures) => {
                     stats.method = "delta".into();
                     stats.method_auto = true;

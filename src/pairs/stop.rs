@@ -32,7 +32,12 @@ pub(crate) struct StopChunk {
 }
 
 /// Finds the stop chunks of the partitions, most frequent first (ties by
-/// fingerprint, so the order is deterministic).
+/// fingerprint, so the order is deterministic). With `--scope host` or
+/// `site`, a chunk's document frequency is counted in each scope, as if
+/// each were a crawl of its own: a line on 50 pages of one host is a stop
+/// chunk there, while a line on one page each of 50 hosts generates no
+/// pair at all. Such a chunk has a row per scope it is a stop chunk in
+/// (ties by example document).
 pub(crate) fn find(parts: &[PathBuf], counted: &Counted, max_df: u32) -> anyhow::Result<Vec<StopChunk>> {
     let found: Vec<anyhow::Result<Vec<StopChunk>>> = parts
         .par_iter()
@@ -52,7 +57,9 @@ pub(crate) fn find(parts: &[PathBuf], counted: &Counted, max_df: u32) -> anyhow:
     for f in found {
         stops.extend(f?);
     }
-    stops.sort_by(|a, b| b.df.cmp(&a.df).then(a.fprint.cmp(&b.fprint)));
+    stops.sort_by(|a, b| {
+        b.df.cmp(&a.df).then(a.fprint.cmp(&b.fprint)).then(a.example_doc.cmp(&b.example_doc))
+    });
     Ok(stops)
 }
 

@@ -15,6 +15,7 @@
 //! | `documents` | documents in the analysis |
 //! | `next_doc_id` | the docID the next URL never seen in the chain gets |
 //! | `chain` | with `--previous` only: `previous` (the analysis carried forward, as given), `previous_canonical` and `previous_key` (the key of its stages, which says it is still the analysis carried forward), `analysis` (1 for the first analysis made with `--previous`, counting up along the chain), `keep_missing`, and `carried_inputs`: the identities of earlier analyses' inputs that documents kept from them are read from (their `source` names the canonical path) |
+//! | `exact` | once the exact stage ran: `scope` (`crawl`, `host` or `site`), where copies and pairs are looked for |
 //! | `pairs` | once the pairs stage ran: `threshold` (T) and `max_df` (null without `--max-df`) |
 //!
 //! An input's identity is its canonical path, size and modification time:
@@ -28,6 +29,7 @@ use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
 
 use super::docs::Source;
+use super::scopes::Scope;
 use super::{OutDir, write_atomic};
 use crate::chunk::Chunking;
 use crate::read::{InputFormat, ReadOptions};
@@ -47,7 +49,24 @@ pub(crate) struct Manifest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chain: Option<Chain>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exact: Option<ExactSettings>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pairs: Option<PairsSettings>,
+}
+
+/// What the exact stage found copies with.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct ExactSettings {
+    /// `crawl`, `host` or `site` (`--scope`).
+    pub scope: String,
+}
+
+impl Manifest {
+    /// Where copies and pairs are looked for: the exact stage's scope.
+    pub(crate) fn scope(&self) -> anyhow::Result<Scope> {
+        let name = self.exact.as_ref().map_or("crawl", |e| e.scope.as_str());
+        name.parse().map_err(|e: String| anyhow::anyhow!("manifest.json: exact.scope: {e}"))
+    }
 }
 
 /// Where an analysis made with `--previous` comes from.
@@ -294,6 +313,7 @@ mod tests {
                 keep_missing: 1,
                 carried_inputs,
             }),
+            exact: None,
             pairs: Some(PairsSettings { threshold: 15, max_df: None }),
         }
     }

@@ -14,6 +14,7 @@
 //! | `redirects.csv` | fingerprint | `source,url,status,target`: HTTP redirects |
 //! | `copies.csv` | fingerprint | `doc_id,original,kind`: documents that copy another without extraction (`revisit`, `payload_digest`) |
 //! | `centers.fpd` | exact | one `center` record per document, in docID order |
+//! | `scopes.fpd` | exact, with `--scope host` or `site` | each document's scope ([`scopes`]) |
 //! | `docs.csv` | exact | `doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for` ([`docs`]) |
 //! | `changes.csv` | exact, with `--previous` | the change table with `center_after` ([`changes`]) |
 //! | `overlap.csv` | pairs | `doc_i,doc_j,shared`, sorted by `(doc_i, doc_j)` ([`overlap`]) |
@@ -74,7 +75,8 @@
 //! - kind 3, centers, 4 bytes: `center: u32`, the row of the document's
 //!   exact group center, its own row when it has no copies, and
 //!   `u32::MAX` for an empty document.
-//! - kinds 9 (`urls.fpd`) and 11 (`doc-ids.fpd`): see [`handles`].
+//! - kinds 9 (`urls.fpd`) and 11 (`doc-ids.fpd`): see [`handles`];
+//!   kind 13 (`scopes.fpd`): see [`scopes`].
 //!
 //! Scratch files, which a stage writes in its scratch directory and removes
 //! before it ends, use the same header with kinds of their own, each
@@ -95,6 +97,7 @@ pub(crate) mod handles;
 pub(crate) mod manifest;
 pub(crate) mod overlap;
 pub(crate) mod parquet;
+pub(crate) mod scopes;
 pub mod sort;
 mod stamp;
 
@@ -200,6 +203,10 @@ impl OutDir {
 
     pub(crate) fn parquet_docs(&self) -> PathBuf {
         self.parquet_dir().join("docs.parquet")
+    }
+
+    pub(crate) fn scopes(&self) -> PathBuf {
+        self.root.join("scopes.fpd")
     }
 
     pub(crate) fn centers(&self) -> PathBuf {
