@@ -82,6 +82,36 @@ fn uniqueness<K: Ord>(n: usize, mut members: Vec<u32>, key: impl Fn(u32) -> K) -
     u
 }
 
+/// Each row's title hash, gathered while docs.csv is loaded.
+#[derive(Default)]
+pub struct Titles {
+    /// xxh3-64 of the title, 0 without one.
+    hash: Vec<u64>,
+    /// The rows with a title, ascending.
+    rows: Vec<u32>,
+}
+
+impl Titles {
+    /// Adds the next row.
+    pub fn add(&mut self, row: u32, title: &str) {
+        if title.is_empty() {
+            self.hash.push(0);
+        } else {
+            self.hash.push(xxh3_64(title.as_bytes()));
+            self.rows.push(row);
+        }
+    }
+
+    /// Each row's `title_unique`, `None` without a title: one byte a
+    /// document, held until flags.csv is written, where the hashes took
+    /// twelve.
+    pub fn unique(self, docs: &Docs) -> Vec<Option<bool>> {
+        let hash = self.hash;
+        let u = uniqueness(docs.len(), self.rows, |d| (docs.host[d as usize], hash[d as usize]));
+        u.first.iter().zip(&u.count).map(|(&first, &count)| (count > 0).then_some(first)).collect()
+    }
+}
+
 /// Records read again per parallel batch.
 const BATCH_DOCS: usize = 256;
 const BATCH_BYTES: usize = 16 << 20;
@@ -245,29 +275,20 @@ impl Cursor {
     }
 }
 
-/// Computes every flag and writes `flags.csv`.
+/// Computes the fuzzy flags and writes `flags.csv`, with the title and URL
+/// flags found while docs.csv was loaded, in one more pass over it.
 pub fn write_csv(
     path: &Path,
     docs_csv: &Path,
     docs: &Docs,
     near_count: &[u32],
     fuzzy: &[u128],
+    title_unique: &[Option<bool>],
+    urls: &UrlUnique,
 ) -> anyhow::Result<FlagCounts> {
     let n = docs.len();
     let signed: Vec<u32> = (0..n as u32).filter(|&d| fuzzy[d as usize] != NO_SIGNATURE).collect();
     let fuzzy_u = uniqueness(n, signed, |d| fuzzy[d as usize]);
-    let mut title_hash = vec![0u64; n];
-    let mut has_title: Vec<u32> = Vec::new();
-    for_each_doc(docs_csv, |r, row| {
-        if !row.title().is_empty() {
-            title_hash[r as usize] = xxh3_64(row.title().as_bytes());
-            has_title.push(r);
-        }
-        Ok(())
-    })?;
-    let title_u = uniqueness(n, has_title.clone(), |d| (docs.host[d as usize], title_hash[d as usize]));
-    drop(title_hash);
-    let urls = UrlUnique::load(docs_csv)?;
 
     let mut counts = FlagCounts::default();
     let mut w = CsvOut::create(
@@ -287,10 +308,9 @@ pub fn write_csv(
         ],
     )?;
     let flag = |b: bool| if b { "true" } else { "false" }.to_string();
-    let mut titles = has_title.into_iter().peekable();
     for_each_doc(docs_csv, |r, row| {
         let d = r as usize;
-        let (www, http) = urls.flags(row.url);
+        let (www, http) = urls.flags(r);
         counts.www_not_unique += u64::from(!www);
         counts.http_not_unique += u64::from(!http);
         let center = docs.center[d];
@@ -308,11 +328,12 @@ pub fn write_csv(
                 (format!("{s:032x}"), flag(fuzzy_u.first[d]), fuzzy_u.count[d].to_string())
             }
         };
-        let title = if titles.next_if_eq(&r).is_some() {
-            counts.title_not_unique += u64::from(!title_u.first[d]);
-            flag(title_u.first[d])
-        } else {
-            String::new()
+        let title = match title_unique[d] {
+            Some(first) => {
+                counts.title_not_unique += u64::from(!first);
+                flag(first)
+            }
+            None => String::new(),
         };
         w.row([
             row.id.to_string().as_str(),

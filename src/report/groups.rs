@@ -9,12 +9,12 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::components::{self, UnionFind};
-use super::input::{Docs, EMPTY, for_each_pair, urls_of};
+use super::input::{Docs, EMPTY, Urls, for_each_pair};
 
 /// One component of two or more documents.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Group {
-    /// Its smallest docID, which names it.
+    /// Its smallest docID, which names it (its row until [`name`]).
     pub group: u32,
     pub documents: u64,
     /// Exact groups in it (distinct texts).
@@ -29,7 +29,7 @@ pub struct Group {
     /// Linked center pairs over all center pairs.
     pub density: f64,
     pub chained: bool,
-    /// The URL of its smallest docID.
+    /// The URL of its smallest docID (see [`name`]).
     pub sample_url: String,
 }
 
@@ -43,14 +43,9 @@ pub struct Linked {
 
 /// Builds the groups: sizes from the labels, diameters from further
 /// passes over the table for components small enough, with at most
-/// `edge_budget` links held at once.
-pub fn groups(
-    docs: &Docs,
-    linked: &Linked,
-    overlap: &Path,
-    docs_csv: &Path,
-    edge_budget: u64,
-) -> anyhow::Result<Vec<Group>> {
+/// `edge_budget` links held at once. They are named by row, without URLs,
+/// until [`name`].
+pub fn groups(docs: &Docs, linked: &Linked, overlap: &Path, edge_budget: u64) -> anyhow::Result<Vec<Group>> {
     let n = docs.len();
     let label = &linked.label;
     let mut sizes: HashMap<u32, (u64, u64, u64)> = HashMap::new(); // documents, centers, degree sum
@@ -100,15 +95,21 @@ pub fn groups(
     for g in &mut groups {
         g.chained = components::chained(g.centers, g.pairs, g.diameter);
     }
-    let mut wanted: Vec<u32> = groups.iter().map(|g| g.group).collect();
-    wanted.sort_unstable();
-    let urls = urls_of(docs_csv, &wanted)?;
-    for g in &mut groups {
-        g.sample_url = urls.get(&g.group).cloned().unwrap_or_default();
-        // Named by row until here; the table shows docIDs, in the same order.
+    Ok(groups)
+}
+
+/// The rows whose URLs [`name`] needs.
+pub fn rows(groups: &[Group]) -> Vec<u32> {
+    groups.iter().map(|g| g.group).collect()
+}
+
+/// Gives each group its sample URL, from `urls` (holding those of
+/// [`rows`]), and names it by docID, as report.json shows it.
+pub fn name(groups: &mut [Group], docs: &Docs, urls: &Urls) {
+    for g in groups {
+        g.sample_url = urls.get(g.group).unwrap_or("").to_string();
         g.group = docs.doc_id(g.group);
     }
-    Ok(groups)
 }
 
 fn round4(x: f64) -> f64 {
@@ -185,11 +186,12 @@ pub fn union_exact(docs: &Docs) -> UnionFind {
     uf
 }
 
-/// Writes `groups.csv`.
-pub fn write_csv(path: &Path, groups: &[Group]) -> anyhow::Result<()> {
+/// Writes `groups.csv`, from the groups named by row, with the sample URLs
+/// in `urls` (a string each for every group would be held for nothing).
+pub fn write_csv(path: &Path, groups: &[Group], docs: &Docs, urls: &Urls) -> anyhow::Result<()> {
     let rows = groups.iter().map(|g| {
         [
-            g.group.to_string(),
+            docs.doc_id(g.group).to_string(),
             g.documents.to_string(),
             g.centers.to_string(),
             g.pairs.to_string(),
@@ -197,7 +199,7 @@ pub fn write_csv(path: &Path, groups: &[Group]) -> anyhow::Result<()> {
             g.diameter.map(|d| d.to_string()).unwrap_or_default(),
             format!("{:.4}", g.density),
             g.chained.to_string(),
-            g.sample_url.clone(),
+            urls.get(g.group).unwrap_or("").to_string(),
         ]
     });
     crate::store::write_rows(
@@ -210,7 +212,7 @@ pub fn write_csv(path: &Path, groups: &[Group]) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::input::load_docs;
+    use crate::report::input::{load_docs, urls_of};
 
     #[test]
     fn groups_with_sizes_hosts_and_chains() {
@@ -228,7 +230,7 @@ mod tests {
         .unwrap();
         let overlap = dir.path().join("overlap.csv");
         std::fs::write(&overlap, "doc_i,doc_j,shared\n2,3,9\n3,4,9\n4,5,9\n").unwrap();
-        let docs = load_docs(&docs_csv).unwrap();
+        let docs = load_docs(&docs_csv, |_, _| Ok(())).unwrap();
         let mut uf = union_exact(&docs);
         let mut degree = vec![0u32; docs.len()];
         for (i, j) in [(2, 3), (3, 4), (4, 5)] {
@@ -238,7 +240,10 @@ mod tests {
         }
         let linked = Linked { label: uf.labels(), degree };
         // A budget of one link forces one batch per group.
-        let got = groups(&docs, &linked, &overlap, &docs_csv, 1).unwrap();
+        let mut got = groups(&docs, &linked, &overlap, 1).unwrap();
+        let mut wanted = rows(&got);
+        wanted.sort_unstable();
+        name(&mut got, &docs, &urls_of(&docs_csv, &wanted).unwrap());
         let summary: Vec<String> = got
             .iter()
             .map(|g| {
