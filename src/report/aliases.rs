@@ -36,6 +36,7 @@ use serde::Serialize;
 use url::{Position, Url};
 use xxhash_rust::xxh3::{xxh3_64, xxh3_128};
 
+use super::fields::Cell;
 use super::input::{Docs, EMPTY, Urls, for_each_pair};
 
 /// What two URLs differ by.
@@ -427,9 +428,9 @@ pub fn write_csv(path: &Path, docs: &Docs, aliases: &[Alias], urls: &Urls) -> an
     let url = |d: u32| urls.get(d).unwrap_or("");
     let rows = aliases.iter().map(|a| {
         [
-            a.kind.name().to_string(),
-            docs.doc_id(a.doc_a).to_string(),
-            docs.doc_id(a.doc_b).to_string(),
+            a.kind.name().into(),
+            Cell::number(docs.doc_id(a.doc_a)),
+            Cell::number(docs.doc_id(a.doc_b)),
             url(a.doc_a).into(),
             url(a.doc_b).into(),
             a.content.name().into(),

@@ -26,6 +26,7 @@ use serde::Serialize;
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::aliases::UrlUnique;
+use super::fields::{Cell, flag};
 use super::input::{Docs, EMPTY, for_each_doc};
 use crate::extract;
 use crate::fuzzy;
@@ -307,25 +308,25 @@ pub fn write_csv(
             "near_replica_count",
         ],
     )?;
-    let flag = |b: bool| if b { "true" } else { "false" }.to_string();
     for_each_doc(docs_csv, |r, row| {
         let d = r as usize;
         let (www, http) = urls.flags(r);
         counts.www_not_unique += u64::from(!www);
         counts.http_not_unique += u64::from(!http);
+        let none = || Cell::Text("");
         let center = docs.center[d];
         let (exact_unique, exact_count, near) = if center == EMPTY {
-            (String::new(), String::new(), String::new())
+            (none(), none(), none())
         } else {
             counts.exact_signature_not_unique += u64::from(center != r);
-            (flag(center == r), docs.exact_size(r).to_string(), near_count[d].to_string())
+            (flag(center == r), Cell::number(docs.exact_size(r)), Cell::number(near_count[d]))
         };
         let (sig, sig_unique, sig_count) = match fuzzy[d] {
-            NO_SIGNATURE => (String::new(), String::new(), String::new()),
+            NO_SIGNATURE => (none(), none(), none()),
             s => {
                 counts.fuzzy_signatures += 1;
                 counts.fuzzy_signature_not_unique += u64::from(!fuzzy_u.first[d]);
-                (format!("{s:032x}"), flag(fuzzy_u.first[d]), fuzzy_u.count[d].to_string())
+                (Cell::hex128(s), flag(fuzzy_u.first[d]), Cell::number(fuzzy_u.count[d]))
             }
         };
         let title = match title_unique[d] {
@@ -333,20 +334,20 @@ pub fn write_csv(
                 counts.title_not_unique += u64::from(!first);
                 flag(first)
             }
-            None => String::new(),
+            None => none(),
         };
         w.row([
-            row.id.to_string().as_str(),
-            row.url,
-            &flag(www),
-            &flag(http),
-            &exact_unique,
-            &exact_count,
-            &sig,
-            &sig_unique,
-            &sig_count,
-            &title,
-            &near,
+            Cell::number(row.id),
+            row.url.into(),
+            flag(www),
+            flag(http),
+            exact_unique,
+            exact_count,
+            sig,
+            sig_unique,
+            sig_count,
+            title,
+            near,
         ])
     })?;
     w.finish()?;

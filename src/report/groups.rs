@@ -9,6 +9,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::components::{self, UnionFind};
+use super::fields::{self, Cell};
 use super::input::{Docs, EMPTY, Urls, for_each_pair};
 
 /// One component of two or more documents.
@@ -191,15 +192,15 @@ pub fn union_exact(docs: &Docs) -> UnionFind {
 pub fn write_csv(path: &Path, groups: &[Group], docs: &Docs, urls: &Urls) -> anyhow::Result<()> {
     let rows = groups.iter().map(|g| {
         [
-            docs.doc_id(g.group).to_string(),
-            g.documents.to_string(),
-            g.centers.to_string(),
-            g.pairs.to_string(),
-            g.hosts.to_string(),
-            g.diameter.map(|d| d.to_string()).unwrap_or_default(),
-            format!("{:.4}", g.density),
-            g.chained.to_string(),
-            urls.get(g.group).unwrap_or("").to_string(),
+            Cell::number(docs.doc_id(g.group)),
+            Cell::number(g.documents),
+            Cell::number(g.centers),
+            Cell::number(g.pairs),
+            Cell::number(g.hosts),
+            g.diameter.map_or(Cell::Text(""), Cell::number),
+            Cell::fixed4(g.density),
+            fields::flag(g.chained),
+            urls.get(g.group).unwrap_or("").into(),
         ]
     });
     crate::store::write_rows(

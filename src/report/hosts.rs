@@ -42,6 +42,7 @@ use anyhow::Context;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
+use super::fields::{self, Cell};
 use super::histogram::percent;
 use super::input::{Docs, EMPTY, for_each_pair};
 use crate::store::{self, Header, Record, RecordReader, RecordWriter};
@@ -158,7 +159,9 @@ impl HostTable {
     }
 
     /// The pairs with their names and shares, in order; reading the table
-    /// file can fail.
+    /// file can fail. (The tests read the table so; [`write_csv`] names
+    /// the pairs by reference.)
+    #[cfg(test)]
     pub fn pairs<'a>(&'a self, docs: &'a Docs) -> impl Iterator<Item = anyhow::Result<HostPair>> + 'a {
         self.links().map(move |link| link.map(|link| self.named(docs, link)))
     }
@@ -554,20 +557,23 @@ impl<R: Record + Ord> SpillFile<R> {
     }
 }
 
-/// Writes `hosts.csv`, one row per host pair.
+/// Writes `hosts.csv`, one row per host pair, naming each pair by
+/// reference: a [`HostPair`] a row took two copies of names.
 pub fn write_csv(path: &Path, docs: &Docs, table: &HostTable) -> anyhow::Result<()> {
-    let rows = table.pairs(docs).map(|p| {
-        p.map(|p| {
+    let rows = table.links().map(|link| {
+        link.map(|link| {
+            let (a, b) = table.hosts(link);
+            let (docs_a, docs_b) = (table.host_docs[a], table.host_docs[b]);
             [
-                p.host_a,
-                p.host_b,
-                p.docs_a.to_string(),
-                p.docs_b.to_string(),
-                p.replicated_a_on_b.to_string(),
-                p.replicated_b_on_a.to_string(),
-                format!("{:.4}", p.coverage_a),
-                format!("{:.4}", p.coverage_b),
-                p.mirror.to_string(),
+                docs.hosts[a].as_str().into(),
+                docs.hosts[b].as_str().into(),
+                Cell::number(docs_a),
+                Cell::number(docs_b),
+                Cell::number(link.a_on_b),
+                Cell::number(link.b_on_a),
+                Cell::fixed4(percent(link.a_on_b.into(), docs_a)),
+                Cell::fixed4(percent(link.b_on_a.into(), docs_b)),
+                fields::flag(table.is_mirror_pair(link)),
             ]
         })
     });

@@ -37,6 +37,7 @@
 
 pub mod aliases;
 pub mod components;
+pub mod fields;
 pub mod flags;
 pub mod groups;
 pub mod histogram;
