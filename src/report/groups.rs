@@ -3,9 +3,9 @@
 //! hosts, a sample URL, and whether it looks chained (see
 //! [`super::components`]), written to `groups.csv` largest first.
 
-use std::collections::HashMap;
 use std::path::Path;
 
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use super::components::{self, UnionFind};
@@ -49,7 +49,7 @@ pub struct Linked {
 pub fn groups(docs: &Docs, linked: &Linked, overlap: &Path, edge_budget: u64) -> anyhow::Result<Vec<Group>> {
     let n = docs.len();
     let label = &linked.label;
-    let mut sizes: HashMap<u32, (u64, u64, u64)> = HashMap::new(); // documents, centers, degree sum
+    let mut sizes: FxHashMap<u32, (u64, u64, u64)> = FxHashMap::default(); // documents, centers, degree sum
     let mut host_of_group: Vec<(u32, u32)> = Vec::new();
     {
         let mut size = vec![0u32; n];
@@ -73,7 +73,7 @@ pub fn groups(docs: &Docs, linked: &Linked, overlap: &Path, edge_budget: u64) ->
     }
     host_of_group.sort_unstable();
     host_of_group.dedup();
-    let mut hosts: HashMap<u32, u64> = HashMap::new();
+    let mut hosts: FxHashMap<u32, u64> = FxHashMap::default();
     for (l, _) in host_of_group {
         *hosts.entry(l).or_default() += 1;
     }
@@ -137,7 +137,7 @@ fn measure_diameters(
         }
     }
     while !todo.is_empty() {
-        let mut batch: HashMap<u32, usize> = HashMap::new();
+        let mut batch: FxHashMap<u32, usize> = FxHashMap::default();
         let mut edges = 0u64;
         while let Some(&i) = todo.last() {
             if !batch.is_empty() && edges + groups[i].pairs > edge_budget {
@@ -148,8 +148,8 @@ fn measure_diameters(
             todo.pop();
         }
         // Local index of each center within its group.
-        let mut local: HashMap<u32, u32> = HashMap::new();
-        let mut next: HashMap<u32, u32> = HashMap::new();
+        let mut local: FxHashMap<u32, u32> = FxHashMap::default();
+        let mut next: FxHashMap<u32, u32> = FxHashMap::default();
         for d in 0..docs.len() as u32 {
             if docs.center[d as usize] != EMPTY && docs.is_center(d) && batch.contains_key(&label[d as usize])
             {
@@ -158,7 +158,7 @@ fn measure_diameters(
                 *slot += 1;
             }
         }
-        let mut links: HashMap<u32, Vec<(u32, u32)>> = HashMap::new();
+        let mut links: FxHashMap<u32, Vec<(u32, u32)>> = FxHashMap::default();
         for_each_pair(overlap, docs, |i, j, _| {
             let l = label[i as usize];
             if batch.contains_key(&l) {
