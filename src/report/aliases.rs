@@ -29,15 +29,16 @@
 //! ([`UrlUnique`]): a URL's `www.` or https form, if a document has it,
 //! shares its www or scheme key.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::Path;
 
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 use url::{Position, Url};
 use xxhash_rust::xxh3::{xxh3_64, xxh3_128};
 
 use super::fields::Cell;
-use super::input::{Docs, EMPTY, Urls, for_each_pair};
+use super::input::{Docs, EMPTY, Urls};
 
 /// What two URLs differ by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -279,7 +280,7 @@ pub struct AliasCounts {
 }
 
 /// The alias pairs of every kind, sorted by (kind, doc_a, doc_b), with
-/// `Different` where the content is not an exact copy ([`mark_near`]
+/// `Different` where the content is not an exact copy ([`NearPairs`]
 /// tells the near-replicas), and the www and https flags.
 pub fn find(entries: UrlEntries, docs: &Docs) -> (Vec<Alias>, UrlUnique) {
     let mut entries = entries.0;
@@ -348,7 +349,7 @@ fn pair_group(docs: &Docs, kind: AliasKind, group: &[Member], aliases: &mut Vec<
 }
 
 /// The content class without the Overlap table (`Different` may become
-/// `Near` later).
+/// `Near` later, [`NearPairs`]).
 fn content_of(docs: &Docs, a: u32, b: u32) -> Content {
     let (ca, cb) = (docs.center[a as usize], docs.center[b as usize]);
     if ca == EMPTY || cb == EMPTY {
@@ -360,31 +361,47 @@ fn content_of(docs: &Docs, a: u32, b: u32) -> Content {
     }
 }
 
-/// Turns `Different` into `Near` where the centers are an Overlap-table
-/// pair, in one pass over the table.
-pub fn mark_near(overlap: &Path, docs: &Docs, aliases: &mut [Alias]) -> anyhow::Result<()> {
-    let centers = |a: &Alias| {
-        let (x, y) = (docs.center[a.doc_a as usize], docs.center[a.doc_b as usize]);
-        (x.min(y), x.max(y))
-    };
-    let wanted: HashSet<(u32, u32)> =
-        aliases.iter().filter(|a| a.content == Content::Different).map(centers).collect();
-    if wanted.is_empty() {
-        return Ok(());
+/// The center pairs of the `Different` aliases, looked up in the first
+/// pass over the Overlap table (a pass of their own was a quarter of the
+/// table's reading), then marked `Near` where they are linked.
+pub struct NearPairs {
+    /// Each pair, packed as [`pack`] does, and whether it is linked.
+    linked: FxHashMap<u64, bool>,
+}
+
+/// A center pair in either order, as one key.
+fn pack(a: u32, b: u32) -> u64 {
+    (u64::from(a.min(b)) << 32) | u64::from(a.max(b))
+}
+
+impl NearPairs {
+    pub fn new(docs: &Docs, aliases: &[Alias]) -> NearPairs {
+        let linked = aliases
+            .iter()
+            .filter(|a| a.content == Content::Different)
+            .map(|a| (pack(docs.center[a.doc_a as usize], docs.center[a.doc_b as usize]), false))
+            .collect();
+        NearPairs { linked }
     }
-    let mut linked = HashSet::new();
-    for_each_pair(overlap, docs, |i, j, _| {
-        if wanted.contains(&(i, j)) {
-            linked.insert((i, j));
-        }
-        Ok(())
-    })?;
-    for a in aliases.iter_mut() {
-        if a.content == Content::Different && linked.contains(&centers(a)) {
-            a.content = Content::Near;
+
+    /// One Overlap-table pair.
+    pub fn pair(&mut self, i: u32, j: u32) {
+        if !self.linked.is_empty()
+            && let Some(linked) = self.linked.get_mut(&pack(i, j))
+        {
+            *linked = true;
         }
     }
-    Ok(())
+
+    /// Turns `Different` into `Near` where the centers are linked.
+    pub fn mark(self, docs: &Docs, aliases: &mut [Alias]) {
+        for a in aliases.iter_mut().filter(|a| a.content == Content::Different) {
+            let key = pack(docs.center[a.doc_a as usize], docs.center[a.doc_b as usize]);
+            if self.linked.get(&key) == Some(&true) {
+                a.content = Content::Near;
+            }
+        }
+    }
 }
 
 /// Counts per kind, in [`AliasKind::ALL`] order.
@@ -494,6 +511,8 @@ impl UrlUnique {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashSet;
+
     use super::*;
     use crate::report::input::load_docs;
 

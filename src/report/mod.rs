@@ -8,9 +8,9 @@
 //! Memory grows with the documents (arrays of one to forty bytes each,
 //! about 80 bytes per document at the peak, while docs.csv is loaded with
 //! each URL's alias entry: under 1 GB for 10 million documents), not with
-//! the Overlap table, which is streamed: once for components, savings and
-//! near-replica counts, once each for group diameters, alias content and
-//! host overlap. docs.csv is read three times: for every per-document
+//! the Overlap table, which is streamed: once for components, savings,
+//! near-replica counts and alias content, once each for group diameters
+//! and host overlap. docs.csv is read three times: for every per-document
 //! column, for the URLs the tables show, and to write flags.csv. Two
 //! structures depend on the links, each within a quarter of `--memory`:
 //! the host overlap's linked (exact group, host) entries and host-pair
@@ -281,7 +281,9 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
     let title_unique = titles.unique(&docs);
     let compared = runs::load(&manifest, out, n as u64, &cfg.compare)?;
 
-    let pass = link_pass(&docs, &overlap)?;
+    let mut near_aliases = aliases::NearPairs::new(&docs, &alias_pairs);
+    let pass = link_pass(&docs, &overlap, &mut near_aliases)?;
+    near_aliases.mark(&docs, &mut alias_pairs);
     let (exact, exact_h, near_h, empty) = histograms(&docs, &pass.label);
     let near_count = pass.near_count;
     let kept = pass.kept;
@@ -298,7 +300,6 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
     let all_groups = groups::groups(&docs, &linked, &overlap, edge_budget)?;
     drop(linked);
 
-    aliases::mark_near(&overlap, &docs, &mut alias_pairs)?;
     // The URLs the groups and aliases show, in one more pass.
     let mut wanted = groups::rows(&all_groups);
     wanted.extend(aliases::rows(&alias_pairs));
@@ -412,9 +413,14 @@ struct LinkPass {
     pairs: u64,
 }
 
-/// One pass over the table: components, the greedy savings, and the links
-/// of each center (about twenty bytes per document while it runs).
-fn link_pass(docs: &input::Docs, overlap: &Path) -> anyhow::Result<LinkPass> {
+/// One pass over the table: components, the greedy savings, the links of
+/// each center (about twenty bytes per document while it runs), and which
+/// aliases are near-replicas.
+fn link_pass(
+    docs: &input::Docs,
+    overlap: &Path,
+    near_aliases: &mut aliases::NearPairs,
+) -> anyhow::Result<LinkPass> {
     let n = docs.len();
     let mut uf = groups::union_exact(docs);
     let mut greedy = savings::Greedy::new(docs);
@@ -429,6 +435,7 @@ fn link_pass(docs: &input::Docs, overlap: &Path) -> anyhow::Result<LinkPass> {
         degree[j as usize] = degree[j as usize].saturating_add(1);
         near_count[i as usize] = near_count[i as usize].saturating_add(docs.group_size[j as usize]);
         near_count[j as usize] = near_count[j as usize].saturating_add(docs.group_size[i as usize]);
+        near_aliases.pair(i, j);
         pairs += 1;
         Ok(())
     })?;
