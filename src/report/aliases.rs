@@ -183,22 +183,26 @@ impl UrlEntry {
         let u = parse(url)?;
         let host = u.host_str().unwrap_or("");
         let mut bits = if u.scheme() == "https" { HTTPS } else { 0 };
-        let mut www = None;
-        if let Some(bare) = host.strip_prefix("www.") {
-            bits |= WWW_PREFIX;
-            if !bare.is_empty() {
-                let mut w = u.clone();
-                if w.set_host(Some(bare)).is_ok() {
-                    bits |= WWW_STRIPPED;
-                    www = Some(w);
-                }
+        // The www rule's host: a parsed host is written as it parses, and
+        // so is what follows its `www.` (as `Url::set_host` would write
+        // it, without a copy of the URL to set it in).
+        let rule_host = match host.strip_prefix("www.") {
+            Some(bare) if !bare.is_empty() => {
+                bits |= WWW_PREFIX | WWW_STRIPPED;
+                bare
             }
-        }
-        let authority = &www.as_ref().unwrap_or(&u)[Position::AfterScheme..Position::BeforePath];
+            Some(_) => {
+                bits |= WWW_PREFIX;
+                host
+            }
+            None => host,
+        };
         let path = u.path();
         let dir = index_dir(path);
-        let mut base = String::with_capacity(authority.len() + dir.len());
-        base.push_str(authority);
+        let mut base = String::with_capacity(u.as_str().len());
+        base.push_str(&u[Position::AfterScheme..Position::BeforeHost]);
+        base.push_str(rule_host);
+        base.push_str(&u[Position::AfterHost..Position::BeforePath]);
         base.push_str(dir);
         let base = xxh3_128(base.as_bytes());
         Some(UrlEntry {
@@ -665,6 +669,15 @@ mod tests {
             "www.1.2.3.4",
             "[::1]",
             "",
+            "www..",
+            "www.a..b",
+            "www.%61.org",
+            "www.xn--bcher-kva.xn--bcher-kva",
+            "www.a-.org",
+            "www.a_b.org",
+            "www.0x10.org",
+            "www.org",
+            "www.ا.example",
         ];
         let users = ["", "u@", "u:p@", "www.a.org@"];
         let ports = ["", ":80", ":443", ":8080"];
@@ -696,7 +709,7 @@ mod tests {
             seed ^= seed << 17;
             (seed % n as u64) as usize
         };
-        for case in 0..3000 {
+        for case in 0..10_000 {
             // Two or three choices per part, so that URLs share most of
             // their parts.
             let mut pick = |parts: &[&'static str]| -> Vec<&'static str> {
