@@ -11,15 +11,34 @@
 //! (smallest docID), and the first of each other text with the key's first
 //! document, so n aliases give at most n - 1 rows, not n (n - 1) / 2, and
 //! every exact alias is listed.
+//!
+//! # One parse per URL
+//!
+//! Each URL is parsed once, while docs.csv is loaded, into a [`UrlEntry`]
+//! of 40 bytes that holds the four keys in parts: a *base* that every key
+//! determines (the authority as the www rule writes it, and the path as
+//! the index rule cuts it), and what each rule removes or keeps beside it
+//! (the scheme, the `www.` prefix, the cut end of the path, the query).
+//! Two URLs share a kind's key exactly when they share the base and the
+//! parts that kind keeps, so the keys are compared within groups of equal
+//! base, which are small, and never written out. Parsing every URL in each
+//! of four passes over docs.csv, and twice more for the www and https
+//! flags, was a fifth of the report's instructions.
+//!
+//! The same groups give YaCy's `www_unique` and `http_unique` flags
+//! ([`UrlUnique`]): a URL's `www.` or https form, if a document has it,
+//! shares its www or scheme key.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::Path;
 
+use rustc_hash::FxHashMap;
 use serde::Serialize;
-use url::Url;
+use url::{Position, Url};
 use xxhash_rust::xxh3::{xxh3_64, xxh3_128};
 
-use super::input::{Docs, EMPTY, for_each_doc, for_each_pair, urls_of};
+use super::fields::Cell;
+use super::input::{Docs, EMPTY, Urls};
 
 /// What two URLs differ by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -71,7 +90,9 @@ pub fn parse(url: &str) -> Option<Url> {
     Some(u)
 }
 
-/// The URL as `kind`'s normalization would write it.
+/// The URL as `kind`'s normalization would write it: the definition that
+/// [`UrlEntry`] holds in parts, which the tests compare it with.
+#[cfg(test)]
 pub fn key(url: &Url, kind: AliasKind) -> String {
     match kind {
         AliasKind::Www => {
@@ -92,15 +113,8 @@ pub fn key(url: &Url, kind: AliasKind) -> String {
             format!("http{rest}")
         }
         AliasKind::Index => {
-            let path = url.path();
-            let last = path.rsplit('/').next().unwrap_or("");
-            let dir = if INDEX_PAGES.contains(&last.to_ascii_lowercase().as_str()) {
-                &path[..path.len() - last.len()]
-            } else {
-                path
-            };
-            let dir = dir.trim_end_matches('/');
-            let start = &url.as_str()[..url.as_str().len() - url[url::Position::BeforePath..].len()];
+            let start = &url[..Position::BeforePath];
+            let dir = index_dir(url.path());
             let query = url.query().map(|q| format!("?{q}")).unwrap_or_default();
             format!("{start}{dir}{query}")
         }
@@ -109,6 +123,121 @@ pub fn key(url: &Url, kind: AliasKind) -> String {
             u.set_query(None);
             u.into()
         }
+    }
+}
+
+/// The path as the index rule cuts it: without a last segment that is a
+/// default index page (in any case), then without trailing slashes.
+fn index_dir(path: &str) -> &str {
+    let last = path.rsplit('/').next().unwrap_or("");
+    let dir = if INDEX_PAGES.iter().any(|p| p.eq_ignore_ascii_case(last)) {
+        &path[..path.len() - last.len()]
+    } else {
+        path
+    };
+    dir.trim_end_matches('/')
+}
+
+/// [`UrlEntry::tail`] bit: the scheme is https.
+const HTTPS: u64 = 1;
+/// ... the host starts with `www.`.
+const WWW_PREFIX: u64 = 2;
+/// ... and the www rule removes it (a host of more than `www.`).
+const WWW_STRIPPED: u64 = 4;
+const TAIL_BITS: u64 = HTTPS | WWW_PREFIX | WWW_STRIPPED;
+
+/// One document's URL as alias matching needs it, from one parse: each
+/// kind's key is the base and some of the rest (see [`UrlEntry::key`]).
+///
+/// The base is a function of every key, and every key a function of the
+/// base and the parts its kind keeps: the www key has the authority with
+/// its host as the rule writes it and the whole path; the scheme key the
+/// authority (its host with the prefix, which is the rule's host and the
+/// prefix bits) and the path; the index key the authority and the cut
+/// path; the query key the authority and the path. An authority has no
+/// `/` and a cut path starts with one or is empty, so the base's two parts
+/// cannot run into each other. The hashes make a collision as unlikely as
+/// comparing xxh3 hashes of the keys did: 128 bits across the crawl for
+/// the base, 61 or 63 bits within a group of equal base.
+#[derive(Clone, Copy, Debug)]
+pub struct UrlEntry {
+    /// xxh3-128 of the authority as the www rule writes it (from `://`)
+    /// and the path as the index rule cuts it.
+    base: [u64; 2],
+    /// xxh3-64 of the end of the path the index rule cuts off, its low
+    /// three bits replaced by [`HTTPS`], [`WWW_PREFIX`], [`WWW_STRIPPED`].
+    tail: u64,
+    /// xxh3-64 of the query with its low bit set; 0 without a query (a
+    /// URL ending in `?` has an empty one).
+    query: u64,
+    row: u32,
+    /// The row's exact-group center, filled in row order before the
+    /// entries are sorted: looked up in key order, it was a cache miss
+    /// per document on large crawls.
+    center: u32,
+}
+
+impl UrlEntry {
+    /// The entry of `url`, if it is an http(s) URL with a host ([`parse`]).
+    pub fn new(row: u32, url: &str) -> Option<UrlEntry> {
+        let u = parse(url)?;
+        let host = u.host_str().unwrap_or("");
+        let mut bits = if u.scheme() == "https" { HTTPS } else { 0 };
+        // The www rule's host: a parsed host is written as it parses, and
+        // so is what follows its `www.` (as `Url::set_host` would write
+        // it, without a copy of the URL to set it in).
+        let rule_host = match host.strip_prefix("www.") {
+            Some(bare) if !bare.is_empty() => {
+                bits |= WWW_PREFIX | WWW_STRIPPED;
+                bare
+            }
+            Some(_) => {
+                bits |= WWW_PREFIX;
+                host
+            }
+            None => host,
+        };
+        let path = u.path();
+        let dir = index_dir(path);
+        let mut base = String::with_capacity(u.as_str().len());
+        base.push_str(&u[Position::AfterScheme..Position::BeforeHost]);
+        base.push_str(rule_host);
+        base.push_str(&u[Position::AfterHost..Position::BeforePath]);
+        base.push_str(dir);
+        let base = xxh3_128(base.as_bytes());
+        Some(UrlEntry {
+            base: [base as u64, (base >> 64) as u64],
+            tail: (xxh3_64(&path.as_bytes()[dir.len()..]) & !TAIL_BITS) | bits,
+            query: u.query().map_or(0, |q| xxh3_64(q.as_bytes()) | 1),
+            row,
+            center: EMPTY,
+        })
+    }
+
+    /// What `kind`'s key keeps beside the base.
+    fn key(&self, kind: AliasKind) -> (u64, u64) {
+        match kind {
+            AliasKind::Www => (self.tail & !(WWW_PREFIX | WWW_STRIPPED), self.query),
+            AliasKind::Scheme => (self.tail & !HTTPS, self.query),
+            AliasKind::Index => (self.tail & TAIL_BITS, self.query),
+            AliasKind::Query => (self.tail, 0),
+        }
+    }
+
+    /// Equal within a group of equal base exactly for equal URLs.
+    fn url(&self) -> (u64, u64) {
+        (self.tail, self.query)
+    }
+}
+
+/// The entries of every document with an http(s) URL, gathered in row
+/// order while docs.csv is loaded.
+#[derive(Default)]
+pub struct UrlEntries(Vec<UrlEntry>);
+
+impl UrlEntries {
+    pub fn add(&mut self, row: u32, url: &str) {
+        self.0.extend(UrlEntry::new(row, url));
     }
 }
 
@@ -154,43 +283,59 @@ pub struct AliasCounts {
     pub empty: u64,
 }
 
-/// Finds the alias pairs of every kind, sorted by (kind, doc_a, doc_b).
-pub fn find(docs_csv: &Path, overlap: &Path, docs: &Docs) -> anyhow::Result<Vec<Alias>> {
+/// The alias pairs of every kind, sorted by (kind, doc_a, doc_b), with
+/// `Different` where the content is not an exact copy ([`NearPairs`]
+/// tells the near-replicas), and the www and https flags.
+pub fn find(entries: UrlEntries, docs: &Docs) -> (Vec<Alias>, UrlUnique) {
+    let mut entries = entries.0;
+    for e in &mut entries {
+        e.center = docs.center[e.row as usize];
+    }
+    entries.sort_unstable_by_key(|e| (e.base, e.row));
     let mut aliases = Vec::new();
-    for kind in AliasKind::ALL {
-        // (key hash, URL hash, doc, its center): sorted, a key's documents
-        // are together. The center is read here, in docID order: looked up
-        // in key order, it was a cache miss per document on large crawls.
-        let mut keyed: Vec<Keyed> = Vec::new();
-        for_each_doc(docs_csv, |r, row| {
-            if let Some(u) = parse(row.url) {
-                let center = docs.center[r as usize];
-                keyed.push((xxh3_128(key(&u, kind).as_bytes()), xxh3_64(u.as_str().as_bytes()), r, center));
+    let mut unique = UrlUnique { not: vec![0; docs.len()] };
+    let mut members = Vec::new();
+    for group in entries.chunk_by(|a, b| a.base == b.base).filter(|g| g.len() > 1) {
+        for kind in AliasKind::ALL {
+            // The group's documents by this kind's key, in row order
+            // within a key.
+            members.clear();
+            members.extend(group.iter().map(|e| Member {
+                key: e.key(kind),
+                url: e.url(),
+                doc: e.row,
+                center: e.center,
+            }));
+            members.sort_unstable_by_key(|m| (m.key, m.doc));
+            for same in members.chunk_by(|a, b| a.key == b.key) {
+                pair_group(docs, kind, same, &mut aliases);
+                unique.mark(kind, same);
             }
-            Ok(())
-        })?;
-        keyed.sort_unstable_by_key(|&(k, _, d, _)| (k, d));
-        for group in keyed.chunk_by(|a, b| a.0 == b.0) {
-            pair_group(docs, kind, group, &mut aliases);
         }
     }
-    mark_near(overlap, docs, &mut aliases)?;
     aliases.sort();
-    Ok(aliases)
+    (aliases, unique)
 }
 
-/// A document under one alias key: `(key hash, URL hash, doc, center)`.
-type Keyed = (u128, u64, u32, u32);
+/// One document of a group of equal base under one kind: its key beside
+/// the base, what tells its URL from the others', its row and its center.
+#[derive(Clone, Copy, Debug)]
+struct Member {
+    key: (u64, u64),
+    url: (u64, u64),
+    doc: u32,
+    center: u32,
+}
 
 /// The alias rows of one key's documents, in docID order: each document
 /// with the first of its text (an exact pair), the first of each text with
 /// the key's first document.
-fn pair_group(docs: &Docs, kind: AliasKind, group: &[Keyed], aliases: &mut Vec<Alias>) {
-    let (_, first_url, first, _) = group[0];
-    // The first document of each text seen so far, with its URL hash;
-    // empty documents each stand alone.
-    let mut firsts: HashMap<u32, (u64, u32)> = HashMap::new();
-    for &(_, url, doc, center) in group {
+fn pair_group(docs: &Docs, kind: AliasKind, group: &[Member], aliases: &mut Vec<Alias>) {
+    let Member { url: first_url, doc: first, .. } = group[0];
+    // The first document of each text seen so far, with its URL; empty
+    // documents each stand alone.
+    let mut firsts: HashMap<u32, ((u64, u64), u32)> = HashMap::new();
+    for &Member { url, doc, center, .. } in group {
         let text_first = if center == EMPTY { None } else { firsts.get(&center).copied() };
         let (other_url, other) = match text_first {
             Some(f) => f,
@@ -208,7 +353,7 @@ fn pair_group(docs: &Docs, kind: AliasKind, group: &[Keyed], aliases: &mut Vec<A
 }
 
 /// The content class without the Overlap table (`Different` may become
-/// `Near` later).
+/// `Near` later, [`NearPairs`]).
 fn content_of(docs: &Docs, a: u32, b: u32) -> Content {
     let (ca, cb) = (docs.center[a as usize], docs.center[b as usize]);
     if ca == EMPTY || cb == EMPTY {
@@ -220,31 +365,47 @@ fn content_of(docs: &Docs, a: u32, b: u32) -> Content {
     }
 }
 
-/// Turns `Different` into `Near` where the centers are an Overlap-table
-/// pair, in one pass over the table.
-fn mark_near(overlap: &Path, docs: &Docs, aliases: &mut [Alias]) -> anyhow::Result<()> {
-    let centers = |a: &Alias| {
-        let (x, y) = (docs.center[a.doc_a as usize], docs.center[a.doc_b as usize]);
-        (x.min(y), x.max(y))
-    };
-    let wanted: HashSet<(u32, u32)> =
-        aliases.iter().filter(|a| a.content == Content::Different).map(centers).collect();
-    if wanted.is_empty() {
-        return Ok(());
+/// The center pairs of the `Different` aliases, looked up in the first
+/// pass over the Overlap table (a pass of their own was a quarter of the
+/// table's reading), then marked `Near` where they are linked.
+pub struct NearPairs {
+    /// Each pair, packed as [`pack`] does, and whether it is linked.
+    linked: FxHashMap<u64, bool>,
+}
+
+/// A center pair in either order, as one key.
+fn pack(a: u32, b: u32) -> u64 {
+    (u64::from(a.min(b)) << 32) | u64::from(a.max(b))
+}
+
+impl NearPairs {
+    pub fn new(docs: &Docs, aliases: &[Alias]) -> NearPairs {
+        let linked = aliases
+            .iter()
+            .filter(|a| a.content == Content::Different)
+            .map(|a| (pack(docs.center[a.doc_a as usize], docs.center[a.doc_b as usize]), false))
+            .collect();
+        NearPairs { linked }
     }
-    let mut linked = HashSet::new();
-    for_each_pair(overlap, docs, |i, j, _| {
-        if wanted.contains(&(i, j)) {
-            linked.insert((i, j));
-        }
-        Ok(())
-    })?;
-    for a in aliases.iter_mut() {
-        if a.content == Content::Different && linked.contains(&centers(a)) {
-            a.content = Content::Near;
+
+    /// One Overlap-table pair.
+    pub fn pair(&mut self, i: u32, j: u32) {
+        if !self.linked.is_empty()
+            && let Some(linked) = self.linked.get_mut(&pack(i, j))
+        {
+            *linked = true;
         }
     }
-    Ok(())
+
+    /// Turns `Different` into `Near` where the centers are linked.
+    pub fn mark(self, docs: &Docs, aliases: &mut [Alias]) {
+        for a in aliases.iter_mut().filter(|a| a.content == Content::Different) {
+            let key = pack(docs.center[a.doc_a as usize], docs.center[a.doc_b as usize]);
+            if self.linked.get(&key) == Some(&true) {
+                a.content = Content::Near;
+            }
+        }
+    }
 }
 
 /// Counts per kind, in [`AliasKind::ALL`] order.
@@ -273,24 +434,24 @@ pub struct Example {
     pub content: Content,
 }
 
-/// Writes `aliases.csv`: `kind,doc_a,doc_b,url_a,url_b,content`. Returns
-/// one example per kind: its first pair of the most similar content.
-pub fn write_csv(
-    path: &Path,
-    docs_csv: &Path,
-    docs: &Docs,
-    aliases: &[Alias],
-) -> anyhow::Result<Vec<Example>> {
-    let mut wanted: Vec<u32> = aliases.iter().flat_map(|a| [a.doc_a, a.doc_b]).collect();
-    wanted.sort_unstable();
-    wanted.dedup();
-    let urls = urls_of(docs_csv, &wanted)?;
-    let url = |d: u32| urls.get(&d).map_or("", String::as_str);
+/// The rows whose URLs [`write_csv`] shows, sorted.
+pub fn rows(aliases: &[Alias]) -> Vec<u32> {
+    let mut rows: Vec<u32> = aliases.iter().flat_map(|a| [a.doc_a, a.doc_b]).collect();
+    rows.sort_unstable();
+    rows.dedup();
+    rows
+}
+
+/// Writes `aliases.csv`: `kind,doc_a,doc_b,url_a,url_b,content`, with the
+/// URLs of [`rows`] in `urls`. Returns one example per kind: its first
+/// pair of the most similar content.
+pub fn write_csv(path: &Path, docs: &Docs, aliases: &[Alias], urls: &Urls) -> anyhow::Result<Vec<Example>> {
+    let url = |d: u32| urls.get(d).unwrap_or("");
     let rows = aliases.iter().map(|a| {
         [
-            a.kind.name().to_string(),
-            docs.doc_id(a.doc_a).to_string(),
-            docs.doc_id(a.doc_b).to_string(),
+            a.kind.name().into(),
+            Cell::number(docs.doc_id(a.doc_a)),
+            Cell::number(docs.doc_id(a.doc_b)),
             url(a.doc_a).into(),
             url(a.doc_b).into(),
             a.content.name().into(),
@@ -317,46 +478,47 @@ pub fn write_csv(
 /// scheme is https, or when no document has the same URL under https
 /// (YaCy's defaults, which prefer the `www.` and https forms). URLs that
 /// are not http(s) are unique.
+///
+/// A URL's form with `www.` is a URL whose www key is the URL, and its
+/// https form one whose scheme key is the URL: [`find`] marks them in the
+/// groups of equal key, one byte per document.
 pub struct UrlUnique {
-    /// Hashes of every document's parsed URL, sorted.
-    urls: Vec<u128>,
+    /// Per row: [`NOT_WWW`] and [`NOT_HTTP`].
+    not: Vec<u8>,
 }
 
+const NOT_WWW: u8 = 1;
+const NOT_HTTP: u8 = 2;
+
 impl UrlUnique {
-    pub fn load(docs_csv: &Path) -> anyhow::Result<UrlUnique> {
-        let mut urls = Vec::new();
-        for_each_doc(docs_csv, |_, row| {
-            if let Some(u) = parse(row.url) {
-                urls.push(xxh3_128(u.as_str().as_bytes()));
-            }
-            Ok(())
-        })?;
-        urls.sort_unstable();
-        urls.dedup();
-        Ok(UrlUnique { urls })
-    }
-
-    fn exists(&self, url: &str) -> bool {
-        self.urls.binary_search(&xxh3_128(url.as_bytes())).is_ok()
-    }
-
-    /// `(www_unique, http_unique)` of one URL.
-    pub fn flags(&self, url: &str) -> (bool, bool) {
-        let Some(u) = parse(url) else { return (true, true) };
-        let host = u.host_str().unwrap_or("");
-        let www = host.starts_with("www.") || {
-            let mut with = u.clone();
-            with.set_host(Some(&format!("www.{host}"))).is_err() || !self.exists(with.as_str())
+    /// Marks the documents of one key's group that another of the group
+    /// makes not unique.
+    fn mark(&mut self, kind: AliasKind, group: &[Member]) {
+        let (bit, preferred, flag) = match kind {
+            AliasKind::Www => (WWW_PREFIX, WWW_STRIPPED, NOT_WWW),
+            AliasKind::Scheme => (HTTPS, HTTPS, NOT_HTTP),
+            _ => return,
         };
-        let http =
-            u.scheme() == "https" || !self.exists(&format!("https{}", &u.as_str()[u.scheme().len()..]));
-        (www, http)
+        if group.iter().any(|m| m.url.0 & preferred != 0) {
+            for m in group.iter().filter(|m| m.url.0 & bit == 0) {
+                self.not[m.doc as usize] |= flag;
+            }
+        }
+    }
+
+    /// `(www_unique, http_unique)` of `row`.
+    pub fn flags(&self, row: u32) -> (bool, bool) {
+        let not = self.not[row as usize];
+        (not & NOT_WWW == 0, not & NOT_HTTP == 0)
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashSet;
+
     use super::*;
+    use crate::report::input::load_docs;
 
     fn k(url: &str, kind: AliasKind) -> String {
         key(&parse(url).unwrap(), kind)
@@ -392,7 +554,13 @@ mod tests {
             group_size: vec![2, 2, 0, 0, 0],
             ..Docs::default()
         };
-        let group: Vec<Keyed> = (0..5).map(|d| (7, 100 + u64::from(d), d, docs.center[d as usize])).collect();
+        let member = |url: u64, doc: u32| Member {
+            key: (7, 0),
+            url: (url, 0),
+            doc,
+            center: docs.center[doc as usize],
+        };
+        let group: Vec<Member> = (0..5).map(|d| member(100 + u64::from(d), d)).collect();
         let mut got = Vec::new();
         pair_group(&docs, AliasKind::Query, &group, &mut got);
         let got: Vec<(u32, u32, Content)> = got.iter().map(|a| (a.doc_a, a.doc_b, a.content)).collect();
@@ -406,7 +574,7 @@ mod tests {
             ]
         );
         // The same URL twice is not an alias.
-        let same = vec![(7, 100, 0, 0), (7, 100, 2, 0)];
+        let same = vec![member(100, 0), member(100, 2)];
         let mut none = Vec::new();
         pair_group(&docs, AliasKind::Query, &same, &mut none);
         assert!(none.is_empty());
@@ -423,15 +591,168 @@ mod tests {
              1,http://www.a.org/x,www.a.org,s:1,1,1,1,1,,0\n\
              2,http://b.org/y,b.org,s:2,1,1,1,2,,0\n\
              3,https://b.org/y,b.org,s:3,1,1,1,3,,0\n\
-             4,http://c.org/z,c.org,s:4,1,1,1,4,,0\n",
+             4,http://c.org/z,c.org,s:4,1,1,1,4,,0\n\
+             5,,,s:5,1,1,1,5,,0\n",
         )
         .unwrap();
-        let u = UrlUnique::load(&p).unwrap();
-        assert_eq!(u.flags("http://a.org/x"), (false, true));
-        assert_eq!(u.flags("http://www.a.org/x"), (true, true));
-        assert_eq!(u.flags("http://b.org/y"), (true, false));
-        assert_eq!(u.flags("https://b.org/y"), (true, true));
-        assert_eq!(u.flags("http://c.org/z"), (true, true));
-        assert_eq!(u.flags(""), (true, true));
+        let mut entries = UrlEntries::default();
+        let docs = load_docs(&p, |r, row| {
+            entries.add(r, row.url);
+            Ok(())
+        })
+        .unwrap();
+        let (_, u) = find(entries, &docs);
+        assert_eq!(u.flags(0), (false, true), "http://a.org/x");
+        assert_eq!(u.flags(1), (true, true), "http://www.a.org/x");
+        assert_eq!(u.flags(2), (true, false), "http://b.org/y");
+        assert_eq!(u.flags(3), (true, true), "https://b.org/y");
+        assert_eq!(u.flags(4), (true, true), "http://c.org/z");
+        assert_eq!(u.flags(5), (true, true), "no URL");
+    }
+
+    /// Aliases and URL flags as they were found before [`UrlEntry`]: each
+    /// kind's key written out and hashed whole, the www and https forms
+    /// looked up among all URLs.
+    fn by_keys(urls: &[&str], docs: &Docs) -> (Vec<Alias>, Vec<(bool, bool)>) {
+        let parsed: Vec<(u32, Url)> =
+            urls.iter().enumerate().filter_map(|(d, u)| Some((d as u32, parse(u)?))).collect();
+        let mut aliases = Vec::new();
+        for kind in AliasKind::ALL {
+            let mut keyed: Vec<(u128, u32, Member)> = parsed
+                .iter()
+                .map(|(d, u)| {
+                    let url = (xxh3_64(u.as_str().as_bytes()), 0);
+                    let center = docs.center[*d as usize];
+                    (xxh3_128(key(u, kind).as_bytes()), *d, Member { key: (0, 0), url, doc: *d, center })
+                })
+                .collect();
+            keyed.sort_unstable_by_key(|&(k, d, _)| (k, d));
+            for group in keyed.chunk_by(|a, b| a.0 == b.0) {
+                let members: Vec<Member> = group.iter().map(|g| g.2).collect();
+                pair_group(docs, kind, &members, &mut aliases);
+            }
+        }
+        aliases.sort();
+        let all: HashSet<&str> = parsed.iter().map(|(_, u)| u.as_str()).collect();
+        let flags = urls
+            .iter()
+            .map(|url| {
+                let Some(u) = parse(url) else { return (true, true) };
+                let host = u.host_str().unwrap_or("");
+                let www = host.starts_with("www.") || {
+                    let mut with = u.clone();
+                    with.set_host(Some(&format!("www.{host}"))).is_err() || !all.contains(with.as_str())
+                };
+                let https = format!("https{}", &u.as_str()[u.scheme().len()..]);
+                (www, u.scheme() == "https" || !all.contains(https.as_str()))
+            })
+            .collect();
+        (aliases, flags)
+    }
+
+    #[test]
+    fn entries_find_what_the_keys_find() {
+        let schemes = ["http", "https", "HTTPS", "ftp"];
+        let hosts = [
+            "a.org",
+            "www.a.org",
+            "WWW.A.org",
+            "www.",
+            "www.www.a.org",
+            "www.www.",
+            "b.a.org",
+            "www.b.a.org",
+            "bücher.example",
+            "www.bücher.example",
+            "www.xn--bcher-kva.example",
+            "1.2.3.4",
+            "www.1.2.3.4",
+            "[::1]",
+            "",
+            "www..",
+            "www.a..b",
+            "www.%61.org",
+            "www.xn--bcher-kva.xn--bcher-kva",
+            "www.a-.org",
+            "www.a_b.org",
+            "www.0x10.org",
+            "www.org",
+            "www.ا.example",
+        ];
+        let users = ["", "u@", "u:p@", "www.a.org@"];
+        let ports = ["", ":80", ":443", ":8080"];
+        let paths = [
+            "",
+            "/",
+            "//",
+            "/x",
+            "/x/",
+            "/x//",
+            "/x/index.html",
+            "/x/INDEX.HTM",
+            "/x/Index.Html/",
+            "/x//index.php",
+            "/default.asp",
+            "/index.html/x",
+            "/x/./y",
+            "/x/../index.html",
+            "/%78/",
+            "/x%2F",
+            "/ x?",
+        ];
+        let queries = ["", "?", "?a=1", "?a=2", "?a=1&b", "??"];
+        let fragments = ["", "#", "#f", "#?a=1"];
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        for case in 0..10_000 {
+            // Two or three choices per part, so that URLs share most of
+            // their parts.
+            let mut pick = |parts: &[&'static str]| -> Vec<&'static str> {
+                (0..2 + next(2)).map(|_| parts[next(parts.len())]).collect()
+            };
+            let parts = [
+                pick(&schemes),
+                pick(&hosts),
+                pick(&users),
+                pick(&ports),
+                pick(&paths),
+                pick(&queries),
+                pick(&fragments),
+            ];
+            let n = 2 + next(30);
+            let urls: Vec<String> = (0..n)
+                .map(|_| match next(40) {
+                    0 => String::new(),
+                    1 => "not a url".into(),
+                    _ => {
+                        let p: Vec<&str> = parts.iter().map(|p| p[next(p.len())]).collect();
+                        format!("{}://{}{}{}{}{}{}", p[0], p[2], p[1], p[3], p[4], p[5], p[6])
+                    }
+                })
+                .collect();
+            // Texts: a few, and some empty documents.
+            let text: Vec<Option<usize>> =
+                (0..n).map(|_| [None, Some(0), Some(1), Some(2)][next(4)]).collect();
+            let center: Vec<u32> = (0..n)
+                .map(|d| match text[d] {
+                    None => EMPTY,
+                    t => (0..n).find(|&c| text[c] == t).unwrap() as u32,
+                })
+                .collect();
+            let docs = Docs { center, ..Docs::default() };
+            let urls: Vec<&str> = urls.iter().map(String::as_str).collect();
+            let mut entries = UrlEntries::default();
+            for (d, url) in urls.iter().enumerate() {
+                entries.add(d as u32, url);
+            }
+            let (aliases, unique) = find(entries, &docs);
+            let flags: Vec<(bool, bool)> = (0..n as u32).map(|d| unique.flags(d)).collect();
+            assert_eq!((aliases, flags), by_keys(&urls, &docs), "case {case}: {urls:?}");
+        }
     }
 }

@@ -8,8 +8,6 @@
 //! component's graph of exact-group centers is measured: its pairs, its
 //! edge density, and, where it is small enough to search, its diameter.
 
-use std::collections::VecDeque;
-
 /// Union-find over docIDs with union by size and path halving.
 #[derive(Clone, Debug)]
 pub struct UnionFind {
@@ -85,6 +83,13 @@ pub fn diameter_measurable(centers: u64, pairs: u64) -> bool {
 /// The diameter of a connected graph on `n` nodes (local indices) with the
 /// given undirected edges: the largest shortest-path distance between two
 /// nodes. 0 for one node.
+///
+/// Breadth-first searches from 64 nodes run at once, a bit per search in
+/// one word per node: each step takes, for every node, the union of its
+/// neighbours' frontiers, so a group of diameter d costs d + 1 sweeps of
+/// the edges per 64 nodes. A search from every node one at a time was 8%
+/// of the report's instructions on a 65,389-document crawl whose largest
+/// groups have hundreds of centers and diameters of 2 to 4.
 pub fn diameter(n: usize, edges: &[(u32, u32)]) -> u32 {
     if n <= 1 {
         return 0;
@@ -110,22 +115,43 @@ pub fn diameter(n: usize, edges: &[(u32, u32)]) -> u32 {
         fill[b as usize] += 1;
     }
     let mut best = 0;
-    let mut dist = vec![u32::MAX; n];
-    let mut queue = VecDeque::with_capacity(n);
-    for source in 0..n {
-        dist.fill(u32::MAX);
-        dist[source] = 0;
-        queue.push_back(source as u32);
-        while let Some(x) = queue.pop_front() {
-            let d = dist[x as usize];
-            best = best.max(d);
-            for &y in &adj[start[x as usize] as usize..start[x as usize + 1] as usize] {
-                if dist[y as usize] == u32::MAX {
-                    dist[y as usize] = d + 1;
-                    queue.push_back(y);
-                }
-            }
+    // Per node: the searches that have reached it, and those that reached
+    // it in the last step (and so go on from it in the next).
+    let mut seen = vec![0u64; n];
+    let mut frontier = vec![0u64; n];
+    let mut next = vec![0u64; n];
+    for first in (0..n).step_by(64) {
+        let searches = (n - first).min(64);
+        let all = u64::MAX >> (64 - searches);
+        seen.fill(0);
+        frontier.fill(0);
+        for i in 0..searches {
+            seen[first + i] = 1 << i;
+            frontier[first + i] = 1 << i;
         }
+        let mut steps = 0;
+        loop {
+            let mut moved = false;
+            for v in 0..n {
+                if seen[v] == all {
+                    next[v] = 0;
+                    continue;
+                }
+                let reached = adj[start[v] as usize..start[v + 1] as usize]
+                    .iter()
+                    .fold(0u64, |r, &u| r | frontier[u as usize]);
+                let new = reached & !seen[v];
+                seen[v] |= new;
+                next[v] = new;
+                moved |= new != 0;
+            }
+            if !moved {
+                break;
+            }
+            steps += 1;
+            std::mem::swap(&mut frontier, &mut next);
+        }
+        best = best.max(steps);
     }
     best
 }
@@ -172,6 +198,63 @@ mod tests {
         assert_eq!(diameter(4, &[(0, 1), (0, 2), (0, 3)]), 2);
         // A chain A~B~C~D.
         assert_eq!(diameter(4, &[(0, 1), (1, 2), (2, 3)]), 3);
+    }
+
+    /// The diameter by a breadth-first search from every node.
+    fn by_single_searches(n: usize, edges: &[(u32, u32)]) -> u32 {
+        let mut adj = vec![Vec::new(); n];
+        for &(a, b) in edges {
+            adj[a as usize].push(b as usize);
+            adj[b as usize].push(a as usize);
+        }
+        let mut best = 0;
+        for source in 0..n {
+            let mut dist = vec![u32::MAX; n];
+            dist[source] = 0;
+            let mut queue = std::collections::VecDeque::from([source]);
+            while let Some(x) = queue.pop_front() {
+                best = best.max(dist[x]);
+                for &y in &adj[x] {
+                    if dist[y] == u32::MAX {
+                        dist[y] = dist[x] + 1;
+                        queue.push_back(y);
+                    }
+                }
+            }
+        }
+        best
+    }
+
+    #[test]
+    fn diameters_of_random_graphs_equal_single_searches() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |m: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % m as u64) as usize
+        };
+        for case in 0..300 {
+            // Around the 64-node blocks, sparse to dense, chains and
+            // stars, some not connected.
+            let n = [1, 2, 3, 63, 64, 65, 127, 129, 200][case % 9] + next(3);
+            let mut edges = std::collections::BTreeSet::new();
+            for i in 1..n {
+                match case % 4 {
+                    0 => edges.insert(((i - 1) as u32, i as u32)),
+                    1 => edges.insert((next(i) as u32, i as u32)),
+                    _ => false,
+                };
+            }
+            for _ in 0..next(3 * n + 1) {
+                let (a, b) = (next(n), next(n));
+                if a != b {
+                    edges.insert((a.min(b) as u32, a.max(b) as u32));
+                }
+            }
+            let edges: Vec<(u32, u32)> = edges.into_iter().collect();
+            assert_eq!(diameter(n, &edges), by_single_searches(n, &edges), "case {case}: {n} nodes");
+        }
     }
 
     #[test]

@@ -26,6 +26,7 @@ use serde::Serialize;
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::aliases::UrlUnique;
+use super::fields::{Cell, flag};
 use super::input::{Docs, EMPTY, for_each_doc};
 use crate::extract;
 use crate::fuzzy;
@@ -80,6 +81,36 @@ fn uniqueness<K: Ord>(n: usize, mut members: Vec<u32>, key: impl Fn(u32) -> K) -
         }
     }
     u
+}
+
+/// Each row's title hash, gathered while docs.csv is loaded.
+#[derive(Default)]
+pub struct Titles {
+    /// xxh3-64 of the title, 0 without one.
+    hash: Vec<u64>,
+    /// The rows with a title, ascending.
+    rows: Vec<u32>,
+}
+
+impl Titles {
+    /// Adds the next row.
+    pub fn add(&mut self, row: u32, title: &str) {
+        if title.is_empty() {
+            self.hash.push(0);
+        } else {
+            self.hash.push(xxh3_64(title.as_bytes()));
+            self.rows.push(row);
+        }
+    }
+
+    /// Each row's `title_unique`, `None` without a title: one byte a
+    /// document, held until flags.csv is written, where the hashes took
+    /// twelve.
+    pub fn unique(self, docs: &Docs) -> Vec<Option<bool>> {
+        let hash = self.hash;
+        let u = uniqueness(docs.len(), self.rows, |d| (docs.host[d as usize], hash[d as usize]));
+        u.first.iter().zip(&u.count).map(|(&first, &count)| (count > 0).then_some(first)).collect()
+    }
 }
 
 /// Records read again per parallel batch.
@@ -247,29 +278,20 @@ impl Cursor {
     }
 }
 
-/// Computes every flag and writes `flags.csv`.
+/// Computes the fuzzy flags and writes `flags.csv`, with the title and URL
+/// flags found while docs.csv was loaded, in one more pass over it.
 pub fn write_csv(
     path: &Path,
     docs_csv: &Path,
     docs: &Docs,
     near_count: &[u32],
     fuzzy: &[u128],
+    title_unique: &[Option<bool>],
+    urls: &UrlUnique,
 ) -> anyhow::Result<FlagCounts> {
     let n = docs.len();
     let signed: Vec<u32> = (0..n as u32).filter(|&d| fuzzy[d as usize] != NO_SIGNATURE).collect();
     let fuzzy_u = uniqueness(n, signed, |d| fuzzy[d as usize]);
-    let mut title_hash = vec![0u64; n];
-    let mut has_title: Vec<u32> = Vec::new();
-    for_each_doc(docs_csv, |r, row| {
-        if !row.title().is_empty() {
-            title_hash[r as usize] = xxh3_64(row.title().as_bytes());
-            has_title.push(r);
-        }
-        Ok(())
-    })?;
-    let title_u = uniqueness(n, has_title.clone(), |d| (docs.host[d as usize], title_hash[d as usize]));
-    drop(title_hash);
-    let urls = UrlUnique::load(docs_csv)?;
 
     let mut counts = FlagCounts::default();
     let mut w = CsvOut::create(
@@ -288,46 +310,46 @@ pub fn write_csv(
             "near_replica_count",
         ],
     )?;
-    let flag = |b: bool| if b { "true" } else { "false" }.to_string();
-    let mut titles = has_title.into_iter().peekable();
     for_each_doc(docs_csv, |r, row| {
         let d = r as usize;
-        let (www, http) = urls.flags(row.url);
+        let (www, http) = urls.flags(r);
         counts.www_not_unique += u64::from(!www);
         counts.http_not_unique += u64::from(!http);
+        let none = || Cell::Text("");
         let center = docs.center[d];
         let (exact_unique, exact_count, near) = if center == EMPTY {
-            (String::new(), String::new(), String::new())
+            (none(), none(), none())
         } else {
             counts.exact_signature_not_unique += u64::from(center != r);
-            (flag(center == r), docs.exact_size(r).to_string(), near_count[d].to_string())
+            (flag(center == r), Cell::number(docs.exact_size(r)), Cell::number(near_count[d]))
         };
         let (sig, sig_unique, sig_count) = match fuzzy[d] {
-            NO_SIGNATURE => (String::new(), String::new(), String::new()),
+            NO_SIGNATURE => (none(), none(), none()),
             s => {
                 counts.fuzzy_signatures += 1;
                 counts.fuzzy_signature_not_unique += u64::from(!fuzzy_u.first[d]);
-                (format!("{s:032x}"), flag(fuzzy_u.first[d]), fuzzy_u.count[d].to_string())
+                (Cell::hex128(s), flag(fuzzy_u.first[d]), Cell::number(fuzzy_u.count[d]))
             }
         };
-        let title = if titles.next_if_eq(&r).is_some() {
-            counts.title_not_unique += u64::from(!title_u.first[d]);
-            flag(title_u.first[d])
-        } else {
-            String::new()
+        let title = match title_unique[d] {
+            Some(first) => {
+                counts.title_not_unique += u64::from(!first);
+                flag(first)
+            }
+            None => none(),
         };
         w.row([
-            row.id.to_string().as_str(),
-            row.url,
-            &flag(www),
-            &flag(http),
-            &exact_unique,
-            &exact_count,
-            &sig,
-            &sig_unique,
-            &sig_count,
-            &title,
-            &near,
+            Cell::number(row.id),
+            row.url.into(),
+            flag(www),
+            flag(http),
+            exact_unique,
+            exact_count,
+            sig,
+            sig_unique,
+            sig_count,
+            title,
+            near,
         ])
     })?;
     w.finish()?;

@@ -3,18 +3,19 @@
 //! hosts, a sample URL, and whether it looks chained (see
 //! [`super::components`]), written to `groups.csv` largest first.
 
-use std::collections::HashMap;
 use std::path::Path;
 
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use super::components::{self, UnionFind};
-use super::input::{Docs, EMPTY, for_each_pair, urls_of};
+use super::fields::{self, Cell};
+use super::input::{Docs, EMPTY, Urls, for_each_pair};
 
 /// One component of two or more documents.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Group {
-    /// Its smallest docID, which names it.
+    /// Its smallest docID, which names it (its row until [`name`]).
     pub group: u32,
     pub documents: u64,
     /// Exact groups in it (distinct texts).
@@ -29,7 +30,7 @@ pub struct Group {
     /// Linked center pairs over all center pairs.
     pub density: f64,
     pub chained: bool,
-    /// The URL of its smallest docID.
+    /// The URL of its smallest docID (see [`name`]).
     pub sample_url: String,
 }
 
@@ -43,17 +44,12 @@ pub struct Linked {
 
 /// Builds the groups: sizes from the labels, diameters from further
 /// passes over the table for components small enough, with at most
-/// `edge_budget` links held at once.
-pub fn groups(
-    docs: &Docs,
-    linked: &Linked,
-    overlap: &Path,
-    docs_csv: &Path,
-    edge_budget: u64,
-) -> anyhow::Result<Vec<Group>> {
+/// `edge_budget` links held at once. They are named by row, without URLs,
+/// until [`name`].
+pub fn groups(docs: &Docs, linked: &Linked, overlap: &Path, edge_budget: u64) -> anyhow::Result<Vec<Group>> {
     let n = docs.len();
     let label = &linked.label;
-    let mut sizes: HashMap<u32, (u64, u64, u64)> = HashMap::new(); // documents, centers, degree sum
+    let mut sizes: FxHashMap<u32, (u64, u64, u64)> = FxHashMap::default(); // documents, centers, degree sum
     let mut host_of_group: Vec<(u32, u32)> = Vec::new();
     {
         let mut size = vec![0u32; n];
@@ -77,7 +73,7 @@ pub fn groups(
     }
     host_of_group.sort_unstable();
     host_of_group.dedup();
-    let mut hosts: HashMap<u32, u64> = HashMap::new();
+    let mut hosts: FxHashMap<u32, u64> = FxHashMap::default();
     for (l, _) in host_of_group {
         *hosts.entry(l).or_default() += 1;
     }
@@ -100,15 +96,21 @@ pub fn groups(
     for g in &mut groups {
         g.chained = components::chained(g.centers, g.pairs, g.diameter);
     }
-    let mut wanted: Vec<u32> = groups.iter().map(|g| g.group).collect();
-    wanted.sort_unstable();
-    let urls = urls_of(docs_csv, &wanted)?;
-    for g in &mut groups {
-        g.sample_url = urls.get(&g.group).cloned().unwrap_or_default();
-        // Named by row until here; the table shows docIDs, in the same order.
+    Ok(groups)
+}
+
+/// The rows whose URLs [`name`] needs.
+pub fn rows(groups: &[Group]) -> Vec<u32> {
+    groups.iter().map(|g| g.group).collect()
+}
+
+/// Gives each group its sample URL, from `urls` (holding those of
+/// [`rows`]), and names it by docID, as report.json shows it.
+pub fn name(groups: &mut [Group], docs: &Docs, urls: &Urls) {
+    for g in groups {
+        g.sample_url = urls.get(g.group).unwrap_or("").to_string();
         g.group = docs.doc_id(g.group);
     }
-    Ok(groups)
 }
 
 fn round4(x: f64) -> f64 {
@@ -135,7 +137,7 @@ fn measure_diameters(
         }
     }
     while !todo.is_empty() {
-        let mut batch: HashMap<u32, usize> = HashMap::new();
+        let mut batch: FxHashMap<u32, usize> = FxHashMap::default();
         let mut edges = 0u64;
         while let Some(&i) = todo.last() {
             if !batch.is_empty() && edges + groups[i].pairs > edge_budget {
@@ -146,8 +148,8 @@ fn measure_diameters(
             todo.pop();
         }
         // Local index of each center within its group.
-        let mut local: HashMap<u32, u32> = HashMap::new();
-        let mut next: HashMap<u32, u32> = HashMap::new();
+        let mut local: FxHashMap<u32, u32> = FxHashMap::default();
+        let mut next: FxHashMap<u32, u32> = FxHashMap::default();
         for d in 0..docs.len() as u32 {
             if docs.center[d as usize] != EMPTY && docs.is_center(d) && batch.contains_key(&label[d as usize])
             {
@@ -156,7 +158,7 @@ fn measure_diameters(
                 *slot += 1;
             }
         }
-        let mut links: HashMap<u32, Vec<(u32, u32)>> = HashMap::new();
+        let mut links: FxHashMap<u32, Vec<(u32, u32)>> = FxHashMap::default();
         for_each_pair(overlap, docs, |i, j, _| {
             let l = label[i as usize];
             if batch.contains_key(&l) {
@@ -185,19 +187,20 @@ pub fn union_exact(docs: &Docs) -> UnionFind {
     uf
 }
 
-/// Writes `groups.csv`.
-pub fn write_csv(path: &Path, groups: &[Group]) -> anyhow::Result<()> {
+/// Writes `groups.csv`, from the groups named by row, with the sample URLs
+/// in `urls` (a string each for every group would be held for nothing).
+pub fn write_csv(path: &Path, groups: &[Group], docs: &Docs, urls: &Urls) -> anyhow::Result<()> {
     let rows = groups.iter().map(|g| {
         [
-            g.group.to_string(),
-            g.documents.to_string(),
-            g.centers.to_string(),
-            g.pairs.to_string(),
-            g.hosts.to_string(),
-            g.diameter.map(|d| d.to_string()).unwrap_or_default(),
-            format!("{:.4}", g.density),
-            g.chained.to_string(),
-            g.sample_url.clone(),
+            Cell::number(docs.doc_id(g.group)),
+            Cell::number(g.documents),
+            Cell::number(g.centers),
+            Cell::number(g.pairs),
+            Cell::number(g.hosts),
+            g.diameter.map_or(Cell::Text(""), Cell::number),
+            Cell::fixed4(g.density),
+            fields::flag(g.chained),
+            urls.get(g.group).unwrap_or("").into(),
         ]
     });
     crate::store::write_rows(
@@ -210,7 +213,7 @@ pub fn write_csv(path: &Path, groups: &[Group]) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::input::load_docs;
+    use crate::report::input::{load_docs, urls_of};
 
     #[test]
     fn groups_with_sizes_hosts_and_chains() {
@@ -228,7 +231,7 @@ mod tests {
         .unwrap();
         let overlap = dir.path().join("overlap.csv");
         std::fs::write(&overlap, "doc_i,doc_j,shared\n2,3,9\n3,4,9\n4,5,9\n").unwrap();
-        let docs = load_docs(&docs_csv).unwrap();
+        let docs = load_docs(&docs_csv, |_, _| Ok(())).unwrap();
         let mut uf = union_exact(&docs);
         let mut degree = vec![0u32; docs.len()];
         for (i, j) in [(2, 3), (3, 4), (4, 5)] {
@@ -238,7 +241,10 @@ mod tests {
         }
         let linked = Linked { label: uf.labels(), degree };
         // A budget of one link forces one batch per group.
-        let got = groups(&docs, &linked, &overlap, &docs_csv, 1).unwrap();
+        let mut got = groups(&docs, &linked, &overlap, 1).unwrap();
+        let mut wanted = rows(&got);
+        wanted.sort_unstable();
+        name(&mut got, &docs, &urls_of(&docs_csv, &wanted).unwrap());
         let summary: Vec<String> = got
             .iter()
             .map(|g| {

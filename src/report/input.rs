@@ -91,8 +91,14 @@ pub fn for_each_doc(
     })
 }
 
-/// Loads the columns of docs.csv the report keeps for every document.
-pub fn load_docs(path: &Path) -> anyhow::Result<Docs> {
+/// Loads the columns of docs.csv the report keeps for every document,
+/// calling `also` with every row and its number in the same pass: what
+/// other parts of the report take from every row (URL keys, title hashes)
+/// is gathered there, not in passes of their own.
+pub fn load_docs(
+    path: &Path,
+    mut also: impl FnMut(u32, &Doc<'_>) -> anyhow::Result<()>,
+) -> anyhow::Result<Docs> {
     let mut docs = Docs::default();
     let mut host_ids: HashMap<String, u32> = HashMap::new();
     let mut doc_ids: Vec<u32> = Vec::new();
@@ -118,7 +124,7 @@ pub fn load_docs(path: &Path) -> anyhow::Result<Docs> {
             next
         });
         docs.host.push(id);
-        Ok(())
+        also(r, row)
     })?;
     if doc_ids.iter().enumerate().any(|(r, &id)| id != r as u32) {
         docs.doc_ids = doc_ids;
@@ -145,16 +151,47 @@ pub fn for_each_pair(
     })
 }
 
-/// The URLs of the `wanted` rows (sorted), from a second pass over
-/// docs.csv: the report keeps URLs only for the documents it prints.
-pub fn urls_of(path: &Path, wanted: &[u32]) -> anyhow::Result<HashMap<u32, String>> {
-    let mut urls = HashMap::with_capacity(wanted.len());
+/// The URLs of some rows, in one buffer: the report keeps URLs only for
+/// the documents it prints (group samples, aliases), and a string each
+/// for hundreds of thousands of them left the heap in pieces that the
+/// host tables, built next, could not use (21 MB more at the peak for a
+/// million documents).
+#[derive(Debug, Default)]
+pub struct Urls {
+    /// The rows, ascending.
+    rows: Vec<u32>,
+    /// Where each row's URL ends in `text`.
+    ends: Vec<usize>,
+    text: String,
+}
+
+impl Urls {
+    /// The URL of `row`, if it was asked for.
+    pub fn get(&self, row: u32) -> Option<&str> {
+        let i = self.rows.binary_search(&row).ok()?;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        Some(&self.text[start..self.ends[i]])
+    }
+}
+
+/// The URLs of the `wanted` rows (sorted), from another pass over
+/// docs.csv.
+pub fn urls_of(path: &Path, wanted: &[u32]) -> anyhow::Result<Urls> {
+    let mut urls = Urls {
+        rows: Vec::with_capacity(wanted.len()),
+        ends: Vec::with_capacity(wanted.len()),
+        text: String::new(),
+    };
     if wanted.is_empty() {
         return Ok(urls);
     }
+    let mut next = wanted.iter().peekable();
     for_each_doc(path, |r, row| {
-        if wanted.binary_search(&r).is_ok() {
-            urls.insert(r, row.url.to_string());
+        while next.next_if(|&&w| w < r).is_some() {}
+        if next.next_if_eq(&&r).is_some() {
+            urls.rows.push(r);
+            urls.text.push_str(row.url);
+            urls.ends.push(urls.text.len());
         }
         Ok(())
     })?;
@@ -183,7 +220,7 @@ mod tests {
                 "{HEADER}0,http://a/x,a,in:0,10,1,1,0,,0\n1,http://b/x,b,in:5,10,1,1,0,T,0\n2,,,in:9,0,0,0,,,0\n"
             ),
         );
-        let docs = load_docs(&p).unwrap();
+        let docs = load_docs(&p, |_, _| Ok(())).unwrap();
         assert_eq!(docs.center, vec![0, 0, EMPTY]);
         assert_eq!(docs.exact_size(1), 2);
         assert_eq!(docs.exact_size(2), 0);
@@ -198,13 +235,12 @@ mod tests {
             "docs.csv",
             &format!("{HEADER}0,u,h,s:0,10,1,1,0,,0\n1,u,h,s:1,ten,1,1,1,,0\n"),
         );
-        let e = format!("{:#}", load_docs(&p).unwrap_err());
+        let e = format!("{:#}", load_docs(&p, |_, _| Ok(())).unwrap_err());
         assert!(e.contains("docs.csv line 3") && e.contains("bytes"), "{e}");
-        let docs = load_docs(&write(
-            dir.path(),
-            "d2.csv",
-            &format!("{HEADER}0,u,h,s:0,1,1,1,0,,0\n1,u,h,s:1,1,1,1,1,,0\n"),
-        ))
+        let docs = load_docs(
+            &write(dir.path(), "d2.csv", &format!("{HEADER}0,u,h,s:0,1,1,1,0,,0\n1,u,h,s:1,1,1,1,1,,0\n")),
+            |_, _| Ok(()),
+        )
         .unwrap();
         let o = write(dir.path(), "overlap.csv", "doc_i,doc_j,shared\n0,1,5\n1,0,5\n");
         let e = format!("{:#}", for_each_pair(&o, &docs, |_, _, _| Ok(())).unwrap_err());

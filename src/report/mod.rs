@@ -5,16 +5,18 @@
 //! It reads what the earlier stages wrote (`docs.csv`, `overlap.csv`,
 //! `stats.json`, `fuzzy.fpd`) and, for fuzzy signatures with other than
 //! the default parameters only, the inputs again.
-//! Memory grows with the documents (arrays of one to sixteen bytes each,
-//! about 80 bytes per document at the peak, while flags.csv is written:
-//! under 1 GB for 10 million documents), not with the Overlap table,
-//! which is streamed: once for
-//! components, savings and near-replica counts, once each for host
-//! overlap, alias content and group diameters. Two structures depend on
-//! the links, each within a quarter of `--memory`: the host overlap's
-//! linked (exact group, host) entries and host-pair counts, spilled to
-//! the stage's scratch directory beyond it ([`hosts`]), and the links of
-//! the groups whose diameter is measured, held a batch at a time.
+//! Memory grows with the documents (arrays of one to forty bytes each,
+//! about 80 bytes per document at the peak, while docs.csv is loaded with
+//! each URL's alias entry: under 1 GB for 10 million documents), not with
+//! the Overlap table, which is streamed: once for components, savings,
+//! near-replica counts and alias content, once each for group diameters
+//! and host overlap. docs.csv is read three times: for every per-document
+//! column, for the URLs the tables show, and to write flags.csv. Two
+//! structures depend on the links, each within a quarter of `--memory`:
+//! the host overlap's linked (exact group, host) entries and host-pair
+//! counts, spilled to the stage's scratch directory beyond it
+//! ([`hosts`]), and the links of the groups whose diameter is measured,
+//! held a batch at a time.
 //!
 //! Outputs: `report.json` (below), `groups.csv` ([`groups`]), `hosts.csv`
 //! ([`hosts`]), `aliases.csv` ([`aliases`]), `flags.csv` ([`flags`]) and
@@ -35,6 +37,7 @@
 
 pub mod aliases;
 pub mod components;
+pub mod fields;
 pub mod flags;
 pub mod groups;
 pub mod histogram;
@@ -265,11 +268,22 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
         anyhow::bail!("{} has no complete pairs stage: run `overlap pairs` first", out.root().display());
     };
     let (docs_csv, overlap) = (out.docs(), out.overlap());
-    let docs = input::load_docs(&docs_csv)?;
+    // One pass over docs.csv for everything taken from every row.
+    let mut url_entries = aliases::UrlEntries::default();
+    let mut titles = flags::Titles::default();
+    let docs = input::load_docs(&docs_csv, |r, row| {
+        url_entries.add(r, row.url);
+        titles.add(r, row.title());
+        Ok(())
+    })?;
     let n = docs.len();
+    let (mut alias_pairs, url_unique) = aliases::find(url_entries, &docs);
+    let title_unique = titles.unique(&docs);
     let compared = runs::load(&manifest, out, n as u64, &cfg.compare)?;
 
-    let pass = link_pass(&docs, &overlap)?;
+    let mut near_aliases = aliases::NearPairs::new(&docs, &alias_pairs);
+    let pass = link_pass(&docs, &overlap, &mut near_aliases)?;
+    near_aliases.mark(&docs, &mut alias_pairs);
     let (exact, exact_h, near_h, empty) = histograms(&docs, &pass.label);
     let near_count = pass.near_count;
     let kept = pass.kept;
@@ -283,9 +297,20 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
 
     let linked = groups::Linked { label: pass.label, degree: pass.degree };
     let edge_budget = (cfg.memory / 4 / 16).max(1 << 16);
-    let all_groups = groups::groups(&docs, &linked, &overlap, &docs_csv, edge_budget)?;
+    let all_groups = groups::groups(&docs, &linked, &overlap, edge_budget)?;
     drop(linked);
-    groups::write_csv(&out.groups(), &all_groups)?;
+
+    // The URLs the groups and aliases show, in one more pass.
+    let mut wanted = groups::rows(&all_groups);
+    wanted.extend(aliases::rows(&alias_pairs));
+    wanted.sort_unstable();
+    wanted.dedup();
+    let urls = input::urls_of(&docs_csv, &wanted)?;
+    drop(wanted);
+    groups::write_csv(&out.groups(), &all_groups, &docs, &urls)?;
+    let alias_examples = aliases::write_csv(&out.aliases(), &docs, &alias_pairs, &urls)?;
+    let [www, scheme, index, query] = aliases::counts(&alias_pairs);
+    drop(alias_pairs);
     let near = NearSummary {
         pairs: pass.pairs,
         groups: all_groups.len() as u64,
@@ -293,18 +318,15 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
         largest_group: all_groups.first().map_or(0, |g| g.documents),
         chained_groups: all_groups.iter().filter(|g| g.chained).count() as u64,
     };
-    let top: Vec<groups::Group> = all_groups.into_iter().take(TOP_GROUPS).collect();
+    let mut top: Vec<groups::Group> = all_groups.into_iter().take(TOP_GROUPS).collect();
+    groups::name(&mut top, &docs, &urls);
+    drop(urls);
 
     // The groups' links are gone by now: the host tables take their share.
     let host_budget = (cfg.memory / 4).max(1 << 20);
     let host_pairs = hosts::host_pairs(&docs, &overlap, host_budget, scratch)?;
     hosts::write_csv(&out.hosts(), &docs, &host_pairs)?;
     let mirrors = hosts::mirrors(&docs, &host_pairs)?;
-
-    let alias_pairs = aliases::find(&docs_csv, &overlap, &docs)?;
-    let alias_examples = aliases::write_csv(&out.aliases(), &docs_csv, &docs, &alias_pairs)?;
-    let [www, scheme, index, query] = aliases::counts(&alias_pairs);
-    drop(alias_pairs);
 
     // The fingerprint stage stored the signatures with the default
     // parameters; other parameters need the texts again.
@@ -318,7 +340,8 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
         let read = sigs.iter().filter(|&&s| s != flags::NO_SIGNATURE).count() as u64;
         (sigs, read)
     };
-    let mut flag_counts = flags::write_csv(&out.flags(), &docs_csv, &docs, &near_count, &fuzzy)?;
+    let mut flag_counts =
+        flags::write_csv(&out.flags(), &docs_csv, &docs, &near_count, &fuzzy, &title_unique, &url_unique)?;
     flag_counts.min_token_len = cfg.fuzzy.min_token_len;
     flag_counts.quant_rate = cfg.fuzzy.quant_rate;
 
@@ -390,9 +413,14 @@ struct LinkPass {
     pairs: u64,
 }
 
-/// One pass over the table: components, the greedy savings, and the links
-/// of each center (about twenty bytes per document while it runs).
-fn link_pass(docs: &input::Docs, overlap: &Path) -> anyhow::Result<LinkPass> {
+/// One pass over the table: components, the greedy savings, the links of
+/// each center (about twenty bytes per document while it runs), and which
+/// aliases are near-replicas.
+fn link_pass(
+    docs: &input::Docs,
+    overlap: &Path,
+    near_aliases: &mut aliases::NearPairs,
+) -> anyhow::Result<LinkPass> {
     let n = docs.len();
     let mut uf = groups::union_exact(docs);
     let mut greedy = savings::Greedy::new(docs);
@@ -407,6 +435,7 @@ fn link_pass(docs: &input::Docs, overlap: &Path) -> anyhow::Result<LinkPass> {
         degree[j as usize] = degree[j as usize].saturating_add(1);
         near_count[i as usize] = near_count[i as usize].saturating_add(docs.group_size[j as usize]);
         near_count[j as usize] = near_count[j as usize].saturating_add(docs.group_size[i as usize]);
+        near_aliases.pair(i, j);
         pairs += 1;
         Ok(())
     })?;

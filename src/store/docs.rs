@@ -20,11 +20,14 @@
 
 use std::fmt;
 use std::fs::File;
+use std::io::Read;
+use std::ops::{Index, Range};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 
 use super::csv_out::CsvOut;
+use crate::swar;
 
 /// Which of the two document tables a file is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -232,11 +235,26 @@ impl DocsReader {
     }
 }
 
+/// A row's fields, by index.
+trait Fields: Index<usize, Output = str> {
+    fn count(&self) -> usize;
+}
+
+impl Fields for csv::StringRecord {
+    fn count(&self) -> usize {
+        self.len()
+    }
+}
+
 /// One row of a document table, checked but for its place in the table.
 pub(crate) fn parse_row(r: &csv::StringRecord, table: DocTable) -> anyhow::Result<Doc<'_>> {
+    parse_fields(r, table)
+}
+
+fn parse_fields<R: Fields>(r: &R, table: DocTable) -> anyhow::Result<Doc<'_>> {
     let columns = table.header().len();
-    if r.len() != columns {
-        bail!("expected {columns} columns, found {}", r.len());
+    if r.count() != columns {
+        bail!("expected {columns} columns, found {}", r.count());
     }
     let id: u32 = r[0].parse().map_err(|_| anyhow::anyhow!("doc_id is not a number"))?;
     let source = Source::parse(&r[3]).context("source is not INPUT:OFFSET")?;
@@ -276,20 +294,341 @@ pub(crate) fn parse_row(r: &csv::StringRecord, table: DocTable) -> anyhow::Resul
     Ok(Doc { id, url: &r[1], host: &r[2], source, text, center, missing_for })
 }
 
-/// Calls `f` with every row of the table at `path`; an error from `f`
-/// names the file and line.
+/// Calls `f` with every row of the table at `path`, read and checked as
+/// [`DocsReader`] reads and checks them ([`RowsReader`] splits the rows);
+/// an error from `f` names the file and line.
 pub(crate) fn for_each_doc(
     path: &Path,
     table: DocTable,
     mut f: impl FnMut(&Doc<'_>) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    let mut reader = DocsReader::open(path, table)?;
+    let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut rows = RowsReader::new(file, READ_SIZE);
+    let not_utf8 = || DocsReader::first_error(path, table);
+    // No record at all is a header of no fields, as the crate reads it.
+    rows.next_row().with_context(|| format!("cannot read {}", path.display()))?;
+    let Some(header) = rows.row() else { return Err(not_utf8()) };
+    if (0..header.count()).map(|i| &header[i]).ne(table.header().iter().copied()) {
+        bail!("{} line 1: expected the header {}", path.display(), table.header().join(","));
+    }
+    let mut last_id: Option<u32> = None;
     loop {
-        let Some(doc) = reader.next_doc()? else { return Ok(()) };
+        let line = rows.line();
+        let more =
+            rows.next_row().with_context(|| format!("cannot read {} (line {line})", path.display()))?;
+        if !more {
+            return Ok(());
+        }
+        let Some(row) = rows.row() else { return Err(not_utf8()) };
+        let doc =
+            parse_fields(&row, table).map_err(|e| anyhow::anyhow!("{} line {line}: {e}", path.display()))?;
+        if let Some(last) = last_id.filter(|&l| l >= doc.id) {
+            bail!(
+                "{} line {line}: doc_id {} does not follow {last}: rows are in docID order",
+                path.display(),
+                doc.id
+            );
+        }
+        last_id = Some(doc.id);
         if let Err(e) = f(&doc) {
-            let line = reader.line();
             return Err(e.context(format!("{} line {line}", path.display())));
         }
+    }
+}
+
+impl DocsReader {
+    /// The error [`DocsReader`] meets first in the table at `path`: where
+    /// [`RowsReader`] finds a row that is not UTF-8, the `csv` crate's
+    /// message says where, as it always has.
+    fn first_error(path: &Path, table: DocTable) -> anyhow::Error {
+        let mut reader = match DocsReader::open(path, table) {
+            Ok(reader) => reader,
+            Err(e) => return e,
+        };
+        loop {
+            match reader.next_doc() {
+                Ok(Some(_)) => {}
+                Ok(None) => return anyhow::anyhow!("{} is not UTF-8", path.display()),
+                Err(e) => return e,
+            }
+        }
+    }
+}
+
+/// Bytes [`RowsReader`] reads at a time.
+const READ_SIZE: usize = 1 << 20;
+
+/// Splits CSV records as the `csv` crate's reader does with
+/// [`DocsReader`]'s settings, by hand: that reader's byte-by-byte state
+/// machine and copy took about 2,300 instructions a row of docs.csv, and
+/// the report reads the table three times. A record that is one line
+/// without quotes or CR, as nearly every row is, is split where its commas
+/// are, found eight bytes at a time, and its fields are read where they
+/// lie; others are split field by field ([`split_quoted`]).
+///
+/// The rules are the crate's: a field that starts with `"` is quoted, `""`
+/// in it is a quote, and what follows its closing quote up to the next
+/// comma or record end is taken as is; a quote inside an unquoted field is
+/// a quote; CR, LF or CR LF ends a record, and blank lines are skipped; a
+/// file may end without a line end, or inside a quoted field. A record's
+/// line is the crate's: one more than the line feeds read before it, of
+/// which the blank lines before it are not yet part, nor the LF of a CR LF
+/// that ended the record before.
+struct RowsReader<R> {
+    input: R,
+    read_size: usize,
+    buf: Vec<u8>,
+    /// The bytes read and not split yet are `buf[start..end]`.
+    start: usize,
+    end: usize,
+    eof: bool,
+    /// The last record's text: its line in `buf`, or, when it has a
+    /// quoted field, `copied`, its fields unescaped one after the other.
+    line: Range<usize>,
+    quoted: bool,
+    copied: Vec<u8>,
+    /// Each field's bounds in the text.
+    bounds: Vec<(usize, usize)>,
+    /// Line feeds read before the next record.
+    newlines: u64,
+}
+
+/// How far one record's bytes go.
+enum Split {
+    /// A record, `used` bytes long with its end, holding `newlines` LFs;
+    /// for a line without quotes, `line` is where its text is.
+    Record { used: usize, newlines: u64, line: Range<usize> },
+    /// No more records (`used` bytes of blank lines).
+    End { used: usize, newlines: u64 },
+    /// The bytes end before the record does.
+    More,
+}
+
+impl<R: Read> RowsReader<R> {
+    fn new(input: R, read_size: usize) -> Self {
+        RowsReader {
+            input,
+            read_size,
+            buf: Vec::new(),
+            start: 0,
+            end: 0,
+            eof: false,
+            line: 0..0,
+            quoted: false,
+            copied: Vec::new(),
+            bounds: Vec::new(),
+            newlines: 0,
+        }
+    }
+
+    /// The line the next record is given, as the `csv` crate counts.
+    fn line(&self) -> u64 {
+        self.newlines + 1
+    }
+
+    /// Reads the next record; false after the last.
+    fn next_row(&mut self) -> std::io::Result<bool> {
+        loop {
+            let data = &self.buf[self.start..self.end];
+            let split = match split_line(data, self.eof, &mut self.bounds) {
+                Some(split) => {
+                    self.quoted = false;
+                    split
+                }
+                None => {
+                    self.quoted = true;
+                    split_quoted(data, self.eof, &mut self.copied, &mut self.bounds)
+                }
+            };
+            match split {
+                Split::Record { used, newlines, line } => {
+                    self.line = self.start + line.start..self.start + line.end;
+                    self.start += used;
+                    self.newlines += newlines;
+                    return Ok(true);
+                }
+                Split::End { used, newlines } => {
+                    self.start += used;
+                    self.newlines += newlines;
+                    self.bounds.clear();
+                    self.quoted = false;
+                    self.line = 0..0;
+                    return Ok(false);
+                }
+                Split::More => self.fill()?,
+            }
+        }
+    }
+
+    /// Moves the bytes not split yet to the front of the buffer and reads
+    /// more after them; a buffer they fill is doubled first, so that a
+    /// record longer than it is split again only a few times.
+    fn fill(&mut self) -> std::io::Result<()> {
+        self.buf.copy_within(self.start..self.end, 0);
+        self.end -= self.start;
+        self.start = 0;
+        if self.end == self.buf.len() {
+            self.buf.resize((2 * self.buf.len()).max(self.read_size), 0);
+        }
+        let n = loop {
+            match self.input.read(&mut self.buf[self.end..]) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        };
+        self.end += n;
+        self.eof = n == 0;
+        Ok(())
+    }
+
+    /// The last record's fields (none after the last record), if they are
+    /// UTF-8, each of them.
+    fn row(&self) -> Option<Row<'_>> {
+        let bytes = if self.quoted { &self.copied[..] } else { &self.buf[self.line.clone()] };
+        let text = std::str::from_utf8(bytes).ok()?;
+        // Valid as a whole, a line's fields are valid each (commas are
+        // ASCII); unescaped fields one after the other are unless one ends
+        // inside a character.
+        let whole = !self.quoted || self.bounds.iter().all(|&(_, e)| text.is_char_boundary(e));
+        whole.then_some(Row { text, bounds: &self.bounds })
+    }
+}
+
+/// A comma's high bit, for each of eight bytes.
+fn commas(x: u64) -> u64 {
+    swar::in_range(x & !swar::HIGH, b',', b',') & !x
+}
+
+/// Splits the record at the start of `data` if it is a line without
+/// quotes or CR (see [`RowsReader`]); `None` if it is not. `eof` says that
+/// no bytes follow `data`.
+fn split_line(data: &[u8], eof: bool, bounds: &mut Vec<(usize, usize)>) -> Option<Split> {
+    bounds.clear();
+    let mut newlines = 0u64;
+    let mut i = 0;
+    // Blank lines.
+    loop {
+        match data.get(i) {
+            None if eof => return Some(Split::End { used: i, newlines }),
+            None => return Some(Split::More),
+            Some(b'\n') => newlines += 1,
+            Some(b'\r') => {}
+            Some(_) => break,
+        }
+        i += 1;
+    }
+    let (end, used) = match memchr::memchr(b'\n', &data[i..]) {
+        Some(k) => (i + k, i + k + 1),
+        None if eof => (data.len(), data.len()),
+        None => return Some(Split::More),
+    };
+    let line = &data[i..end];
+    if memchr::memchr2(b'"', b'\r', line).is_some() {
+        return None;
+    }
+    let mut start = 0;
+    loop {
+        let comma = swar::find(line, start, commas, |b| b == b',');
+        bounds.push((start, comma));
+        if comma == line.len() {
+            break;
+        }
+        start = comma + 1;
+    }
+    Some(Split::Record { used, newlines: newlines + (used - end) as u64, line: i..end })
+}
+
+/// Splits the record at the start of `data` field by field, unescaping
+/// them into `copied` (see [`RowsReader`]).
+fn split_quoted(data: &[u8], eof: bool, copied: &mut Vec<u8>, bounds: &mut Vec<(usize, usize)>) -> Split {
+    copied.clear();
+    bounds.clear();
+    let mut newlines = 0u64;
+    let mut i = 0;
+    // Blank lines.
+    loop {
+        match data.get(i) {
+            None if eof => return Split::End { used: i, newlines },
+            None => return Split::More,
+            Some(b'\n') => newlines += 1,
+            Some(b'\r') => {}
+            Some(_) => break,
+        }
+        i += 1;
+    }
+    loop {
+        let start = copied.len();
+        // At the start of a field.
+        if data.get(i) == Some(&b'"') {
+            i += 1;
+            loop {
+                let Some(q) = memchr::memchr(b'"', &data[i..]) else {
+                    if !eof {
+                        return Split::More;
+                    }
+                    // The file ends inside the quotes: so does the record.
+                    newlines += line_feeds(&data[i..]);
+                    copied.extend_from_slice(&data[i..]);
+                    bounds.push((start, copied.len()));
+                    return Split::Record { used: data.len(), newlines, line: 0..0 };
+                };
+                newlines += line_feeds(&data[i..i + q]);
+                copied.extend_from_slice(&data[i..i + q]);
+                i += q + 1;
+                match data.get(i) {
+                    None if !eof => return Split::More,
+                    Some(b'"') => {
+                        copied.push(b'"');
+                        i += 1;
+                    }
+                    _ => break,
+                }
+            }
+        }
+        // Unquoted, or after the closing quote: up to a comma or the end.
+        let rest = &data[i..];
+        let Some(k) = memchr::memchr3(b',', b'\n', b'\r', rest) else {
+            if !eof {
+                return Split::More;
+            }
+            copied.extend_from_slice(rest);
+            bounds.push((start, copied.len()));
+            return Split::Record { used: data.len(), newlines, line: 0..0 };
+        };
+        copied.extend_from_slice(&rest[..k]);
+        bounds.push((start, copied.len()));
+        i += k + 1;
+        match rest[k] {
+            b',' => {}
+            b'\n' => return Split::Record { used: i, newlines: newlines + 1, line: 0..0 },
+            _ => return Split::Record { used: i, newlines, line: 0..0 },
+        }
+    }
+}
+
+fn line_feeds(bytes: &[u8]) -> u64 {
+    memchr::memchr_iter(b'\n', bytes).count() as u64
+}
+
+/// A record's fields as [`RowsReader`] split them.
+struct Row<'a> {
+    text: &'a str,
+    bounds: &'a [(usize, usize)],
+}
+
+impl Index<usize> for Row<'_> {
+    type Output = str;
+    #[inline]
+    fn index(&self, i: usize) -> &str {
+        let (start, end) = self.bounds[i];
+        &self.text[start..end]
+    }
+}
+
+impl Fields for Row<'_> {
+    fn count(&self) -> usize {
+        self.bounds.len()
     }
 }
 
@@ -345,6 +684,125 @@ mod tests {
             "doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for\n\
              0,\"http://a.example/x,y\",a.example,c:/crawl.warc.gz:17,10,2,1,0,T,0\n"
         );
+    }
+
+    /// Records, each with its line.
+    type Records = Vec<(u64, Vec<Vec<u8>>)>;
+
+    /// The records as [`RowsReader`] splits them reading `chunk` bytes at
+    /// a time, and as the `csv` crate does with [`DocsReader`]'s settings.
+    fn both_ways(data: &[u8], chunk: usize) -> (Records, Records) {
+        let mut csv = csv::ReaderBuilder::new().flexible(true).has_headers(false).from_reader(data);
+        let mut record = csv::ByteRecord::new();
+        let mut want = Vec::new();
+        while csv.read_byte_record(&mut record).unwrap() {
+            let line = record.position().unwrap().line();
+            want.push((line, record.iter().map(<[u8]>::to_vec).collect()));
+        }
+        let mut rows = RowsReader::new(data, chunk);
+        let mut got = Vec::new();
+        loop {
+            let line = rows.line();
+            if !rows.next_row().unwrap() {
+                break;
+            }
+            let text = if rows.quoted { &rows.copied[..] } else { &rows.buf[rows.line.clone()] };
+            got.push((line, rows.bounds.iter().map(|&(a, b)| text[a..b].to_vec()).collect()));
+        }
+        (got, want)
+    }
+
+    #[test]
+    fn rows_split_as_the_csv_crate_splits_them() {
+        let cases: [&[u8]; 12] = [
+            b"",
+            b"\n\r\n\r",
+            b"a,b\nc,d\n",
+            b"a,b\r\nc,d\r\n\r\n\ne",
+            b"a,\"b,\"\"c\"\"\nd\",e\n",
+            b"\"a\"b,c\"d\",\"\"\n\"\"\"\"",
+            b"x,\"unterminated\nquote",
+            b"a\rb\n\n\rc,",
+            b",,\n,\n",
+            b"\"a\"\r\n\"b\"\"\"",
+            "\u{e9},\"\u{e9}\"\n".as_bytes(),
+            b"1,\"title, with \"\"quotes\"\"\",0\n",
+        ];
+        for data in cases {
+            for chunk in [1, 2, 3, 5, 64] {
+                let (got, want) = both_ways(data, chunk);
+                assert_eq!(got, want, "{:?} read {chunk} at a time", String::from_utf8_lossy(data));
+            }
+        }
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |m: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % m as u64) as usize
+        };
+        let alphabet: [&[u8]; 8] = [b"a", b"bc", b",", b"\"", b"\r", b"\n", b"\r\n", "\u{e9}".as_bytes()];
+        for case in 0..20_000 {
+            let data: Vec<u8> = (0..next(40)).flat_map(|_| alphabet[next(alphabet.len())].to_vec()).collect();
+            let chunk = 1 + next(9);
+            let (got, want) = both_ways(&data, chunk);
+            assert_eq!(got, want, "case {case}: {:?} read {chunk} at a time", String::from_utf8_lossy(&data));
+        }
+    }
+
+    /// The rows, or the error, as [`DocsReader`] reads the table.
+    fn by_docs_reader(path: &Path) -> Result<Vec<String>, String> {
+        let mut rows = Vec::new();
+        let mut reader = DocsReader::open(path, DocTable::Final).map_err(|e| format!("{e:#}"))?;
+        loop {
+            let doc = match reader.next_doc() {
+                Ok(Some(doc)) => format!("{doc:?}"),
+                Ok(None) => return Ok(rows),
+                Err(e) => return Err(format!("{e:#}")),
+            };
+            rows.push(format!("{} {doc}", reader.line()));
+        }
+    }
+
+    #[test]
+    fn for_each_doc_reads_and_fails_as_docs_reader() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("docs.csv");
+        let header: &[u8] = b"doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for\n";
+        let tables: [&[u8]; 8] = [
+            b"0,u,h,s:0,10,1,1,0,,0\n1,u,h,s:5,1,1,1,1,\"A, \"\"B\"\"\nC\",0\n",
+            b"0,u,h,s:0,10,1,1,0,T,0\r\n\r\n\n1,u,h,s:5,1,1,1,0,T,0\r\n2,u,h,s:5,1,1,1,0,T,x\r\n",
+            b"0,u,h,s:0,10,1,1,0,,0\n\n1,u,h,s:5,ten,1,1,1,,0\n",
+            b"0,u,h,s:0,10,1,1,0,\xff,0\n",
+            b"0,u,h,s:0,10,1,1,0,\xc3,\xa90\n",
+            b"3,u,h,s:0,10,1,1,0,,0\n2,u,h,s:5,1,1,1,1,,0",
+            b"0,u,h,s:0,10,1,1,0,,0\n1,u,h,s:5,1,1,1,1,\"open",
+            b"",
+        ];
+        for rows in tables {
+            for head in [header, b"doc_id,url\n", b"\xff\n", b""] {
+                std::fs::write(&path, [head, rows].concat()).unwrap();
+                let mut got = Vec::new();
+                let mut line = 0;
+                let res = for_each_doc(&path, DocTable::Final, |doc| {
+                    line += 1;
+                    got.push(format!("{doc:?}"));
+                    Ok(())
+                });
+                let got = res.map(|()| got).map_err(|e| format!("{e:#}"));
+                let want = by_docs_reader(&path)
+                    .map(|rows| rows.into_iter().map(|r| r.split_once(' ').unwrap().1.to_string()).collect());
+                assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&[head, rows].concat()));
+            }
+        }
+        // An error from the callback names the line DocsReader gives.
+        std::fs::write(&path, [header, b"0,u,h,s:0,1,1,1,0,,0\r\n\r\n1,u,h,s:1,1,1,1,1,,0\n"].concat())
+            .unwrap();
+        let lines: Vec<String> =
+            by_docs_reader(&path).unwrap().iter().map(|r| r.split(' ').next().unwrap().into()).collect();
+        let e = for_each_doc(&path, DocTable::Final, |doc| if doc.id == 1 { bail!("no") } else { Ok(()) })
+            .unwrap_err();
+        assert!(format!("{e:#}").contains(&format!("docs.csv line {}: no", lines[1])), "{e:#} {lines:?}");
     }
 
     #[test]
