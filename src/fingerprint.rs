@@ -129,6 +129,7 @@ pub(crate) fn run(
         None => {
             urls::first_analysis(out, &captures, &payloads, stats.documents, cfg.memory, &scratch)?;
             store::remove_file_if_exists(&out.fingerprint_changes())?;
+            store::remove_file_if_exists(&out.previous_replicas())?;
             manifest(cfg, identities, &stats, None)
         }
         Some(prev) => {
@@ -141,7 +142,7 @@ pub(crate) fn run(
             let mut carried = previous::carry_forward(out, &read, &prev, cfg, &scratch, progress)?;
             carried.stats.unchanged_payloads = unchanged_payloads;
             carried.stats.unread_payloads = unread_payloads;
-            outputs.push(out.fingerprint_changes());
+            outputs.extend([out.fingerprint_changes(), out.previous_replicas()]);
             let m = manifest(cfg, identities, &stats, Some(&carried));
             stats.previous = Some(carried.stats);
             m

@@ -528,10 +528,18 @@ fn check(
         }
         r
     };
-    assert_eq!(report(out, &|x| x), report(reference, &to_id), "{what}: report.json");
+    let mut ours = report(out, &|x| x);
+    let since = ours.as_object_mut().unwrap().remove("since_previous").unwrap();
+    let mut theirs = report(reference, &to_id);
+    assert_eq!(theirs.as_object_mut().unwrap().remove("since_previous"), Some(serde_json::Value::Null));
+    assert_eq!(ours, theirs, "{what}: report.json");
 
-    let Some(expected) = expected else { return };
+    let Some(expected) = expected else {
+        assert!(since.is_null(), "{what}: a first analysis has no since_previous");
+        return;
+    };
     let prev = prev.unwrap();
+    assert_eq!(since, since_previous(prev, out, expected), "{what}: since_previous");
     let (header, rows) = read_csv(&out.join("changes.csv"));
     assert_eq!(header, ["doc_id", "url", "change", "missing_for", "kept", "center_before", "center_after"]);
     let got: Vec<Expected> = rows
@@ -559,6 +567,204 @@ fn check(
         assert_eq!(opt(&r[5]), before.get(&id).copied().flatten(), "{what}: center_before of {id}");
         assert_eq!(opt(&r[6]), after.get(&id).copied().flatten(), "{what}: center_after of {id}");
     }
+}
+
+/// What the report says of one document, derived here from docs.csv and
+/// overlap.csv: whether it is empty, has an exact copy, its near-replica
+/// group (smallest docID of its component over copies and pairs, when two
+/// or more), and whether a recrawl could skip it keeping one page of each
+/// exact group, and skipping near-replicas too (pages in docID order; a
+/// center is kept unless a kept center shares a pair with it; copies are
+/// skipped).
+#[derive(Clone, Copy, Debug)]
+struct Verdict {
+    empty: bool,
+    exact_copy: bool,
+    group: Option<u32>,
+    skip_exact: bool,
+    skip_near: bool,
+}
+
+fn verdicts(dir: &Path) -> BTreeMap<u32, Verdict> {
+    let docs = read_doc_rows(dir);
+    let (_, pairs) = read_csv(&dir.join("overlap.csv"));
+    let pairs: Vec<(u32, u32)> =
+        pairs.iter().map(|r| (r[0].parse().unwrap(), r[1].parse().unwrap())).collect();
+    let mut parent: BTreeMap<u32, u32> = docs.iter().map(|d| (d.doc_id as u32, d.doc_id as u32)).collect();
+    fn root(parent: &BTreeMap<u32, u32>, mut x: u32) -> u32 {
+        while parent[&x] != x {
+            x = parent[&x];
+        }
+        x
+    }
+    let mut join = |a: u32, b: u32| {
+        let (ra, rb) = (root(&parent, a), root(&parent, b));
+        parent.insert(ra.max(rb), ra.min(rb));
+    };
+    let mut exact_size: BTreeMap<u32, u32> = BTreeMap::new();
+    for d in &docs {
+        if let Some(c) = d.exact_center {
+            join(d.doc_id as u32, c as u32);
+            *exact_size.entry(c as u32).or_default() += 1;
+        }
+    }
+    for &(i, j) in &pairs {
+        join(i, j);
+    }
+    let mut size: BTreeMap<u32, u32> = BTreeMap::new();
+    for d in &docs {
+        *size.entry(root(&parent, d.doc_id as u32)).or_default() += 1;
+    }
+    let mut kept: BTreeSet<u32> = BTreeSet::new();
+    let mut out = BTreeMap::new();
+    for d in &docs {
+        let id = d.doc_id as u32;
+        let r = root(&parent, id);
+        let v = match d.exact_center {
+            None => {
+                Verdict { empty: true, exact_copy: false, group: None, skip_exact: false, skip_near: false }
+            }
+            Some(c) => {
+                let center = c as u32 == id;
+                let covered = pairs.iter().any(|&(i, j)| j == id && kept.contains(&i));
+                if center && !covered {
+                    kept.insert(id);
+                }
+                Verdict {
+                    empty: false,
+                    exact_copy: exact_size[&(c as u32)] >= 2,
+                    group: (size[&r] >= 2).then_some(r),
+                    skip_exact: !center,
+                    skip_near: !kept.contains(&id),
+                }
+            }
+        };
+        out.insert(id, v);
+    }
+    out
+}
+
+/// The report's `since_previous` of `out` carried forward from `prev`,
+/// derived from the model's change rows and the two analyses' tables.
+fn since_previous(prev: &Path, out: &Path, expected: &[Expected]) -> serde_json::Value {
+    let (before, after) = (verdicts(prev), verdicts(out));
+    let count = |c: &str| expected.iter().filter(|e| e.change == c).count();
+    let kept_missing =
+        expected.iter().filter(|e| e.kept && (e.change == "lost" || e.change == "orphaned")).count();
+    // Promotions: a copy before, the center of a group of two or more now.
+    let center_of = |dir: &Path| -> BTreeMap<u32, Option<u32>> {
+        read_doc_rows(dir).iter().map(|d| (d.doc_id as u32, d.exact_center.map(|c| c as u32))).collect()
+    };
+    let (cb, ca) = (center_of(prev), center_of(out));
+    let promotions = expected
+        .iter()
+        .filter(|e| {
+            let id = e.doc_id;
+            cb.get(&id).copied().flatten().is_some_and(|c| c != id)
+                && ca.get(&id).copied().flatten() == Some(id)
+                && after[&id].exact_copy
+        })
+        .count();
+    let (mut exact, mut near) = ([0u64; 2], [0u64; 2]);
+    // Groups, as sets of members, and which groups share pages.
+    let members = |v: &BTreeMap<u32, Verdict>| -> BTreeMap<u32, BTreeSet<u32>> {
+        let mut m: BTreeMap<u32, BTreeSet<u32>> = BTreeMap::new();
+        for (&id, v) in v {
+            if let Some(g) = v.group {
+                m.entry(g).or_default().insert(id);
+            }
+        }
+        m
+    };
+    let (gb, ga) = (members(&before), members(&after));
+    for (id, b) in &before {
+        let Some(a) = after.get(id) else { continue };
+        if b.empty || a.empty {
+            continue;
+        }
+        for (counts, was, is) in
+            [(&mut exact, b.exact_copy, a.exact_copy), (&mut near, b.group.is_some(), a.group.is_some())]
+        {
+            if !was && is {
+                counts[0] += 1;
+            }
+            if was && !is {
+                counts[1] += 1;
+            }
+        }
+    }
+    let shares = |x: &BTreeSet<u32>, y: &BTreeSet<u32>| x.intersection(y).any(|id| !before[id].empty);
+    let mut g = BTreeMap::<&str, u64>::new();
+    for x in gb.values() {
+        let matched: Vec<&BTreeSet<u32>> = ga.values().filter(|y| shares(x, y)).collect();
+        match matched.len() {
+            0 => *g.entry("vanished").or_default() += 1,
+            1 => {
+                let y = matched[0];
+                if gb.values().filter(|z| shares(z, y)).count() == 1 {
+                    let key = if y.len() > x.len() {
+                        "grew"
+                    } else if y.len() < x.len() {
+                        "shrank"
+                    } else if x == y {
+                        "unchanged"
+                    } else {
+                        "changed_members"
+                    };
+                    *g.entry(key).or_default() += 1;
+                }
+            }
+            _ => *g.entry("split").or_default() += 1,
+        }
+    }
+    for y in ga.values() {
+        match gb.values().filter(|x| shares(x, y)).count() {
+            0 => *g.entry("appeared").or_default() += 1,
+            1 => {}
+            _ => *g.entry("merged").or_default() += 1,
+        }
+    }
+    let unchanged: BTreeSet<u32> =
+        expected.iter().filter(|e| e.change == "unchanged").map(|e| e.doc_id).collect();
+    let prediction = |skip: &dyn Fn(&Verdict) -> bool| {
+        let said: Vec<u32> = before.iter().filter(|(_, v)| skip(v)).map(|(&id, _)| id).collect();
+        let right = said.iter().filter(|id| unchanged.contains(id)).count() as u64;
+        let pct = if said.is_empty() {
+            0.0
+        } else {
+            (right as f64 * 100.0 / said.len() as f64 * 10_000.0).round() / 10_000.0
+        };
+        serde_json::json!({"skippable": said.len(), "unchanged": right, "unchanged_percent": pct})
+    };
+    let analysis: serde_json::Value = serde_json::from_slice::<serde_json::Value>(
+        &fs::read(out.join("manifest.json")).unwrap(),
+    )
+    .unwrap()["chain"]["analysis"]
+        .clone();
+    let gk = |k: &str| g.get(k).copied().unwrap_or(0);
+    serde_json::json!({
+        "analysis": analysis,
+        "pages": {
+            "new": count("new"), "unchanged": count("unchanged"), "modified": count("modified"),
+            "lost": count("lost"), "orphaned": count("orphaned"), "redirected": count("redirected"),
+            "returned": count("returned"), "kept_missing": kept_missing,
+        },
+        "promotions": promotions,
+        "exact": {"became": exact[0], "stopped": exact[1]},
+        "near": {"became": near[0], "stopped": near[1]},
+        "groups": {
+            "before": gb.len(), "after": ga.len(), "unchanged": gk("unchanged"), "grew": gk("grew"),
+            "shrank": gk("shrank"), "changed_members": gk("changed_members"), "split": gk("split"),
+            "merged": gk("merged"), "appeared": gk("appeared"), "vanished": gk("vanished"),
+        },
+        "recrawl": {
+            "exact": prediction(&|v: &Verdict| v.skip_exact),
+            "near": prediction(&|v: &Verdict| v.skip_near),
+        },
+        "rules": serde_json::from_slice::<serde_json::Value>(&fs::read(out.join("report.json")).unwrap()).unwrap()
+            ["since_previous"]["rules"]
+            .clone(),
+    })
 }
 
 /// Runs one chain and checks every analysis of it.

@@ -250,3 +250,59 @@ fn an_unknown_scope_is_one_line_and_exit_2() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("crawl, host, site"), "{err}");
 }
+
+#[test]
+fn the_report_says_the_scope_and_what_it_leaves_of_host_pairs() {
+    let tmp = tempdir();
+    let docs = corpus(7, 150);
+    let input = tmp.path().join("docs.jsonl");
+    write_jsonl(&input, &docs.iter().map(|(_, d)| d.clone()).collect::<Vec<_>>());
+    let site_of: std::collections::HashMap<&str, &str> = HOSTS.iter().map(|h| (h.1, h.2)).collect();
+    for scope in SCOPES {
+        let scope: &str = scope;
+        let out = tmp.path().join(scope);
+        overlap_ok([
+            "run",
+            &arg(&input),
+            "--out",
+            &arg(&out),
+            "--chunk",
+            "lines:2",
+            "-T",
+            "2",
+            "-q",
+            "--scope",
+            scope,
+        ]);
+        let report: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+        let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+        assert_eq!(report["scope"], scope);
+        assert!(html.contains(&format!("scope {scope}")), "{scope}: report.html names the scope");
+        let (_, host_pairs) = read_csv(&out.join("hosts.csv"));
+        let note = report["hosts"]["scope_note"].as_str();
+        match scope {
+            "crawl" => {
+                assert!(note.is_none());
+                assert!(
+                    host_pairs.iter().any(|p| site_of[p[0].as_str()] != site_of[p[1].as_str()]),
+                    "the test data have replicas across sites"
+                );
+            }
+            "host" => {
+                let note = note.unwrap();
+                assert!(note.contains("no mirrored hosts by construction"), "{note}");
+                assert!(host_pairs.is_empty(), "no pair crosses hosts: {host_pairs:?}");
+                assert_eq!(report["hosts"]["mirrors"], serde_json::json!([]));
+                assert!(html.contains(note) && !html.contains("<th>host A</th>"), "report.html says so");
+            }
+            _ => {
+                assert!(note.unwrap().contains("hosts of the same site"));
+                assert!(!host_pairs.is_empty(), "the test data have replicas across hosts of a site");
+                for p in &host_pairs {
+                    assert_eq!(site_of[p[0].as_str()], site_of[p[1].as_str()], "{p:?} crosses sites");
+                }
+            }
+        }
+    }
+}

@@ -111,8 +111,15 @@ impl Previous {
                 given.display()
             )
         })?;
-        for needed in [old.doc_ids(), old.urls(), old.fprint_exact(), old.fuzzy(), old.centers(), old.docs()]
-        {
+        for needed in [
+            old.doc_ids(),
+            old.urls(),
+            old.fprint_exact(),
+            old.fuzzy(),
+            old.centers(),
+            old.docs(),
+            old.replicas(),
+        ] {
             if !needed.is_file() {
                 bail!(
                     "--previous {} cannot be carried forward: it has no {} (it was not made by \
@@ -413,6 +420,17 @@ pub(super) fn carry_forward(
     merge_partitions(out, segment, old, &spec, &row_of_read, &old_rows, progress)?;
     write_urls(out, old, &standing_path, read.payloads, &read_ids)?;
     carry_copies(out, segment, &read_ids, &mut stats)?;
+    // What the previous report concluded, for this one's comparison, so
+    // the new analysis stands on its own: a hard link where the file
+    // system allows (files are only ever replaced by a rename, never
+    // written in place, so the link keeps this version), else a copy.
+    let replicas = store::temp_path(&out.previous_replicas());
+    store::remove_file_if_exists(&replicas)?;
+    if std::fs::hard_link(old.replicas(), &replicas).is_err() {
+        std::fs::copy(old.replicas(), &replicas)
+            .with_context(|| format!("cannot copy {} to {}", old.replicas().display(), replicas.display()))?;
+    }
+    store::commit(&out.previous_replicas())?;
     std::fs::rename(segment.redirects(), out.redirects())
         .with_context(|| format!("cannot move {} into place", segment.redirects().display()))?;
 

@@ -100,15 +100,19 @@ pub fn render(r: &Report) -> String {
     let _ = writeln!(
         h,
         "<h1>Crawl audit</h1>\n<p class=\"sub\">{} documents ({} empty), {} of payload &middot; chunking <code>{}</code>, \
-         T&nbsp;=&nbsp;{} &middot; overlap {}</p>",
+         T&nbsp;=&nbsp;{} &middot; scope {} &middot; overlap {}</p>",
         num(r.documents),
         num(r.empty_documents),
         bytes(r.bytes),
         escape(&r.chunk),
         r.threshold,
+        escape(&r.scope),
         escape(&r.overlap_version)
     );
     cards(&mut h, r);
+    if let Some(s) = &r.since_previous {
+        since_previous(&mut h, s);
+    }
     let mut series = vec![("exact copies".to_string(), &r.histogram.exact, "var(--exact)")];
     for (k, run) in r.runs.iter().enumerate() {
         let name = format!("near-replicas: {}, T = {}", run.chunk, run.threshold);
@@ -309,7 +313,87 @@ fn groups(h: &mut String, r: &Report) {
     let _ = writeln!(h, "</table>\n<p class=\"note\">{}</p>\n</section>", escape(&r.groups.chain_rule));
 }
 
+/// The comparison with the previous analysis of a chain.
+fn since_previous(h: &mut String, s: &super::since::SincePrevious) {
+    let _ = writeln!(h, "<section>\n<h2>Since the previous analysis</h2>");
+    let p = &s.pages;
+    h.push_str("<table>\n<tr><th>pages</th><th class=\"n\">URLs</th></tr>\n");
+    for (what, n) in [
+        ("new", p.new),
+        ("unchanged", p.unchanged),
+        ("modified", p.modified),
+        ("lost (HTTP error)", p.lost),
+        ("orphaned (not in the new inputs)", p.orphaned),
+        ("redirected", p.redirected),
+        ("returned", p.returned),
+        ("lost or orphaned, still kept (--keep-missing)", p.kept_missing),
+    ] {
+        let _ = writeln!(h, "<tr><td>{what}</td><td class=\"n\">{}</td></tr>", num(n));
+    }
+    h.push_str("</table>\n");
+    h.push_str(
+        "<table>\n<tr><th>pages in both analyses</th><th class=\"n\">became</th><th class=\"n\">stopped</th></tr>\n",
+    );
+    for (what, b) in [("with an exact copy", &s.exact), ("with a near-replica", &s.near)] {
+        let _ = writeln!(
+            h,
+            "<tr><td>{what}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+            num(b.became),
+            num(b.stopped)
+        );
+    }
+    let _ = writeln!(
+        h,
+        "</table>\n<p class=\"note\" style=\"margin:0 0 10px\">{} promoted to center of their exact group.</p>",
+        plural(s.promotions, "copy", "copies")
+    );
+    let g = &s.groups;
+    let _ = writeln!(
+        h,
+        "<table>\n<tr><th>near-replica groups ({} before, {} now)</th><th class=\"n\">groups</th></tr>",
+        num(g.before),
+        num(g.after)
+    );
+    for (what, n) in [
+        ("unchanged", g.unchanged),
+        ("grew", g.grew),
+        ("shrank", g.shrank),
+        ("changed members, same size", g.changed_members),
+        ("split", g.split),
+        ("merged", g.merged),
+        ("appeared", g.appeared),
+        ("vanished", g.vanished),
+    ] {
+        let _ = writeln!(h, "<tr><td>{what}</td><td class=\"n\">{}</td></tr>", num(n));
+    }
+    h.push_str(
+        "</table>\n<table>\n<tr><th>the previous analysis said a recrawl could skip</th>\
+         <th class=\"n\">pages</th><th class=\"n\">found unchanged</th><th class=\"n\"></th></tr>\n",
+    );
+    for (what, c) in [
+        ("keeping one copy of each exact group", &s.recrawl.exact),
+        ("skipping near-replicas too", &s.recrawl.near),
+    ] {
+        let _ = writeln!(
+            h,
+            "<tr><td>{what}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.1}%</td></tr>",
+            num(c.skippable),
+            num(c.unchanged),
+            c.unchanged_percent
+        );
+    }
+    let _ = writeln!(h, "</table>\n<p class=\"note\">{}</p>\n</section>", escape(s.rules));
+}
+
 fn mirrors(h: &mut String, r: &Report) {
+    if r.scope == "host" {
+        let _ = writeln!(
+            h,
+            "<section>\n<h2>Mirrored hosts</h2>\n<p class=\"note\">{}</p>\n</section>",
+            escape(r.hosts.scope_note.as_deref().unwrap_or_default())
+        );
+        return;
+    }
     let _ = writeln!(
         h,
         "<section>\n<h2>Mirrored hosts</h2>\n<p class=\"note\" style=\"margin:0 0 10px\">{} share replicas; {} {}.</p>",
@@ -345,7 +429,11 @@ fn mirrors(h: &mut String, r: &Report) {
             );
         }
     }
-    let _ = writeln!(h, "<p class=\"note\">{}</p>\n</section>", escape(&r.hosts.mirror_rule));
+    let _ = writeln!(h, "<p class=\"note\">{}</p>", escape(&r.hosts.mirror_rule));
+    if let Some(note) = &r.hosts.scope_note {
+        let _ = writeln!(h, "<p class=\"note\">{}</p>", escape(note));
+    }
+    h.push_str("</section>\n");
 }
 
 fn aliases(h: &mut String, r: &Report) {

@@ -46,6 +46,7 @@ pub mod html;
 pub mod input;
 pub mod runs;
 pub mod savings;
+pub mod since;
 
 use std::path::{Path, PathBuf};
 
@@ -56,6 +57,7 @@ use crate::pairs;
 use crate::progress::Progress;
 use crate::stage::{Outcome, Stage};
 use crate::stats::Summary;
+use crate::store::scopes::Scope;
 use crate::store::{self, Manifest, OutDir};
 
 pub use flags::FuzzyConfig;
@@ -134,6 +136,8 @@ pub struct Report {
     pub overlap_version: String,
     pub chunk: String,
     pub threshold: u32,
+    /// Where copies and pairs are looked for: `crawl`, `host` or `site`.
+    pub scope: String,
     pub documents: u64,
     pub empty_documents: u64,
     pub bytes: u64,
@@ -147,6 +151,9 @@ pub struct Report {
     pub flags: flags::FlagCounts,
     /// This run's near-replica figures, then those of the runs compared.
     pub runs: Vec<runs::Run>,
+    /// What changed since the previous analysis of a chain; null in a
+    /// first analysis.
+    pub since_previous: Option<since::SincePrevious>,
     /// One alias pair per kind, for report.html (aliases.csv has them all).
     #[serde(skip)]
     pub alias_examples: Vec<aliases::Example>,
@@ -199,6 +206,9 @@ pub struct HostsSummary {
     pub host_pairs: u64,
     pub mirror_pairs: u64,
     pub mirror_rule: String,
+    /// What the scope leaves of host pairs (`--scope host` or `site`);
+    /// null for the whole crawl.
+    pub scope_note: Option<String>,
     pub mirrors: Vec<hosts::HostPair>,
 }
 
@@ -255,8 +265,15 @@ pub(crate) fn run(
         texts_read: report.texts_read,
         ..ReportStats::default()
     };
-    let outputs =
-        [out.report_json(), out.report_html(), out.groups(), out.hosts(), out.aliases(), out.flags()];
+    let outputs = [
+        out.report_json(),
+        out.report_html(),
+        out.groups(),
+        out.hosts(),
+        out.aliases(),
+        out.flags(),
+        out.replicas(),
+    ];
     stage.finish(&mut stats, &outputs)?;
     Ok(Outcome::Ran(stats))
 }
@@ -293,6 +310,7 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
         exact: savings::exact(&docs),
         near: savings::skippable(&docs, |d| kept[d as usize]),
     };
+    since::write(&out.replicas(), &docs, &pass.label, &kept)?;
     drop(kept);
 
     let linked = groups::Linked { label: pass.label, degree: pass.degree };
@@ -353,10 +371,29 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
         savings_near: savings.near.clone(),
     }];
     all_runs.extend(compared);
+    let since_previous = match &manifest.chain {
+        Some(chain) => Some(since::compare(out, chain.analysis)?),
+        None => None,
+    };
+    let scope = manifest.scope()?;
+    let scope_note = match scope {
+        Scope::Crawl => None,
+        Scope::Host => Some(
+            "Copies and pairs are looked for within each host (--scope host): no two hosts share a replica, \
+             so there are no mirrored hosts by construction."
+                .to_string(),
+        ),
+        Scope::Site => Some(
+            "Copies and pairs are looked for within each registrable domain (--scope site): host pairs and \
+             mirrors are hosts of the same site."
+                .to_string(),
+        ),
+    };
     Ok(Report {
         overlap_version: env!("CARGO_PKG_VERSION").to_string(),
         chunk: manifest.chunk,
         threshold: counted.threshold,
+        scope: scope.to_string(),
         documents: n as u64,
         empty_documents: empty,
         bytes: docs.bytes.iter().sum(),
@@ -389,11 +426,13 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
                 hosts::MIRROR_SHARE * 100.0,
                 hosts::MIRROR_MIN_DOCS
             ),
+            scope_note,
             mirrors,
         },
         aliases: AliasSummary { www, scheme, index, query },
         flags: flag_counts,
         runs: all_runs,
+        since_previous,
         alias_examples,
         texts_read,
     })

@@ -15,12 +15,14 @@
 //! | `copies.csv` | fingerprint | `doc_id,original,kind`: documents that copy another without extraction (`revisit`, `payload_digest`) |
 //! | `centers.fpd` | exact | one `center` record per document, in docID order |
 //! | `scopes.fpd` | exact, with `--scope host` or `site` | each document's scope ([`scopes`]) |
+//! | `previous-replicas.fpd` | fingerprint, with `--previous` | the previous analysis's `replicas.fpd`, for the report's comparison ([`replicas`]) |
 //! | `docs.csv` | exact | `doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for` ([`docs`]) |
 //! | `changes.csv` | exact, with `--previous` | the change table with `center_after` ([`changes`]) |
 //! | `overlap.csv` | pairs | `doc_i,doc_j,shared`, sorted by `(doc_i, doc_j)` ([`overlap`]) |
 //! | `stop-chunks.csv` | pairs, with `--max-df` | `fprint,df,pairs,example_doc,text`, most frequent first |
 //! | `report.json`, `report.html` | report | the crawl audit (see `report`) |
 //! | `groups.csv`, `hosts.csv`, `aliases.csv`, `flags.csv` | report | near-replica groups, host overlap, URL aliases, per-document flags |
+//! | `replicas.fpd` | report | each document's near-replica group and recrawl verdicts, for the next analysis of a chain ([`replicas`]) |
 //! | `parquet/postings.parquet`, `parquet/docs.parquet` | fingerprint, with `--format parquet` | the postings and document table for Spark and DuckDB (see [`parquet`]) |
 //! | `stats.json` | every stage | one section per stage |
 //! | `.overlap/` | every stage | stage stamps and temporary files |
@@ -43,8 +45,8 @@
 //! |---|---|---|
 //! | 0 | 8 | magic `OVLPFPD\0` |
 //! | 8 | 4 | format version, `1` |
-//! | 12 | 4 | record kind: `1` chunk fingerprints, `2` exact hashes, `3` centers, `6` fuzzy signatures, `9` URL handles, `11` docIDs; scratch kinds below |
-//! | 16 | 4 | record size in bytes (12, 20, 4, 16, 20 or 8) |
+//! | 12 | 4 | record kind: `1` chunk fingerprints, `2` exact hashes, `3` centers, `6` fuzzy signatures, `9` URL handles, `11` docIDs, `13` scopes, `14` replica verdicts; scratch kinds below |
+//! | 16 | 4 | record size in bytes (12, 20, 4, 16, 32, 8, 4 or 12) |
 //! | 20 | 4 | flags: bit 0 set when records are sorted |
 //! | 24 | 4 | partition index |
 //! | 28 | 4 | partition count (fingerprint files are split by the fingerprint's top bits) |
@@ -76,7 +78,8 @@
 //!   exact group center, its own row when it has no copies, and
 //!   `u32::MAX` for an empty document.
 //! - kinds 9 (`urls.fpd`) and 11 (`doc-ids.fpd`): see [`handles`];
-//!   kind 13 (`scopes.fpd`): see [`scopes`].
+//!   kind 13 (`scopes.fpd`): see [`scopes`]; kind 14 (`replicas.fpd`):
+//!   see [`replicas`].
 //!
 //! Scratch files, which a stage writes in its scratch directory and removes
 //! before it ends, use the same header with kinds of their own, each
@@ -97,6 +100,7 @@ pub(crate) mod handles;
 pub(crate) mod manifest;
 pub(crate) mod overlap;
 pub(crate) mod parquet;
+pub(crate) mod replicas;
 pub(crate) mod scopes;
 pub mod sort;
 mod stamp;
@@ -207,6 +211,14 @@ impl OutDir {
 
     pub(crate) fn scopes(&self) -> PathBuf {
         self.root.join("scopes.fpd")
+    }
+
+    pub(crate) fn replicas(&self) -> PathBuf {
+        self.root.join("replicas.fpd")
+    }
+
+    pub(crate) fn previous_replicas(&self) -> PathBuf {
+        self.root.join("previous-replicas.fpd")
     }
 
     pub(crate) fn centers(&self) -> PathBuf {
