@@ -377,13 +377,13 @@ pub(crate) fn run(
     if manifest.chain.is_some() && matches!(cfg.method, Method::Auto(_)) {
         match delta::previous(&manifest, cfg.threshold) {
             Ok(prev) => match delta::count(&prev, out, &input, &doc_ids, &mut stats, &mut emit)? {
-                Some(figures) => {
+                Ok(figures) => {
                     stats.method = "delta".into();
                     stats.method_auto = true;
                     stats.delta = Some(figures);
                     counted_change = true;
                 }
-                None => stats.delta_skipped = Some("more than a third of the documents changed".into()),
+                Err(why) => stats.delta_skipped = Some(why.into()),
             },
             Err(why) => stats.delta_skipped = Some(why),
         }
