@@ -39,8 +39,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{CountInput, GroupStats, Overlap, PairsStats, for_each_group, scan_groups, stop};
 use crate::store::docs::{DocTable, for_each_doc};
-use crate::store::handles::{DocIds, NONE, SAME_TEXT, WAS_CENTER};
-use crate::store::overlap::for_each_pair;
+use crate::store::handles::{DocIds, SAME_TEXT, WAS_CENTER};
+use crate::store::overlap::{OverlapWriter, for_each_row};
 use crate::store::scopes::{Scope, ScopeId};
 use crate::store::{Manifest, Mapped, OutDir};
 
@@ -97,16 +97,16 @@ struct Touched {
     count: u64,
 }
 
-/// Counts the table of `input` from the previous one: calls `emit` for
-/// every pair with F >= T, in (i, j) order of rows. Returns why not, having
-/// emitted nothing, when the change is too large for it to pay or to fit.
+/// Counts the table of `input` from the previous one: writes every pair
+/// with F >= T to `table`, in (i, j) order. Returns why not, having written
+/// nothing, when the change is too large for it to pay or to fit.
 pub(crate) fn count(
     prev: &Previous,
     out: &OutDir,
     input: &CountInput<'_>,
     doc_ids: &DocIds,
     stats: &mut PairsStats,
-    emit: &mut dyn FnMut(Overlap) -> anyhow::Result<()>,
+    table: &mut OverlapWriter,
 ) -> anyhow::Result<Result<DeltaStats, &'static str>> {
     let counted = input.counted;
     let n = counted.documents();
@@ -141,36 +141,41 @@ pub(crate) fn count(
 
     // The carried rows and the new ones, merged in (i, j) order: the
     // previous table is in docID order, and docIDs keep the rows' order.
-    // The previous docIDs are turned into rows through a table, not a
-    // search per row (a search of doc-ids.fpd was 7% of the stage).
-    let mut row_of: Vec<u32> = Vec::new();
+    // Whether a docID's rows are carried comes from a table, not a search
+    // of doc-ids.fpd per row (that was 7% of the stage). A carried row has
+    // the same docIDs and F as in the previous table, so its line is
+    // copied, not formatted again: with the table by docID, that took the
+    // merge from 11.3 ms to 7.5 ms (198,250 rows carried).
+    let mut carries: Vec<bool> = Vec::new();
     for row in 0..n as u32 {
         let id = doc_ids.doc_id(row) as usize;
-        row_of.resize(row_of.len().max(id + 1), NONE);
-        row_of[id] = row;
+        if carries.len() <= id {
+            carries.resize(id + 1, false);
+        }
+        carries[id] = counted.contains(row) && !touched.rows[row as usize];
     }
-    let row = |id: u32| row_of.get(id as usize).copied().filter(|&r| r != NONE);
+    let carries = |id: u32| carries.get(id as usize).copied().unwrap_or(false);
     let t = input.threshold;
-    let mut new = verified.into_iter().peekable();
+    let mut new = verified
+        .into_iter()
+        .map(|p| Overlap { doc_i: doc_ids.doc_id(p.doc_i), doc_j: doc_ids.doc_id(p.doc_j), shared: p.shared })
+        .peekable();
     let mut carried = 0u64;
-    for_each_pair(&prev.old.overlap(), |o| {
-        let (Some(i), Some(j)) = (row(o.doc_i), row(o.doc_j)) else { return Ok(()) };
-        if !untouched(i)
-            || !untouched(j)
-            || touched.rows[i as usize]
-            || touched.rows[j as usize]
-            || o.shared < t
-        {
+    for_each_row(&prev.old.overlap(), |o, line| {
+        if o.shared < t || !carries(o.doc_i) || !carries(o.doc_j) {
             return Ok(());
         }
-        while let Some(p) = new.next_if(|p| (p.doc_i, p.doc_j) < (i, j)) {
-            emit(p)?;
+        while let Some(p) = new.next_if(|p| (p.doc_i, p.doc_j) < (o.doc_i, o.doc_j)) {
+            table.push(p)?;
         }
         carried += 1;
-        emit(Overlap { doc_i: i, doc_j: j, shared: o.shared })
+        match line {
+            Some(line) => table.push_line(line),
+            None => table.push(o),
+        }
     })?;
     for p in new {
-        emit(p)?;
+        table.push(p)?;
     }
     figures.carried_pairs = carried;
     stats.distinct_pairs = figures.carried_pairs + figures.candidates;
