@@ -137,20 +137,6 @@ impl<'a> RunBuilder<'a> {
         self.spill()?;
         Ok(self.runs)
     }
-
-    /// The runs spilled so far and the pairs not spilled (unsorted), for a
-    /// caller that keeps a small remainder in memory rather than writing
-    /// a file for it.
-    pub(crate) fn finish_kept(self) -> (Vec<PathBuf>, Vec<u64>) {
-        (self.runs, self.buf)
-    }
-
-    /// Spills `pairs` as a run of their own.
-    pub(crate) fn spill_all(dir: &'a RunDir, pairs: Vec<u64>) -> anyhow::Result<Vec<PathBuf>> {
-        let mut b = RunBuilder { cap: pairs.len().max(1), buf: pairs, dir, runs: Vec::new() };
-        b.spill()?;
-        Ok(b.runs)
-    }
 }
 
 /// Merges sorted runs, summing the counts of equal pairs, and calls `f`

@@ -20,26 +20,27 @@
 //!   fingerprints by ascending document frequency; a pair with F >= T shares
 //!   one of the first |L| - T + 1 of them (at most T - 1 shared ones fit in
 //!   the rest), so the candidates are the documents of those fingerprints'
-//!   groups, and each is verified by intersecting the two lists.
+//!   groups. Every fingerprint a touched document shares is one of its
+//!   groups, so a candidate's F is the number of them it is in.
 //!
-//! Four passes over the FPrint-DocID partitions (the stop statuses, the
-//! touched documents' lists, the candidates, the candidates' lists), each a
-//! sequential scan; what is held grows with the change, not the crawl.
-//! When the change is too large for that to pay (more than a third of the
-//! counted documents touched), or the previous analysis is gone or was made
-//! again since, every pair is counted by the method asked for.
+//! One pass over the FPrint-DocID partitions gathers the groups that hold a
+//! touched document (a second, before it, finds the stop statuses that
+//! changed, under `--max-df`); what is held grows with the change and the
+//! groups it reaches, within half the memory budget. When the change is too
+//! large for that to pay (more than a third of the counted documents
+//! touched) or to fit, or the previous analysis is gone or was made again
+//! since, every pair is counted by the method asked for.
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::aggregate::{self, RunBuilder, RunDir, pack};
 use super::{CountInput, GroupStats, Overlap, PairsStats, for_each_group, scan_groups, stop};
 use crate::store::docs::{DocTable, for_each_doc};
-use crate::store::handles::{DocIds, NONE, SAME_TEXT, WAS_CENTER};
-use crate::store::overlap::for_each_pair;
+use crate::store::handles::{DocIds, SAME_TEXT, WAS_CENTER};
+use crate::store::overlap::{OverlapWriter, for_each_row};
 use crate::store::scopes::{Scope, ScopeId};
 use crate::store::{Manifest, Mapped, OutDir};
 
@@ -96,17 +97,17 @@ struct Touched {
     count: u64,
 }
 
-/// Counts the table of `input` from the previous one: calls `emit` for
-/// every pair with F >= T, in (i, j) order of rows. Returns `None`, having
-/// emitted nothing, when the change is too large for it to pay.
+/// Counts the table of `input` from the previous one: writes every pair
+/// with F >= T to `table`, in (i, j) order. Returns why not, having written
+/// nothing, when the change is too large for it to pay or to fit.
 pub(crate) fn count(
     prev: &Previous,
     out: &OutDir,
     input: &CountInput<'_>,
     doc_ids: &DocIds,
     stats: &mut PairsStats,
-    emit: &mut dyn FnMut(Overlap) -> anyhow::Result<()>,
-) -> anyhow::Result<Option<DeltaStats>> {
+    table: &mut OverlapWriter,
+) -> anyhow::Result<Result<DeltaStats, &'static str>> {
     let counted = input.counted;
     let n = counted.documents();
     let mut figures = DeltaStats::default();
@@ -126,52 +127,59 @@ pub(crate) fn count(
     figures.touched_by_stop_chunks = stop_changes(prev, out, input, &mut touched)?;
     figures.touched_documents = touched.count;
     if touched.count * 3 > figures.counted_documents {
-        return Ok(None);
+        return Ok(Err("more than a third of the documents changed"));
     }
 
-    let (lists, groups) = touched_lists(input, &touched)?;
-    groups.fill(stats);
-    let candidates = candidates(input, &lists)?;
-    figures.candidates = candidates.len() as u64;
-    let verified = verify(input, &candidates)?;
+    let Some(gathered) = gather(input, &touched)? else {
+        return Ok(Err("the groups of the changed documents outgrow half of --memory"));
+    };
+    gathered.groups.fill(stats);
+    let (candidates, verified) = touched_pairs(&gathered, &touched, input.threshold);
+    drop(gathered);
+    figures.candidates = candidates;
     figures.counted_pairs = verified.len() as u64;
 
     // The carried rows and the new ones, merged in (i, j) order: the
     // previous table is in docID order, and docIDs keep the rows' order.
-    // The previous docIDs are turned into rows through a table, not a
-    // search per row (a search of doc-ids.fpd was 7% of the stage).
-    let mut row_of: Vec<u32> = Vec::new();
+    // Whether a docID's rows are carried comes from a table, not a search
+    // of doc-ids.fpd per row (that was 7% of the stage). A carried row has
+    // the same docIDs and F as in the previous table, so its line is
+    // copied, not formatted again: with the table by docID, that took the
+    // merge from 11.3 ms to 7.5 ms (198,250 rows carried).
+    let mut carries: Vec<bool> = Vec::new();
     for row in 0..n as u32 {
         let id = doc_ids.doc_id(row) as usize;
-        row_of.resize(row_of.len().max(id + 1), NONE);
-        row_of[id] = row;
+        if carries.len() <= id {
+            carries.resize(id + 1, false);
+        }
+        carries[id] = counted.contains(row) && !touched.rows[row as usize];
     }
-    let row = |id: u32| row_of.get(id as usize).copied().filter(|&r| r != NONE);
+    let carries = |id: u32| carries.get(id as usize).copied().unwrap_or(false);
     let t = input.threshold;
-    let mut new = verified.into_iter().peekable();
+    let mut new = verified
+        .into_iter()
+        .map(|p| Overlap { doc_i: doc_ids.doc_id(p.doc_i), doc_j: doc_ids.doc_id(p.doc_j), shared: p.shared })
+        .peekable();
     let mut carried = 0u64;
-    for_each_pair(&prev.old.overlap(), |o| {
-        let (Some(i), Some(j)) = (row(o.doc_i), row(o.doc_j)) else { return Ok(()) };
-        if !untouched(i)
-            || !untouched(j)
-            || touched.rows[i as usize]
-            || touched.rows[j as usize]
-            || o.shared < t
-        {
+    for_each_row(&prev.old.overlap(), |o, line| {
+        if o.shared < t || !carries(o.doc_i) || !carries(o.doc_j) {
             return Ok(());
         }
-        while let Some(p) = new.next_if(|p| (p.doc_i, p.doc_j) < (i, j)) {
-            emit(p)?;
+        while let Some(p) = new.next_if(|p| (p.doc_i, p.doc_j) < (o.doc_i, o.doc_j)) {
+            table.push(p)?;
         }
         carried += 1;
-        emit(Overlap { doc_i: i, doc_j: j, shared: o.shared })
+        match line {
+            Some(line) => table.push_line(line),
+            None => table.push(o),
+        }
     })?;
     for p in new {
-        emit(p)?;
+        table.push(p)?;
     }
     figures.carried_pairs = carried;
     stats.distinct_pairs = figures.carried_pairs + figures.candidates;
-    Ok(Some(figures))
+    Ok(Ok(figures))
 }
 
 /// Marks as touched the documents of every fingerprint that is a stop
@@ -248,187 +256,378 @@ fn stops_before(prev: &Previous, out: &OutDir) -> anyhow::Result<HashSet<(u64, u
     Ok(stops.iter().filter_map(|s| example_scope[&s.example_doc].map(|scope| (s.fprint, scope))).collect())
 }
 
-/// Each touched document's shared fingerprints with their document
-/// frequencies, sorted in the global order (ascending frequency, then
-/// fingerprint); and the counts every method reports of the groups.
-fn touched_lists(
-    input: &CountInput<'_>,
-    touched: &Touched,
-) -> anyhow::Result<(Lists<(u32, u64)>, GroupStats)> {
-    // Per partition: (document, document frequency, fingerprint) of the
-    // touched documents, and the counts of its groups.
-    type Found = (Vec<(u32, u32, u64)>, GroupStats);
+/// One shared fingerprint of a touched document: its document frequency,
+/// the fingerprint, and where its group's documents start in
+/// [`Gathered::docs`]. Ordered by document, then by the global order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Posting {
+    doc: u32,
+    df: u32,
+    fprint: u64,
+    start: usize,
+}
+
+/// The fingerprint groups that hold a touched document, from one pass over
+/// the partitions: the pairs of a touched document, and their F, lie in
+/// them alone (every fingerprint of a touched document is one of them).
+struct Gathered {
+    /// The documents of every gathered group, one group after another.
+    docs: Vec<u32>,
+    /// Each touched document's list, sorted: its groups in the global order
+    /// (ascending document frequency, then fingerprint).
+    postings: Vec<Posting>,
+    /// The counts every method reports of all the groups.
+    groups: GroupStats,
+}
+
+impl Gathered {
+    fn group(&self, p: &Posting) -> &[u32] {
+        &self.docs[p.start..p.start + p.df as usize]
+    }
+}
+
+/// The groups that hold a touched document, or `None` when they outgrow
+/// half the memory budget (then every pair is counted instead).
+///
+/// One pass gathers what three did: the touched documents' lists, then the
+/// groups of their prefixes, then the lists of every candidate's documents
+/// to intersect. On a recrawl with 10% of the pages changed (62,490
+/// documents, 3,340 touched) those passes and their hash tables took 65 ms
+/// of the stage's 86 ms; this pass and the counting from it take 17 ms,
+/// and the groups gathered hold 460,267 documents (1.8 MB), two thirds of
+/// the shared postings.
+fn gather(input: &CountInput<'_>, touched: &Touched) -> anyhow::Result<Option<Gathered>> {
+    let budget = input.memory / 2;
+    let held = AtomicU64::new(0);
+    let over = AtomicBool::new(false);
+    let bytes = |docs: &Vec<u32>, postings: &Vec<Posting>| {
+        (docs.len() * size_of::<u32>() + postings.len() * size_of::<Posting>()) as u64
+    };
+    type Found = (Vec<u32>, Vec<Posting>, GroupStats);
     let found: Vec<anyhow::Result<Found>> = input
         .parts
         .par_iter()
         .map(|part| {
-            let mut postings = Vec::new();
-            let groups = for_each_group(input, part, |docs, fprint| {
-                for &d in docs {
-                    if touched.rows[d as usize] {
-                        postings.push((d, docs.len() as u32, fprint));
-                    }
+            let (mut docs, mut postings) = (Vec::new(), Vec::new());
+            if over.load(Ordering::Relaxed) {
+                return Ok((docs, postings, GroupStats::default()));
+            }
+            let groups = for_each_group(input, part, |group, fprint| {
+                if !group.iter().any(|&d| touched.rows[d as usize]) || over.load(Ordering::Relaxed) {
+                    return Ok(());
+                }
+                let start = docs.len();
+                docs.extend_from_slice(group);
+                let df = group.len() as u32;
+                for &doc in group.iter().filter(|&&d| touched.rows[d as usize]) {
+                    postings.push(Posting { doc, df, fprint, start });
+                }
+                if held.load(Ordering::Relaxed) + bytes(&docs, &postings) > budget {
+                    over.store(true, Ordering::Relaxed);
                 }
                 Ok(())
             })?;
-            Ok((postings, groups))
+            held.fetch_add(bytes(&docs, &postings), Ordering::Relaxed);
+            Ok((docs, postings, groups))
         })
         .collect();
-    let mut postings = Vec::new();
-    let mut groups = GroupStats::default();
-    for f in found {
-        let (p, g) = f?;
-        postings.extend(p);
-        groups.add(&g);
+    let found = found.into_iter().collect::<anyhow::Result<Vec<Found>>>()?;
+    // Reserved whole: growing by doubling would hold the old and the new
+    // buffer at once.
+    let mut gathered = Gathered {
+        docs: Vec::with_capacity(found.iter().map(|f| f.0.len()).sum()),
+        postings: Vec::with_capacity(found.iter().map(|f| f.1.len()).sum()),
+        groups: GroupStats::default(),
+    };
+    for (docs, postings, groups) in found {
+        let offset = gathered.docs.len();
+        gathered.docs.extend_from_slice(&docs);
+        gathered.postings.extend(postings.into_iter().map(|p| Posting { start: p.start + offset, ..p }));
+        gathered.groups.add(&groups);
     }
-    postings.sort_unstable();
-    Ok((Lists::new(postings.into_iter().map(|(d, df, f)| (d, (df, f)))), groups))
+    if over.load(Ordering::Relaxed) {
+        return Ok(None);
+    }
+    gathered.postings.par_sort_unstable();
+    Ok(Some(gathered))
 }
 
-/// Per document, its entries, sorted.
-struct Lists<T> {
-    docs: HashMap<u32, Vec<T>>,
+/// What one thread reuses from one touched document to the next.
+#[derive(Default)]
+struct Scratch {
+    /// The documents of the prefix groups, with repeats.
+    instances: Vec<u32>,
+    /// The distinct ones (the candidates), ascending, and how many of the
+    /// document's groups each is in so far.
+    candidates: Vec<u32>,
+    shared: Vec<u32>,
 }
 
-impl<T> Lists<T> {
-    /// From `(doc, entry)` in ascending order.
-    fn new(sorted: impl Iterator<Item = (u32, T)>) -> Lists<T> {
-        let mut docs: HashMap<u32, Vec<T>> = HashMap::new();
-        for (d, e) in sorted {
-            docs.entry(d).or_default().push(e);
+/// The candidates (as a figure) and the pairs with F >= T of the touched
+/// documents, in (i, j) order.
+///
+/// One-sided prefix filtering, per touched document `a` in parallel: the
+/// candidates are the other documents of the groups of the first
+/// |L| - T + 1 fingerprints of its list; a candidate's F is the number of
+/// `a`'s groups it is in, counted in the prefix groups as they are read
+/// and then looked up in the last T - 1. A pair of two touched documents
+/// is the smaller one's if both lists generate it.
+fn touched_pairs(g: &Gathered, touched: &Touched, threshold: u32) -> (u64, Vec<Overlap>) {
+    let t = threshold as usize;
+    let lists: Vec<&[Posting]> = g.postings.chunk_by(|a, b| a.doc == b.doc).collect();
+    let prefix = |list: &'_ [Posting]| -> usize { (list.len() + 1).saturating_sub(t) };
+    // Whether touched document `b`'s prefix groups hold `a`.
+    let generates = |b: u32, a: u32| {
+        let k = lists.partition_point(|l| l[0].doc < b);
+        lists
+            .get(k)
+            .filter(|l| l[0].doc == b)
+            .is_some_and(|l| l[..prefix(l)].iter().any(|p| g.group(p).binary_search(&a).is_ok()))
+    };
+    let owner = |list: &&[Posting], s: &mut Scratch, pairs: &mut Vec<Overlap>| -> u64 {
+        let a = list[0].doc;
+        let p = prefix(list);
+        if p == 0 {
+            return 0;
         }
-        Lists { docs }
-    }
+        s.instances.clear();
+        for entry in &list[..p] {
+            s.instances.extend(g.group(entry).iter().filter(|&&b| b != a));
+        }
+        s.instances.sort_unstable();
+        s.candidates.clear();
+        s.shared.clear();
+        for run in s.instances.chunk_by(|x, y| x == y) {
+            s.candidates.push(run[0]);
+            s.shared.push(run.len() as u32);
+        }
+        for entry in &list[p..] {
+            count_members(&s.candidates, &mut s.shared, g.group(entry));
+        }
+        let mut candidates = 0;
+        for (&b, &f) in s.candidates.iter().zip(&s.shared) {
+            if b < a && touched.rows[b as usize] && generates(b, a) {
+                continue;
+            }
+            candidates += 1;
+            if f >= threshold {
+                pairs.push(Overlap { doc_i: a.min(b), doc_j: a.max(b), shared: f });
+            }
+        }
+        candidates
+    };
+    let (candidates, mut pairs) = lists
+        .par_iter()
+        .fold(
+            || (0u64, Vec::new(), Scratch::default()),
+            |(n, mut pairs, mut s), list| {
+                let found = owner(list, &mut s, &mut pairs);
+                (n + found, pairs, s)
+            },
+        )
+        .map(|(n, pairs, _)| (n, pairs))
+        .reduce(
+            || (0, Vec::new()),
+            |(n, mut pairs), (m, more)| {
+                pairs.extend(more);
+                (n + m, pairs)
+            },
+        );
+    pairs.par_sort_unstable();
+    (candidates, pairs)
 }
 
-/// The distinct pairs of a touched document with a document of a group of
-/// one of its prefix fingerprints, sorted.
-fn candidates(input: &CountInput<'_>, lists: &Lists<(u32, u64)>) -> anyhow::Result<Vec<u64>> {
-    let t = input.threshold as usize;
-    // Which touched documents have each prefix fingerprint.
-    let mut prefixes: HashMap<u64, Vec<u32>> = HashMap::new();
-    for (&d, list) in &lists.docs {
-        if list.len() >= t {
-            for &(_, f) in &list[..list.len() - t + 1] {
-                prefixes.entry(f).or_default().push(d);
+/// Adds 1 to `shared[k]` for every `candidates[k]` in `group` (both
+/// ascending): a merge when the group is not much longer than the
+/// candidates, else a search for each in what is left of the group.
+fn count_members(candidates: &[u32], shared: &mut [u32], group: &[u32]) {
+    if group.len() <= 8 * candidates.len() {
+        let (mut i, mut j) = (0, 0);
+        while i < candidates.len() && j < group.len() {
+            match candidates[i].cmp(&group[j]) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Greater => j += 1,
+                std::cmp::Ordering::Equal => {
+                    shared[i] += 1;
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+    } else {
+        let mut rest = group;
+        for (k, c) in candidates.iter().enumerate() {
+            match rest.binary_search(c) {
+                Ok(at) => {
+                    shared[k] += 1;
+                    rest = &rest[at + 1..];
+                }
+                Err(at) => rest = &rest[at..],
             }
         }
     }
-    let runs = RunDir::new(input.scratch);
-    let cap = aggregate::buffer_pairs(input.memory);
-    // Each partition's candidates stay in memory unless they outgrow its
-    // share of the budget: written as runs, the 64 small remainders of a
-    // recrawl cost more in file creation than the rest of the stage.
-    type Found = (Vec<PathBuf>, Vec<u64>);
-    let found: Vec<anyhow::Result<Found>> = input
-        .parts
-        .par_iter()
-        .map(|part| {
-            let mut builder = RunBuilder::new(cap, &runs);
-            for_each_group(input, part, |docs, fprint| {
-                let Some(owners) = prefixes.get(&fprint) else { return Ok(()) };
-                // Under `--scope`, a fingerprint's documents come in one
-                // group per scope: an owner pairs only with its own.
-                for &owner in owners.iter().filter(|o| docs.binary_search(o).is_ok()) {
-                    for &other in docs {
-                        // A pair of two touched documents comes from both;
-                        // it is kept once.
-                        if other != owner {
-                            builder.push(pack(owner.min(other), owner.max(other)))?;
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+    use std::path::{Path, PathBuf};
+
+    use super::*;
+    use crate::pairs::Counted;
+    use crate::progress::Progress;
+    use crate::store::{Center, ChunkRecord, Header, Record, RecordWriter};
+
+    fn write<R: Record>(path: &Path, records: &[R]) {
+        let mut w = RecordWriter::create(path, Header::new::<R>("lines:1", true, 0, 1)).unwrap();
+        for r in records {
+            w.push(r).unwrap();
+        }
+        w.finish().unwrap();
+    }
+
+    /// A random crawl: every document's fingerprints (a few rare, some
+    /// frequent), some documents copies of another (not counted), some
+    /// touched; written as two partitions.
+    struct Crawl {
+        parts: Vec<PathBuf>,
+        centers: PathBuf,
+        touched: Touched,
+        /// Per counted document, its shared fingerprints.
+        lists: BTreeMap<u32, BTreeSet<u64>>,
+        /// Per shared fingerprint, its counted documents.
+        groups: BTreeMap<u64, Vec<u32>>,
+    }
+
+    fn crawl(dir: &Path, seed: u64) -> Crawl {
+        let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        let mut next = move |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        let n = 40 + next(40) as u32;
+        let centers: Vec<Center> =
+            (0..n).map(|d| Center(if d > 0 && next(8) == 0 { next(d as u64) as u32 } else { d })).collect();
+        let mut records = Vec::new();
+        for doc in 0..n {
+            let mut fprints = BTreeSet::new();
+            for _ in 0..next(30) {
+                // Fingerprints below 8 are frequent, the rest rarer.
+                fprints.insert(if next(3) == 0 { next(8) } else { 8 + next(u64::from(n)) });
+            }
+            records.extend(fprints.into_iter().map(|fprint| ChunkRecord { fprint, doc }));
+        }
+        records.sort();
+        let counted = |d: u32| centers[d as usize] == Center(d);
+        let mut groups: BTreeMap<u64, Vec<u32>> = BTreeMap::new();
+        for r in records.iter().filter(|r| counted(r.doc)) {
+            groups.entry(r.fprint).or_default().push(r.doc);
+        }
+        groups.retain(|_, docs| docs.len() >= 2);
+        let mut lists: BTreeMap<u32, BTreeSet<u64>> = BTreeMap::new();
+        for (&f, docs) in &groups {
+            for &d in docs {
+                lists.entry(d).or_default().insert(f);
+            }
+        }
+        let rows: Vec<bool> = (0..n).map(|d| counted(d) && next(4) == 0).collect();
+        let touched = Touched { count: rows.iter().filter(|&&t| t).count() as u64, rows };
+        let split = records.partition_point(|r| r.fprint < 8 + u64::from(n) / 2);
+        let parts = vec![dir.join("part-0.fpd"), dir.join("part-1.fpd")];
+        write(&parts[0], &records[..split]);
+        write(&parts[1], &records[split..]);
+        let path = dir.join("centers.fpd");
+        write(&path, &centers);
+        Crawl { parts, centers: path, touched, lists, groups }
+    }
+
+    #[test]
+    fn the_pairs_of_touched_documents_are_every_pair_with_one_and_f_at_least_t() {
+        let progress = Progress::silent();
+        for seed in 0..60 {
+            let dir = tempfile::tempdir().unwrap();
+            let c = crawl(dir.path(), seed);
+            let counted = Counted::open(&c.centers).unwrap();
+            for threshold in [1, 2, 3, 5] {
+                let input = CountInput {
+                    parts: &c.parts,
+                    counted: &counted,
+                    threshold,
+                    max_df: None,
+                    memory: 1 << 30,
+                    scratch: dir.path(),
+                    progress: &progress,
+                };
+                let gathered = gather(&input, &c.touched).unwrap().unwrap();
+                let (candidates, pairs) = touched_pairs(&gathered, &c.touched, threshold);
+
+                let touched = |d: u32| c.touched.rows[d as usize];
+                let mut want = Vec::new();
+                let docs: Vec<u32> = c.lists.keys().copied().collect();
+                for (k, &a) in docs.iter().enumerate() {
+                    for &b in &docs[k + 1..] {
+                        let f = c.lists[&a].intersection(&c.lists[&b]).count() as u32;
+                        if (touched(a) || touched(b)) && f >= threshold {
+                            want.push(Overlap { doc_i: a, doc_j: b, shared: f });
                         }
                     }
                 }
-                Ok(())
-            })?;
-            let (spilled, mut kept) = builder.finish_kept();
-            kept.sort_unstable();
-            kept.dedup();
-            Ok((spilled, kept))
-        })
-        .collect();
-    let mut paths = Vec::new();
-    let mut kept = Vec::new();
-    for f in found {
-        let (p, k) = f?;
-        paths.extend(p);
-        kept.push(k);
-    }
-    let mut pairs = Vec::new();
-    if paths.is_empty() {
-        pairs = kept.concat();
-        pairs.sort_unstable();
-        pairs.dedup();
-    } else {
-        for k in kept {
-            paths.extend(RunBuilder::spill_all(&runs, k)?);
-        }
-        aggregate::reduce(paths, input.memory, 1, &runs, &mut |o| {
-            pairs.push(pack(o.doc_i, o.doc_j));
-            Ok(())
-        })?;
-    }
-    Ok(pairs)
-}
+                assert_eq!(pairs, want, "seed {seed}, T = {threshold}");
 
-/// The candidates with F >= T, in (i, j) order: one more pass gathers the
-/// lists of every document in a candidate, which are intersected.
-fn verify(input: &CountInput<'_>, candidates: &[u64]) -> anyhow::Result<Vec<Overlap>> {
-    let mut wanted: HashSet<u32> = HashSet::new();
-    for &p in candidates {
-        wanted.insert((p >> 32) as u32);
-        wanted.insert(p as u32);
-    }
-    let found: Vec<anyhow::Result<Vec<(u32, u64)>>> = input
-        .parts
-        .par_iter()
-        .map(|part| {
-            let mut postings = Vec::new();
-            for_each_group(input, part, |docs, fprint| {
-                for &d in docs {
-                    if wanted.contains(&d) {
-                        postings.push((d, fprint));
+                // The candidates: a touched document with the documents of
+                // the groups of its prefix, each pair once.
+                let t = threshold as usize;
+                let mut expected = BTreeSet::new();
+                for (&a, list) in c.lists.iter().filter(|&(&a, _)| touched(a)) {
+                    let mut order: Vec<(usize, u64)> =
+                        list.iter().map(|&f| (c.groups[&f].len(), f)).collect();
+                    order.sort();
+                    for &(_, f) in order.iter().take((list.len() + 1).saturating_sub(t)) {
+                        for &b in c.groups[&f].iter().filter(|&&b| b != a) {
+                            expected.insert((a.min(b), a.max(b)));
+                        }
                     }
                 }
-                Ok(())
-            })?;
-            Ok(postings)
-        })
-        .collect();
-    let mut postings = Vec::new();
-    for f in found {
-        postings.extend(f?);
-    }
-    postings.sort_unstable();
-    let lists = Lists::new(postings.into_iter());
-    let t = input.threshold;
-    let shared: Vec<u32> = candidates
-        .par_iter()
-        .map(|&p| {
-            let (a, b) = (&lists.docs[&((p >> 32) as u32)], &lists.docs[&(p as u32)]);
-            intersection(a, b)
-        })
-        .collect();
-    Ok(candidates
-        .iter()
-        .zip(shared)
-        .filter(|&(_, f)| f >= t)
-        .map(|(&p, f)| Overlap { doc_i: (p >> 32) as u32, doc_j: p as u32, shared: f })
-        .collect())
-}
-
-/// Entries two sorted lists have in common.
-fn intersection(a: &[u64], b: &[u64]) -> u32 {
-    let (mut i, mut j, mut n) = (0, 0, 0u32);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                n += 1;
-                i += 1;
-                j += 1;
+                assert_eq!(candidates, expected.len() as u64, "seed {seed}, T = {threshold}");
             }
         }
     }
-    n
+
+    #[test]
+    fn groups_beyond_half_the_budget_are_not_gathered() {
+        let progress = Progress::silent();
+        let dir = tempfile::tempdir().unwrap();
+        let c = crawl(dir.path(), 7);
+        let counted = Counted::open(&c.centers).unwrap();
+        let input = |memory| CountInput {
+            parts: &c.parts,
+            counted: &counted,
+            threshold: 2,
+            max_df: None,
+            memory,
+            scratch: dir.path(),
+            progress: &progress,
+        };
+        let gathered = gather(&input(1 << 30), &c.touched).unwrap().unwrap();
+        let held =
+            (gathered.docs.len() * size_of::<u32>() + gathered.postings.len() * size_of::<Posting>()) as u64;
+        assert!(gather(&input(2 * held), &c.touched).unwrap().is_some());
+        assert!(gather(&input(2 * held - 2), &c.touched).unwrap().is_none());
+    }
+
+    #[test]
+    fn members_are_counted_by_merge_and_by_search_alike() {
+        let group: Vec<u32> = (0..400).map(|x| x * 3).collect();
+        for candidates in [vec![0, 3, 4, 600, 1197, 1198], vec![5], vec![1197], vec![]] {
+            // The whole group is searched, its first few merged.
+            for g in [&group[..], &group[..5]] {
+                let mut shared = vec![1; candidates.len()];
+                count_members(&candidates, &mut shared, g);
+                let want: Vec<u32> = candidates.iter().map(|c| 1 + u32::from(g.contains(c))).collect();
+                assert_eq!(shared, want, "{candidates:?} in {} entries", g.len());
+            }
+        }
+    }
 }

@@ -364,26 +364,19 @@ pub(crate) fn run(
     // Methods count rows; the table shows docIDs, in the same order.
     let doc_ids = DocIds::open(out, &manifest)?;
     let mut table = OverlapWriter::create(&out.overlap())?;
-    let mut emit = |o: Overlap| {
-        table.push(Overlap {
-            doc_i: doc_ids.doc_id(o.doc_i),
-            doc_j: doc_ids.doc_id(o.doc_j),
-            shared: o.shared,
-        })
-    };
     // An analysis carried forward counts only what changed, unless a
     // method was asked for.
     let mut counted_change = false;
     if manifest.chain.is_some() && matches!(cfg.method, Method::Auto(_)) {
         match delta::previous(&manifest, cfg.threshold) {
-            Ok(prev) => match delta::count(&prev, out, &input, &doc_ids, &mut stats, &mut emit)? {
-                Some(figures) => {
+            Ok(prev) => match delta::count(&prev, out, &input, &doc_ids, &mut stats, &mut table)? {
+                Ok(figures) => {
                     stats.method = "delta".into();
                     stats.method_auto = true;
                     stats.delta = Some(figures);
                     counted_change = true;
                 }
-                None => stats.delta_skipped = Some("more than a third of the documents changed".into()),
+                Err(why) => stats.delta_skipped = Some(why.into()),
             },
             Err(why) => stats.delta_skipped = Some(why),
         }
@@ -393,6 +386,13 @@ pub(crate) fn run(
         stats.method = name.to_string();
         stats.method_auto = auto.is_some();
         stats.auto = auto;
+        let mut emit = |o: Overlap| {
+            table.push(Overlap {
+                doc_i: doc_ids.doc_id(o.doc_i),
+                doc_j: doc_ids.doc_id(o.doc_j),
+                shared: o.shared,
+            })
+        };
         method.count(&input, &mut stats, &mut emit)?;
     }
     stats.pairs_emitted = table.finish()?;

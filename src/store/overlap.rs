@@ -69,6 +69,15 @@ impl OverlapWriter {
             .with_context(|| format!("cannot write {}", temp_path(&self.path).display()))
     }
 
+    /// Appends a row given as its line, as [`for_each_row`] passes it: as
+    /// `push` would write it, line feed included. A carried-forward table
+    /// copies the previous table's rows this way, not formatted again.
+    pub(crate) fn push_line(&mut self, line: &[u8]) -> anyhow::Result<()> {
+        debug_assert!(plain_row(line).is_some_and(|(_, used)| used == line.len()));
+        self.rows += 1;
+        self.out.write_all(line).with_context(|| format!("cannot write {}", temp_path(&self.path).display()))
+    }
+
     /// Completes the table; returns its rows.
     pub(crate) fn finish(self) -> anyhow::Result<u64> {
         let err = self.error();
@@ -97,6 +106,16 @@ pub(crate) fn for_each_pair(
     path: &Path,
     mut f: impl FnMut(Overlap) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
+    for_each_row(path, |o, _| f(o))
+}
+
+/// [`for_each_pair`], with each row's line (line feed included) when it is
+/// exactly as [`OverlapWriter::push`] writes the row, for
+/// [`OverlapWriter::push_line`].
+pub(crate) fn for_each_row(
+    path: &Path,
+    mut f: impl FnMut(Overlap, Option<&[u8]>) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
     let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     let mut reader = BufReader::with_capacity(1 << 16, file);
     let mut line = Vec::with_capacity(64);
@@ -110,7 +129,8 @@ pub(crate) fn for_each_pair(
                 bail!("{} line {number}: {what}", path.display());
             }
             last = Some((o.doc_i, o.doc_j));
-            f(o).with_context(|| format!("{} line {number}", path.display()))?;
+            f(o, Some(&reader.buffer()[..used]))
+                .with_context(|| format!("{} line {number}", path.display()))?;
             reader.consume(used);
         }
         line.clear();
@@ -162,7 +182,10 @@ pub(crate) fn for_each_pair(
             return Err(bad(what));
         }
         last = Some((o.doc_i, o.doc_j));
-        f(o).with_context(|| format!("{} line {number}", path.display()))?;
+        // A row as written that crossed the end of the reader's buffer.
+        let written = plain_row(&line).is_some_and(|(_, used)| used == line.len());
+        f(o, written.then_some(line.as_slice()))
+            .with_context(|| format!("{} line {number}", path.display()))?;
     }
     if number == 0 {
         bail!("{} is empty: expected the header {HEADER}", path.display());
@@ -182,9 +205,9 @@ fn out_of_order(o: Overlap, last: Option<(u32, u32)>) -> Option<&'static str> {
 }
 
 /// The row at the start of `bytes` and its length with its line feed, if
-/// it is three numbers of digits only, separated by commas and ended by a
-/// line feed; `None` for anything else, a row that does not end in
-/// `bytes` included.
+/// it is as the writer writes it: three numbers of digits only, without
+/// leading zeros, separated by commas and ended by a line feed; `None` for
+/// anything else, a row that does not end in `bytes` included.
 fn plain_row(bytes: &[u8]) -> Option<(Overlap, usize)> {
     let mut i = 0;
     let mut number = |end: u8| -> Option<u32> {
@@ -194,7 +217,8 @@ fn plain_row(bytes: &[u8]) -> Option<(Overlap, usize)> {
             v = v.checked_mul(10)?.checked_add(u32::from(d))?;
             i += 1;
         }
-        (i > first && bytes.get(i) == Some(&end)).then(|| {
+        let canonical = i == first + 1 || bytes.get(first) != Some(&b'0');
+        (i > first && canonical && bytes.get(i) == Some(&end)).then(|| {
             i += 1;
             v
         })
@@ -282,10 +306,54 @@ mod tests {
         .unwrap();
         assert_eq!(back, rows);
         assert_eq!(plain_row(b"1,2,3\n"), Some((Overlap { doc_i: 1, doc_j: 2, shared: 3 }, 6)));
-        for other in [&b"1,2,3"[..], b"1,2,3\r\n", b"1,,3\n", b"1,2,4294967296\n", b"+1,2,3\n", b"1,2,3,4\n"]
-        {
+        assert_eq!(plain_row(b"0,10,3\n"), Some((Overlap { doc_i: 0, doc_j: 10, shared: 3 }, 7)));
+        for other in [
+            &b"1,2,3"[..],
+            b"1,2,3\r\n",
+            b"1,,3\n",
+            b"1,2,4294967296\n",
+            b"+1,2,3\n",
+            b"1,2,3,4\n",
+            b"01,2,3\n",
+            b"1,2,00\n",
+        ] {
             assert_eq!(plain_row(other), None, "{:?}", String::from_utf8_lossy(other));
         }
+    }
+
+    #[test]
+    fn rows_as_written_come_with_their_lines_and_copy_alike() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("overlap.csv");
+        let mut text = String::from("doc_i,doc_j,shared\n");
+        let mut written = text.clone();
+        for k in 0..20_000u32 {
+            written.push_str(&format!("{},{},{}\n", k, k + 1, k % 9));
+            text.push_str(&match k % 4 {
+                0 => format!("{},0{},{}\n", k, k + 1, k % 9),
+                1 => format!("{},{},{}\r\n", k, k + 1, k % 9),
+                _ => format!("{},{},{}\n", k, k + 1, k % 9),
+            });
+        }
+        std::fs::write(&path, &text).unwrap();
+        let copy = dir.path().join("copy.csv");
+        let mut w = OverlapWriter::create(&copy).unwrap();
+        let mut lines = 0;
+        for_each_row(&path, |o, line| {
+            assert_eq!(line.is_some(), o.doc_i % 4 >= 2, "{o:?}");
+            match line {
+                Some(line) => {
+                    assert_eq!(line, format!("{},{},{}\n", o.doc_i, o.doc_j, o.shared).as_bytes());
+                    lines += 1;
+                    w.push_line(line)
+                }
+                None => w.push(o),
+            }
+        })
+        .unwrap();
+        assert_eq!(w.finish().unwrap(), 20_000);
+        assert_eq!(lines, 10_000);
+        assert!(std::fs::read_to_string(&copy).unwrap() == written);
     }
 
     #[test]
