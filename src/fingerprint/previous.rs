@@ -423,14 +423,18 @@ pub(super) fn carry_forward(
     // What the previous report concluded, for this one's comparison, so
     // the new analysis stands on its own: a hard link where the file
     // system allows (files are only ever replaced by a rename, never
-    // written in place, so the link keeps this version), else a copy.
-    let replicas = store::temp_path(&out.previous_replicas());
-    store::remove_file_if_exists(&replicas)?;
-    if std::fs::hard_link(old.replicas(), &replicas).is_err() {
-        std::fs::copy(old.replicas(), &replicas)
-            .with_context(|| format!("cannot copy {} to {}", old.replicas().display(), replicas.display()))?;
+    // written in place, so the link keeps this version; and a link is
+    // made whole at once, so it needs no temporary name: renaming one
+    // over another link to the same file would do nothing, and leave the
+    // temporary name behind), else a copy.
+    let (from, to) = (old.replicas(), out.previous_replicas());
+    store::remove_file_if_exists(&to)?;
+    if std::fs::hard_link(&from, &to).is_err() {
+        let tmp = store::temp_path(&to);
+        std::fs::copy(&from, &tmp)
+            .with_context(|| format!("cannot copy {} to {}", from.display(), tmp.display()))?;
+        store::commit(&to)?;
     }
-    store::commit(&out.previous_replicas())?;
     std::fs::rename(segment.redirects(), out.redirects())
         .with_context(|| format!("cannot move {} into place", segment.redirects().display()))?;
 
@@ -707,7 +711,7 @@ fn write_tables(
                     // URL and source.
                     b => {
                         let text = old_docs.row(b)?.text;
-                        docs.push(&Doc { id: doc_id, text, ..read_docs.row(r)? })?;
+                        docs.push(&Doc { id: doc_id, text, ..doc })?;
                     }
                 }
                 changes.push(&ChangeRow {
@@ -789,11 +793,26 @@ impl RowReader {
         })
     }
 
-    /// Row `r`: read on when it is the next, sought otherwise.
+    /// Row `r`: read on when it is the next or a few rows ahead, sought
+    /// otherwise. Seeking drops the reader's buffer, and rows wanted in
+    /// nearly ascending order with small gaps between them (the previous
+    /// rows of unchanged pages) cost a seek and a read each: reading over
+    /// the gap instead took the serial part of a `--previous` fingerprint
+    /// stage from 0.25 s to 0.17 s (65,396 documents, 36,679 of them
+    /// unchanged payloads), the stage from 1.10 s to 1.04 s.
     fn row(&mut self, r: u32) -> anyhow::Result<Doc<'_>> {
+        const READ_OVER: u32 = 64;
         let Some(&start) = self.starts.get(r as usize) else {
             bail!("{} has no row {r}", self.path.display());
         };
+        if let Some(l) = self.last.filter(|&l| l < r && r - l <= READ_OVER) {
+            for _ in l + 1..r {
+                self.reader
+                    .read_record(&mut self.record)
+                    .with_context(|| format!("cannot read {}", self.path.display()))?;
+            }
+            self.last = Some(r - 1);
+        }
         if self.last.is_none_or(|l| l + 1 != r) {
             let mut at = csv::Position::new();
             at.set_byte(start).set_line(u64::from(r) + 2).set_record(u64::from(r) + 1);

