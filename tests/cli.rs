@@ -553,3 +553,31 @@ fn stats_flag_prints_a_summary_per_stage() {
     let again = overlap_ok(["pairs", &arg(&out), "--stats", "-q"]);
     assert!(again.stderr.is_empty(), "{}", String::from_utf8_lossy(&again.stderr));
 }
+
+/// Stands for a test whose peer tool is missing; run only by the test
+/// below, through this test binary.
+#[test]
+#[ignore = "run by a_test_missing_its_peer_tool_fails_under_ci_and_says_so_elsewhere"]
+fn peer_tool_missing_probe() {
+    skip_without_peer("the probe's peer tool is missing");
+}
+
+#[test]
+fn a_test_missing_its_peer_tool_fails_under_ci_and_says_so_elsewhere() {
+    let probe = |require: bool| {
+        let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+        cmd.args(["--ignored", "--exact", "peer_tool_missing_probe"]);
+        if require {
+            cmd.env(REQUIRE_PEERS, "1");
+        } else {
+            cmd.env_remove(REQUIRE_PEERS);
+        }
+        cmd.output().unwrap()
+    };
+    let under_ci = probe(true);
+    assert!(!under_ci.status.success(), "under .ci/run a skip is a failure");
+    let elsewhere = probe(false);
+    assert!(elsewhere.status.success());
+    let said = String::from_utf8_lossy(&elsewhere.stderr);
+    assert!(said.contains("note: test skipped: the probe's peer tool is missing"), "{said}");
+}

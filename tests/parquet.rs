@@ -158,7 +158,7 @@ fn same_inputs_give_the_same_bytes_and_csv_writes_none() {
 fn duckdb_reads_the_files() {
     let probe = Command::new("python3").args(["-c", "import duckdb"]).output();
     if !probe.is_ok_and(|o| o.status.success()) {
-        eprintln!("skipped: python3 cannot import duckdb (python3 -m pip install duckdb)");
+        skip_without_peer("python3 cannot import duckdb (python3 -m pip install duckdb)");
         return;
     }
     let tmp = tempdir();

@@ -45,7 +45,7 @@ const REPORT: [&str; 6] =
 #[test]
 fn spark_job_equals_a_local_run() {
     if let Err(why) = spark_available() {
-        eprintln!("skipped: {why}");
+        skip_without_peer(&why);
         return;
     }
     let tmp = tempdir();
