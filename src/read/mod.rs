@@ -465,7 +465,9 @@ impl InputSkip {
 /// JSONL, the page-feed separator is a page feed, `filedesc://` is ARC),
 /// falling back to the file extension (`.warc`, `.warc.gz`, `.wet`,
 /// `.wet.gz`, `.jsonl`, `.jsonl.gz`, `.ndjson`, `.ndjson.gz`, `.arc`,
-/// `.arc.gz`); if neither decides, an error saying to pass
+/// `.arc.gz`, `.pagefeed`, `.pagefeed.gz`), then, for a file whose first
+/// record start is damaged, to a page-feed separator or a WARC version
+/// line that starts a later line of the first 4 KiB; if none decides, an error saying to pass
 /// --input-format. A directory, or an input with nothing in it, is
 /// [`Input::Skipped`]. Errors name the path: "cannot open data/x.warc.gz:
 /// No such file or directory (os error 2)" (printed with `{:#}`).
@@ -531,7 +533,7 @@ fn reader_for(
     let format = match opts.format {
         InputFormat::Auto => {
             let head = src.peek(SNIFF_BYTES).with_context(|| format!("cannot read {name}"))?;
-            match sniff(head).or_else(|| by_extension(path)) {
+            match sniff(head).or_else(|| by_extension(path)).or_else(|| later_record_start(head)) {
                 Some(format) => format,
                 None => bail!(
                     "cannot tell the format of {name} from its first bytes or its name: \
@@ -570,6 +572,23 @@ fn sniff(head: &[u8]) -> Option<InputFormat> {
     }
 }
 
+/// The format of a record that starts a later line of `head`, for a file
+/// whose first record start is damaged: one flipped bit in a page feed's
+/// first separator made the whole feed unreadable without
+/// `--input-format`, though its reader skips the damaged record (195 of
+/// 1,393 mutated feeds). The separator is 40 bytes no text has by chance;
+/// `WARC/1.` must follow a blank line, as it does between records.
+fn later_record_start(head: &[u8]) -> Option<InputFormat> {
+    let separator = memchr::memmem::find_iter(head, pagefeed::SEPARATOR)
+        .map(|i| (i, InputFormat::PageFeed))
+        .find(|&(i, _)| i > 0 && head[i - 1] == b'\n');
+    let warc = memchr::memmem::find_iter(head, b"\n\r\nWARC/1.")
+        .chain(memchr::memmem::find_iter(head, b"\n\nWARC/1."))
+        .min()
+        .map(|i| (i, InputFormat::Warc));
+    [separator, warc].into_iter().flatten().min_by_key(|&(i, _)| i).map(|(_, f)| f)
+}
+
 /// The format that a file name's extension names, if it does.
 fn by_extension(path: &Path) -> Option<InputFormat> {
     let name = path.file_name()?.to_str()?.to_ascii_lowercase();
@@ -580,6 +599,8 @@ fn by_extension(path: &Path) -> Option<InputFormat> {
         Some(InputFormat::Jsonl)
     } else if name.ends_with(".arc") {
         Some(InputFormat::Arc)
+    } else if name.ends_with(".pagefeed") {
+        Some(InputFormat::PageFeed)
     } else {
         None
     }
@@ -687,6 +708,26 @@ mod tests {
         assert_eq!(urls(&open_bytes("x.warc", &feed, &opts).unwrap()), ["http://p/"]);
         assert_eq!(urls(&open_bytes("x.warc", ARC, &opts).unwrap()), ["http://r/"]);
         assert_eq!(urls(&open_bytes("x", &gz(ARC), &opts).unwrap()), ["http://r/"]);
+    }
+
+    #[test]
+    fn a_damaged_first_record_start_does_not_hide_the_format() {
+        let opts = ReadOptions::default();
+        // One bit flipped in the first separator; a second page follows.
+        let second = b"==P=>>>>=i===<<<<=T===>=A=<=!Junghoo!==>\nURL: http://q/\n\nho\n";
+        let mut feed = [FEED, second.as_slice()].concat();
+        feed[5] ^= 0x04;
+        for name in ["feed.pagefeed", "feed.PAGEFEED.gz", "feed.txt"] {
+            let items = open_bytes(name, &feed, &opts).unwrap();
+            assert_eq!(urls(&items), ["http://q/"], "{name}");
+            assert!(items.iter().any(|i| matches!(i, Item::Skip(_))), "{name}: the damaged page is counted");
+        }
+        let mut warc = [WARC, WARC].concat();
+        warc[0] = b'X';
+        assert_eq!(urls(&open_bytes("crawl.bin", &warc, &opts).unwrap()), ["http://a/"]);
+        // A later separator that does not start a line decides nothing.
+        let text = [b"junk ".as_slice(), FEED].concat();
+        assert!(open_bytes("notes.txt", &text, &opts).is_err());
     }
 
     #[test]
