@@ -216,6 +216,11 @@ struct InputArgs {
     /// counted in stats.json (`capped_documents`).
     #[arg(long, value_name = "SIZE", default_value = "8M", value_parser = parse_size)]
     max_doc_bytes: ByteSize,
+    /// The largest record read (a WARC or ARC record's content, a JSONL line, a page-feed page,
+    /// a decoded HTTP body); a longer one is read past, skipped with a warning and counted
+    /// (`record_too_large`).
+    #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = parse_size)]
+    max_record_bytes: ByteSize,
     /// The analysis of the previous crawl of these sites, carried forward: URLs keep their
     /// docIDs, and changes.csv says what became of each (new, unchanged, modified, lost,
     /// orphaned, redirected, returned). It is only read; --out must be another directory.
@@ -335,6 +340,7 @@ impl InputArgs {
                 format,
                 url_field: self.url_field.clone(),
                 text_field: self.text_field.clone(),
+                max_record_bytes: self.max_record_bytes.0,
                 ..ReadOptions::default()
             },
             chunking: self.chunk,

@@ -832,7 +832,17 @@ impl<'a> Sink<'a> {
     }
 
     fn skip(&mut self, input: usize, offset: u64, reason: SkipReason, detail: String) {
-        *self.stats.skipped.entry(reason.name().to_string()).or_insert(0) += 1;
+        let count = self.stats.skipped.entry(reason.name().to_string()).or_insert(0);
+        *count += 1;
+        // A record over the limit is well-formed and would have been a
+        // document: say so, for the first ones, with the flag that reads it.
+        if reason == SkipReason::RecordTooLarge && *count <= CORRUPT_SAMPLES as u64 {
+            self.progress.warn(&format!(
+                "{}:{offset}: skipped record ({}): {detail}; --max-record-bytes raises the limit",
+                self.inputs[input],
+                reason.name()
+            ));
+        }
         if !reason.is_corrupt() {
             return;
         }

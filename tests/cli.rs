@@ -581,3 +581,36 @@ fn a_test_missing_its_peer_tool_fails_under_ci_and_says_so_elsewhere() {
     let said = String::from_utf8_lossy(&elsewhere.stderr);
     assert!(said.contains("note: test skipped: the probe's peer tool is missing"), "{said}");
 }
+
+#[test]
+fn a_record_over_max_record_bytes_is_skipped_with_a_warning_and_the_flag_reads_it() {
+    let tmp = tempdir();
+    let input = tmp.path().join("docs.jsonl");
+    let big = "a long line of text\n".repeat(60_000); // 1.2 MB
+    let docs = [
+        JsonDoc { url: "http://a.example/".into(), text: "small\n".into() },
+        JsonDoc { url: "http://b.example/".into(), text: big },
+    ];
+    write_jsonl(&input, &docs);
+    let out = tmp.path().join("out");
+    let run = |limit: Option<&str>| {
+        let mut args = vec!["run".to_string(), arg(&input), "--out".into(), arg(&out)];
+        if let Some(l) = limit {
+            args.extend(["--max-record-bytes".into(), l.into()]);
+        }
+        overlap(&args)
+    };
+    let limited = run(Some("1M"));
+    assert_eq!(limited.status.code(), Some(0));
+    let said = String::from_utf8_lossy(&limited.stderr);
+    let warnings: Vec<&str> = said.lines().filter(|l| l.contains("record_too_large")).collect();
+    assert_eq!(warnings.len(), 1, "{said}");
+    assert!(warnings[0].contains("docs.jsonl:") && warnings[0].contains("--max-record-bytes"), "{said}");
+    assert_eq!(read_docs(&out).len(), 1);
+    assert_eq!(read_stats(&out)["fingerprint"]["skipped"]["record_too_large"], 1);
+    // The default limit (64M) reads it; the stage is keyed on the limit.
+    let full = run(None);
+    assert_eq!(full.status.code(), Some(0), "{}", String::from_utf8_lossy(&full.stderr));
+    assert_eq!(read_docs(&out).len(), 2);
+    assert_eq!(run(Some("lots")).status.code(), Some(2));
+}
