@@ -90,6 +90,7 @@ pub(crate) fn run(
     out.create()?;
     // Taken once: the key and the manifest must name the same inputs.
     let identities: Vec<InputIdentity> = cfg.inputs.iter().map(|p| InputIdentity::of(p)).collect();
+    warn_repeated_inputs(&identities, progress);
     let key = stage_key(cfg, &identities, previous.as_ref());
     let Some(stage) = Stage::begin(out, STAGE, key, progress)? else {
         return Ok(Outcome::UpToDate);
@@ -152,6 +153,22 @@ pub(crate) fn run(
     outputs.push(out.manifest());
     stage.finish(&mut stats, &outputs)?;
     Ok(Outcome::Ran(stats))
+}
+
+/// Warns of an input given more than once (the same file, however its
+/// path is spelled): every page of it becomes an exact copy of itself,
+/// which is rarely what was meant.
+fn warn_repeated_inputs(identities: &[InputIdentity], progress: &Progress) {
+    let mut seen: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
+    for id in identities {
+        let Some(canonical) = id.canonical.as_deref() else { continue };
+        if let Some(first) = seen.insert(canonical, &id.path) {
+            progress.warn(&format!(
+                "{} is given more than once (also as {first}): every page in it will be an exact copy of itself",
+                id.path
+            ));
+        }
+    }
 }
 
 /// The scratch files of [`Capture`]s and [`Payload`]s.

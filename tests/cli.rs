@@ -614,3 +614,28 @@ fn a_record_over_max_record_bytes_is_skipped_with_a_warning_and_the_flag_reads_i
     assert_eq!(read_docs(&out).len(), 2);
     assert_eq!(run(Some("lots")).status.code(), Some(2));
 }
+
+#[test]
+fn an_input_given_twice_and_doc_chunks_with_a_threshold_are_warned_about() {
+    let tmp = tempdir();
+    let out = tmp.path().join("out");
+    let twice = overlap(["run", "testdata/sample.warc.gz", "./testdata/sample.warc.gz", "--out", &arg(&out)]);
+    assert_eq!(twice.status.code(), Some(0));
+    let said = String::from_utf8_lossy(&twice.stderr);
+    assert!(
+        said.contains("./testdata/sample.warc.gz is given more than once (also as testdata/sample.warc.gz)"),
+        "{said}"
+    );
+    let once = overlap(["run", "testdata/sample.warc.gz", "--out", &arg(&tmp.path().join("once"))]);
+    assert!(!String::from_utf8_lossy(&once.stderr).contains("more than once"));
+
+    let doc = |t: &str| {
+        let out = tmp.path().join(format!("doc-{t}"));
+        let o = overlap(["run", "testdata/sample.warc.gz", "--out", &arg(&out), "--chunk", "doc", "-T", t]);
+        assert_eq!(o.status.code(), Some(0));
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let said = doc("15");
+    assert!(said.contains("--chunk doc gives each document one chunk") && said.contains("-T 15"), "{said}");
+    assert!(!doc("1").contains("--chunk doc"), "-T 1 is what doc chunks are for");
+}

@@ -334,6 +334,14 @@ pub(crate) fn run(
     };
     let scratch = stage.scratch()?;
     let mut manifest = Manifest::read(out)?;
+    if manifest.chunk == "doc" && cfg.threshold > 1 {
+        progress.warn(&format!(
+            "--chunk doc gives each document one chunk, so no two documents share {} of them: -T {} \
+             finds no pair (documents sharing their one chunk have the same text, and are exact copies; \
+             use a line or word chunking for near-replicas)",
+            cfg.threshold, cfg.threshold
+        ));
+    }
 
     let counted = match manifest.scope()? {
         Scope::Crawl => Counted::open(&out.centers())?,
