@@ -321,7 +321,7 @@ fn parse_memory(s: &str) -> Result<ByteSize, String> {
 }
 
 impl InputArgs {
-    fn config(&self, memory: ByteSize) -> FingerprintConfig {
+    fn config(&self, memory: ByteSize) -> anyhow::Result<FingerprintConfig> {
         let format = match self.input_format {
             FormatArg::Auto => InputFormat::Auto,
             FormatArg::Warc => InputFormat::Warc,
@@ -329,7 +329,7 @@ impl InputArgs {
             FormatArg::Pagefeed => InputFormat::PageFeed,
             FormatArg::Arc => InputFormat::Arc,
         };
-        FingerprintConfig {
+        Ok(FingerprintConfig {
             inputs: self.inputs.clone(),
             read: ReadOptions {
                 format,
@@ -344,7 +344,7 @@ impl InputArgs {
                 .previous
                 .as_ref()
                 .map(|dir| PreviousConfig { dir: dir.clone(), keep_missing: self.keep_missing }),
-        }
+        })
     }
 }
 
@@ -399,45 +399,54 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             args.resources.apply()?;
             let out = OutDir::new(&args.input.out);
             let memory = args.resources.memory;
-            report(&progress, fingerprint::run(&out, &args.input.config(memory), &progress)?);
-            args.output.export(&out, &progress)?;
-            report(&progress, exact::run(&out, &args.scope.config(memory), &progress)?);
-            report(&progress, pairs::run(&out, &args.count.config(memory), &progress)?);
-            report(&progress, report::run(&out, &args.audit.config(memory, &[]), &progress)?);
-            Ok(())
+            locked(&out, || {
+                let cfg = args.input.config(memory)?;
+                report(&progress, fingerprint::run(&out, &cfg, &progress)?);
+                args.output.export(&out, &progress)?;
+                report(&progress, exact::run(&out, &args.scope.config(memory), &progress)?);
+                report(&progress, pairs::run(&out, &args.count.config(memory), &progress)?);
+                report(&progress, report::run(&out, &args.audit.config(memory, &[]), &progress)?);
+                Ok(())
+            })
         }
         Command::Fingerprint(args) => {
             args.resources.apply()?;
             let out = OutDir::new(&args.input.out);
-            let cfg = args.input.config(args.resources.memory);
-            report(&progress, fingerprint::run(&out, &cfg, &progress)?);
-            args.output.export(&out, &progress)?;
-            Ok(())
+            locked(&out, || {
+                let cfg = args.input.config(args.resources.memory)?;
+                report(&progress, fingerprint::run(&out, &cfg, &progress)?);
+                args.output.export(&out, &progress)?;
+                Ok(())
+            })
         }
         Command::Exact(args) => {
             args.resources.apply()?;
             let out = existing(&args.dir)?;
-            report(&progress, exact::run(&out, &args.scope.config(args.resources.memory), &progress)?);
-            Ok(())
+            locked(&out, || {
+                report(&progress, exact::run(&out, &args.scope.config(args.resources.memory), &progress)?);
+                Ok(())
+            })
         }
         Command::Pairs(args) => {
             args.resources.apply()?;
             let out = existing(&args.dir)?;
-            report(&progress, pairs::run(&out, &args.count.config(args.resources.memory), &progress)?);
-            Ok(())
+            locked(&out, || {
+                report(&progress, pairs::run(&out, &args.count.config(args.resources.memory), &progress)?);
+                Ok(())
+            })
         }
         Command::Report(args) => {
             args.resources.apply()?;
             let out = existing(&args.dir)?;
-            report(
-                &progress,
-                report::run(&out, &args.audit.config(args.resources.memory, &args.compare), &progress)?,
-            );
-            Ok(())
+            locked(&out, || {
+                let cfg = args.audit.config(args.resources.memory, &args.compare);
+                report(&progress, report::run(&out, &cfg, &progress)?);
+                Ok(())
+            })
         }
         Command::StopTexts(args) => {
-            pairs::stop::fill_texts(&existing(&args.dir)?)?;
-            Ok(())
+            let out = existing(&args.dir)?;
+            locked(&out, || pairs::stop::fill_texts(&out).map(drop))
         }
         Command::Dump(args) => {
             let out = existing(&args.dir)?;
@@ -452,6 +461,19 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
     }
+}
+
+/// Runs `work`, a command that writes into `out`, holding the directory's
+/// lock: two commands writing one directory would corrupt each other's
+/// tables. When it fails, what it left half-made is removed (see
+/// [`OutDir::lock`]).
+fn locked(out: &OutDir, work: impl FnOnce() -> anyhow::Result<()>) -> anyhow::Result<()> {
+    let lock = out.lock()?;
+    let result = work();
+    if result.is_err() {
+        lock.failed();
+    }
+    result
 }
 
 /// An output directory that must already exist.
