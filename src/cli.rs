@@ -5,9 +5,10 @@
 //! (`FingerprintConfig`, `PairsConfig`) are built from them; nothing below
 //! this module sees a raw string.
 
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::PathBuf;
 
+use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::chunk::Chunking;
@@ -194,8 +195,12 @@ struct StopTextsArgs {
 struct InputArgs {
     /// Crawl dumps to read, in order (WARC, WET, ARC, JSONL, page feed; plain or gzip). `-`
     /// reads standard input.
-    #[arg(required = true, value_name = "INPUT")]
+    #[arg(required_unless_present = "inputs_from", value_name = "INPUT")]
     inputs: Vec<PathBuf>,
+    /// Also read the inputs listed in FILE, one path per line (blank lines are skipped), after
+    /// those given as arguments; `-` reads the list from standard input.
+    #[arg(long, value_name = "FILE")]
+    inputs_from: Option<PathBuf>,
     /// Output directory (created if needed).
     #[arg(short, long, value_name = "DIR")]
     out: PathBuf,
@@ -330,7 +335,7 @@ impl InputArgs {
             FormatArg::Arc => InputFormat::Arc,
         };
         Ok(FingerprintConfig {
-            inputs: self.inputs.clone(),
+            inputs: self.inputs()?,
             read: ReadOptions {
                 format,
                 url_field: self.url_field.clone(),
@@ -345,6 +350,37 @@ impl InputArgs {
                 .as_ref()
                 .map(|dir| PreviousConfig { dir: dir.clone(), keep_missing: self.keep_missing }),
         })
+    }
+
+    /// The inputs given as arguments, then those listed in --inputs-from.
+    fn inputs(&self) -> anyhow::Result<Vec<PathBuf>> {
+        use std::os::unix::ffi::OsStrExt;
+        let mut inputs = self.inputs.clone();
+        let Some(list) = &self.inputs_from else {
+            return Ok(inputs);
+        };
+        let from_stdin = list.as_os_str() == "-";
+        let mut bytes = Vec::new();
+        let read = if from_stdin {
+            io::stdin().lock().read_to_end(&mut bytes)
+        } else {
+            std::fs::File::open(list).and_then(|mut f| f.read_to_end(&mut bytes))
+        };
+        let name = if from_stdin { "standard input".into() } else { list.display().to_string() };
+        read.with_context(|| format!("cannot read the input list {name}"))?;
+        for line in bytes.split(|&b| b == b'\n') {
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            if !line.is_empty() {
+                inputs.push(PathBuf::from(std::ffi::OsStr::from_bytes(line)));
+            }
+        }
+        if from_stdin && inputs.iter().any(|p| p.as_os_str() == "-") {
+            anyhow::bail!("standard input (-) cannot be both the input list (--inputs-from -) and an input");
+        }
+        if inputs.is_empty() {
+            anyhow::bail!("the input list {name} names no input");
+        }
+        Ok(inputs)
     }
 }
 

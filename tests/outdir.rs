@@ -1,5 +1,5 @@
 //! The output directory as a whole: its lock, what a failed command leaves,
-//! and what is left of a failed command.
+//! and the inputs a command is given (--inputs-from).
 
 mod common;
 
@@ -135,4 +135,47 @@ fn stray_scratch_and_partial_files_are_removed_by_the_next_command() {
     assert!(!dir.join(".overlap/tmp-x").exists());
     assert!(!dir.join("overlap.csv.partial").exists());
     assert!(!dir.join("fprint-docid/part-00000.fpd.partial").exists());
+}
+
+#[test]
+fn inputs_from_a_list_give_the_same_outputs_as_arguments() {
+    let tmp = tempdir();
+    let inputs = ["testdata/sample.warc.gz", "testdata/sample.arc.gz", "testdata/real/wget.warc.gz"];
+    let a = tmp.path().join("a");
+    let mut args = vec!["run".to_string(), "-q".into(), "--out".into(), arg(&a)];
+    args.extend(inputs.iter().map(|s| s.to_string()));
+    overlap_ok(&args);
+    let list = tmp.path().join("list");
+    fs::write(&list, format!("{}\n\n{}\r\n{}", inputs[0], inputs[1], inputs[2])).unwrap();
+    let b = tmp.path().join("b");
+    overlap_ok(["run", "-q", "--inputs-from", &arg(&list), "--out", &arg(&b)]);
+    assert_same_outputs(&a, &b, "--inputs-from FILE");
+    // Arguments first, then the list; the list from standard input.
+    let c = tmp.path().join("c");
+    let out = overlap_stdin(
+        ["run", "-q", inputs[0], "--inputs-from", "-", "--out", &arg(&c)],
+        format!("{}\n{}\n", inputs[1], inputs[2]).as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_same_outputs(&a, &c, "--inputs-from -");
+}
+
+#[test]
+fn a_missing_list_or_listed_input_is_one_line_exit_2() {
+    let tmp = tempdir();
+    let dir = tmp.path().join("out");
+    let missing = tmp.path().join("no-list");
+    let out = overlap(["fingerprint", "--inputs-from", &arg(&missing), "--out", &arg(&dir)]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("no-list"), "{stderr}");
+    let list = tmp.path().join("list");
+    fs::write(&list, "testdata/sample.warc.gz\ntestdata/absent.warc\n").unwrap();
+    let out = overlap(["run", "--inputs-from", &arg(&list), "--out", &arg(&dir)]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("testdata/absent.warc"), "{stderr}");
+    assert!(!dir.exists());
 }
