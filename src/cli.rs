@@ -5,9 +5,10 @@
 //! (`FingerprintConfig`, `PairsConfig`) are built from them; nothing below
 //! this module sees a raw string.
 
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::PathBuf;
 
+use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::chunk::Chunking;
@@ -194,8 +195,12 @@ struct StopTextsArgs {
 struct InputArgs {
     /// Crawl dumps to read, in order (WARC, WET, ARC, JSONL, page feed; plain or gzip). `-`
     /// reads standard input.
-    #[arg(required = true, value_name = "INPUT")]
+    #[arg(required_unless_present = "inputs_from", value_name = "INPUT")]
     inputs: Vec<PathBuf>,
+    /// Also read the inputs listed in FILE, one path per line (blank lines are skipped), after
+    /// those given as arguments; `-` reads the list from standard input.
+    #[arg(long, value_name = "FILE")]
+    inputs_from: Option<PathBuf>,
     /// Output directory (created if needed).
     #[arg(short, long, value_name = "DIR")]
     out: PathBuf,
@@ -326,7 +331,7 @@ fn parse_memory(s: &str) -> Result<ByteSize, String> {
 }
 
 impl InputArgs {
-    fn config(&self, memory: ByteSize) -> FingerprintConfig {
+    fn config(&self, memory: ByteSize) -> anyhow::Result<FingerprintConfig> {
         let format = match self.input_format {
             FormatArg::Auto => InputFormat::Auto,
             FormatArg::Warc => InputFormat::Warc,
@@ -334,8 +339,8 @@ impl InputArgs {
             FormatArg::Pagefeed => InputFormat::PageFeed,
             FormatArg::Arc => InputFormat::Arc,
         };
-        FingerprintConfig {
-            inputs: self.inputs.clone(),
+        Ok(FingerprintConfig {
+            inputs: self.inputs()?,
             read: ReadOptions {
                 format,
                 url_field: self.url_field.clone(),
@@ -350,7 +355,38 @@ impl InputArgs {
                 .previous
                 .as_ref()
                 .map(|dir| PreviousConfig { dir: dir.clone(), keep_missing: self.keep_missing }),
+        })
+    }
+
+    /// The inputs given as arguments, then those listed in --inputs-from.
+    fn inputs(&self) -> anyhow::Result<Vec<PathBuf>> {
+        use std::os::unix::ffi::OsStrExt;
+        let mut inputs = self.inputs.clone();
+        let Some(list) = &self.inputs_from else {
+            return Ok(inputs);
+        };
+        let from_stdin = list.as_os_str() == "-";
+        let mut bytes = Vec::new();
+        let read = if from_stdin {
+            io::stdin().lock().read_to_end(&mut bytes)
+        } else {
+            std::fs::File::open(list).and_then(|mut f| f.read_to_end(&mut bytes))
+        };
+        let name = if from_stdin { "standard input".into() } else { list.display().to_string() };
+        read.with_context(|| format!("cannot read the input list {name}"))?;
+        for line in bytes.split(|&b| b == b'\n') {
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            if !line.is_empty() {
+                inputs.push(PathBuf::from(std::ffi::OsStr::from_bytes(line)));
+            }
         }
+        if from_stdin && inputs.iter().any(|p| p.as_os_str() == "-") {
+            anyhow::bail!("standard input (-) cannot be both the input list (--inputs-from -) and an input");
+        }
+        if inputs.is_empty() {
+            anyhow::bail!("the input list {name} names no input");
+        }
+        Ok(inputs)
     }
 }
 
@@ -405,45 +441,54 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             args.resources.apply()?;
             let out = OutDir::new(&args.input.out);
             let memory = args.resources.memory;
-            report(&progress, fingerprint::run(&out, &args.input.config(memory), &progress)?);
-            args.output.export(&out, &progress)?;
-            report(&progress, exact::run(&out, &args.scope.config(memory), &progress)?);
-            report(&progress, pairs::run(&out, &args.count.config(memory), &progress)?);
-            report(&progress, report::run(&out, &args.audit.config(memory, &[]), &progress)?);
-            Ok(())
+            locked(&out, || {
+                let cfg = args.input.config(memory)?;
+                report(&progress, fingerprint::run(&out, &cfg, &progress)?);
+                args.output.export(&out, &progress)?;
+                report(&progress, exact::run(&out, &args.scope.config(memory), &progress)?);
+                report(&progress, pairs::run(&out, &args.count.config(memory), &progress)?);
+                report(&progress, report::run(&out, &args.audit.config(memory, &[]), &progress)?);
+                Ok(())
+            })
         }
         Command::Fingerprint(args) => {
             args.resources.apply()?;
             let out = OutDir::new(&args.input.out);
-            let cfg = args.input.config(args.resources.memory);
-            report(&progress, fingerprint::run(&out, &cfg, &progress)?);
-            args.output.export(&out, &progress)?;
-            Ok(())
+            locked(&out, || {
+                let cfg = args.input.config(args.resources.memory)?;
+                report(&progress, fingerprint::run(&out, &cfg, &progress)?);
+                args.output.export(&out, &progress)?;
+                Ok(())
+            })
         }
         Command::Exact(args) => {
             args.resources.apply()?;
             let out = existing(&args.dir)?;
-            report(&progress, exact::run(&out, &args.scope.config(args.resources.memory), &progress)?);
-            Ok(())
+            locked(&out, || {
+                report(&progress, exact::run(&out, &args.scope.config(args.resources.memory), &progress)?);
+                Ok(())
+            })
         }
         Command::Pairs(args) => {
             args.resources.apply()?;
             let out = existing(&args.dir)?;
-            report(&progress, pairs::run(&out, &args.count.config(args.resources.memory), &progress)?);
-            Ok(())
+            locked(&out, || {
+                report(&progress, pairs::run(&out, &args.count.config(args.resources.memory), &progress)?);
+                Ok(())
+            })
         }
         Command::Report(args) => {
             args.resources.apply()?;
             let out = existing(&args.dir)?;
-            report(
-                &progress,
-                report::run(&out, &args.audit.config(args.resources.memory, &args.compare), &progress)?,
-            );
-            Ok(())
+            locked(&out, || {
+                let cfg = args.audit.config(args.resources.memory, &args.compare);
+                report(&progress, report::run(&out, &cfg, &progress)?);
+                Ok(())
+            })
         }
         Command::StopTexts(args) => {
-            pairs::stop::fill_texts(&existing(&args.dir)?)?;
-            Ok(())
+            let out = existing(&args.dir)?;
+            locked(&out, || pairs::stop::fill_texts(&out).map(drop))
         }
         Command::Dump(args) => {
             let out = existing(&args.dir)?;
@@ -458,6 +503,19 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
     }
+}
+
+/// Runs `work`, a command that writes into `out`, holding the directory's
+/// lock: two commands writing one directory would corrupt each other's
+/// tables. When it fails, what it left half-made is removed (see
+/// [`OutDir::lock`]).
+fn locked(out: &OutDir, work: impl FnOnce() -> anyhow::Result<()>) -> anyhow::Result<()> {
+    let lock = out.lock()?;
+    let result = work();
+    if result.is_err() {
+        lock.failed();
+    }
+    result
 }
 
 /// An output directory that must already exist.

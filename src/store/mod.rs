@@ -25,7 +25,7 @@
 //! | `replicas.fpd` | report | each document's near-replica group and recrawl verdicts, for the next analysis of a chain ([`replicas`]) |
 //! | `parquet/postings.parquet`, `parquet/docs.parquet` | fingerprint, with `--format parquet` | the postings and document table for Spark and DuckDB (see [`parquet`]) |
 //! | `stats.json` | every stage | one section per stage |
-//! | `.overlap/` | every stage | stage stamps and temporary files |
+//! | `.overlap/` | every stage | stage stamps, scratch space and the directory's lock ([`lock`]) |
 //!
 //! Each table has one owner here with a typed reader and writer
 //! ([`docs`], [`overlap`], the record files below), and every CSV table is
@@ -97,6 +97,7 @@ mod csv_out;
 pub(crate) mod docs;
 mod file;
 pub(crate) mod handles;
+mod lock;
 pub(crate) mod manifest;
 pub(crate) mod overlap;
 pub(crate) mod parquet;

@@ -317,7 +317,8 @@ pub fn stable_stats(dir: &Path) -> serde_json::Value {
     v
 }
 
-/// Every file under `dir` (recursively) except stats.json, by relative path.
+/// Every file under `dir` (recursively) except stats.json and the lock
+/// (which holds a process id), by relative path.
 pub fn out_files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
         for entry in fs::read_dir(dir).unwrap() {
@@ -327,7 +328,7 @@ pub fn out_files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
                 walk(base, &path, out);
             } else {
                 let rel = path.strip_prefix(base).unwrap().to_string_lossy().replace('\\', "/");
-                if rel != "stats.json" {
+                if rel != "stats.json" && rel != ".overlap/lock" {
                     out.insert(rel, fs::read(&path).unwrap());
                 }
             }

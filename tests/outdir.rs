@@ -1,0 +1,181 @@
+//! The output directory as a whole: its lock, what a failed command leaves,
+//! and the inputs a command is given (--inputs-from).
+
+mod common;
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::Path;
+
+use common::*;
+
+const SAMPLE: &str = "testdata/sample.warc.gz";
+
+/// Takes `dir`'s lock the way `overlap` does, writing this process's id.
+fn hold_lock(dir: &Path) -> File {
+    fs::create_dir_all(dir.join(".overlap")).unwrap();
+    let mut file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(dir.join(".overlap/lock"))
+        .unwrap();
+    file.try_lock().expect("the lock is free");
+    writeln!(file, "{}", std::process::id()).unwrap();
+    file
+}
+
+fn assert_refused(args: &[String]) {
+    let out = overlap(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(args, &out));
+    assert_eq!(stderr.lines().count(), 1, "one line\n{}", describe(args, &out));
+    assert!(stderr.contains(&format!("process {}", std::process::id())), "names the holder\n{stderr}");
+}
+
+/// Every file of an analysis but its lock, stats.json included.
+fn analysis_files(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut files = out_files(dir);
+    files.insert("stats.json".into(), fs::read(dir.join("stats.json")).unwrap());
+    files
+}
+
+#[test]
+fn a_second_command_on_a_locked_directory_exits_2_naming_the_holder() {
+    let tmp = tempdir();
+    let dir = tmp.path().join("out");
+    let holder = hold_lock(&dir);
+    let run = vec!["run".into(), SAMPLE.into(), "--out".into(), arg(&dir)];
+    assert_refused(&run);
+    for cmd in ["exact", "pairs", "report"] {
+        assert_refused(&[cmd.into(), arg(&dir)]);
+    }
+    assert_refused(&["fingerprint".into(), SAMPLE.into(), "--out".into(), arg(&dir)]);
+    // Nothing was written while another held the lock.
+    let names: Vec<_> = fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, [".overlap"]);
+    drop(holder);
+    overlap_ok(&run);
+    assert!(dir.join("overlap.csv").exists());
+}
+
+#[test]
+fn the_previous_analysis_is_read_without_its_lock() {
+    let tmp = tempdir();
+    let old = tmp.path().join("old");
+    overlap_ok(["run", SAMPLE, "--out", &arg(&old), "-q"]);
+    let holder = hold_lock(&old);
+    let new = tmp.path().join("new");
+    overlap_ok(["run", SAMPLE, "--out", &arg(&new), "--previous", &arg(&old), "-q"]);
+    drop(holder);
+}
+
+#[test]
+fn a_failed_run_into_a_new_directory_leaves_nothing() {
+    let tmp = tempdir();
+    let junk = tmp.path().join("random.bin");
+    fs::write(
+        &junk,
+        (0..100_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect::<Vec<_>>(),
+    )
+    .unwrap();
+    let dir = tmp.path().join("out");
+    let out = overlap(["run", &arg(&junk), "--out", &arg(&dir)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!dir.exists(), "the directory the run made is gone");
+}
+
+#[test]
+fn a_failed_stage_leaves_no_partial_files_or_scratch_and_earlier_stages_stay() {
+    let tmp = tempdir();
+    let dir = tmp.path().join("out");
+    overlap_ok(["run", SAMPLE, "--out", &arg(&dir), "-q"]);
+    let before = analysis_files(&dir);
+    // A later command that fails: its input is missing.
+    let out = overlap(["run", "testdata/no-such.warc.gz", "--out", &arg(&dir)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(analysis_files(&dir), before, "the complete analysis is unchanged");
+    // A chain step that fails leaves the analysis it reads unchanged and
+    // nothing of its own.
+    let junk = tmp.path().join("random.bin");
+    fs::write(&junk, vec![0x5a; 10_000]).unwrap();
+    let next = tmp.path().join("next");
+    let out = overlap([
+        "run",
+        &arg(&junk),
+        "--input-format",
+        "jsonl",
+        "--out",
+        &arg(&next),
+        "--previous",
+        &arg(&dir),
+    ]);
+    let _ = out;
+    assert_eq!(analysis_files(&dir), before, "the previous analysis is unchanged");
+    let leftovers: Vec<String> = if next.exists() {
+        out_files(&next).into_keys().filter(|n| n.ends_with(".partial") || n.contains("tmp-")).collect()
+    } else {
+        Vec::new()
+    };
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn stray_scratch_and_partial_files_are_removed_by_the_next_command() {
+    let tmp = tempdir();
+    let dir = tmp.path().join("out");
+    overlap_ok(["run", SAMPLE, "--out", &arg(&dir), "-q"]);
+    fs::create_dir_all(dir.join(".overlap/tmp-x/deep")).unwrap();
+    fs::write(dir.join(".overlap/tmp-x/deep/run"), b"spilled").unwrap();
+    fs::write(dir.join("overlap.csv.partial"), b"half").unwrap();
+    fs::write(dir.join("fprint-docid/part-00000.fpd.partial"), b"half").unwrap();
+    // Every stage is up to date: only the leftovers go.
+    overlap_ok(["report", &arg(&dir), "-q"]);
+    assert!(!dir.join(".overlap/tmp-x").exists());
+    assert!(!dir.join("overlap.csv.partial").exists());
+    assert!(!dir.join("fprint-docid/part-00000.fpd.partial").exists());
+}
+
+#[test]
+fn inputs_from_a_list_give_the_same_outputs_as_arguments() {
+    let tmp = tempdir();
+    let inputs = ["testdata/sample.warc.gz", "testdata/sample.arc.gz", "testdata/real/wget.warc.gz"];
+    let a = tmp.path().join("a");
+    let mut args = vec!["run".to_string(), "-q".into(), "--out".into(), arg(&a)];
+    args.extend(inputs.iter().map(|s| s.to_string()));
+    overlap_ok(&args);
+    let list = tmp.path().join("list");
+    fs::write(&list, format!("{}\n\n{}\r\n{}", inputs[0], inputs[1], inputs[2])).unwrap();
+    let b = tmp.path().join("b");
+    overlap_ok(["run", "-q", "--inputs-from", &arg(&list), "--out", &arg(&b)]);
+    assert_same_outputs(&a, &b, "--inputs-from FILE");
+    // Arguments first, then the list; the list from standard input.
+    let c = tmp.path().join("c");
+    let out = overlap_stdin(
+        ["run", "-q", inputs[0], "--inputs-from", "-", "--out", &arg(&c)],
+        format!("{}\n{}\n", inputs[1], inputs[2]).as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_same_outputs(&a, &c, "--inputs-from -");
+}
+
+#[test]
+fn a_missing_list_or_listed_input_is_one_line_exit_2() {
+    let tmp = tempdir();
+    let dir = tmp.path().join("out");
+    let missing = tmp.path().join("no-list");
+    let out = overlap(["fingerprint", "--inputs-from", &arg(&missing), "--out", &arg(&dir)]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("no-list"), "{stderr}");
+    let list = tmp.path().join("list");
+    fs::write(&list, "testdata/sample.warc.gz\ntestdata/absent.warc\n").unwrap();
+    let out = overlap(["run", "--inputs-from", &arg(&list), "--out", &arg(&dir)]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("testdata/absent.warc"), "{stderr}");
+    assert!(!dir.exists());
+}
