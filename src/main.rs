@@ -16,7 +16,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
         Err(e) => {
-            eprintln!("overlap: {}", one_line_usage_error(&e));
+            overlap::progress::line(&one_line_usage_error(&e));
             return ExitCode::from(2);
         }
     };
@@ -24,7 +24,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("overlap: {e:#}");
+            overlap::progress::line(&format!("{e:#}"));
             ExitCode::from(2)
         }
     }

@@ -553,3 +553,32 @@ fn stats_flag_prints_a_summary_per_stage() {
     let again = overlap_ok(["pairs", &arg(&out), "--stats", "-q"]);
     assert!(again.stderr.is_empty(), "{}", String::from_utf8_lossy(&again.stderr));
 }
+
+// ------------------------------------------------------------ what happens around a run
+
+/// `overlap run ... 2>&1 | head -1`: a closed stderr loses the messages,
+/// never the run (as a closed stdout in ripgrep).
+#[test]
+fn a_closed_stderr_does_not_stop_a_run() {
+    let tmp = tempdir();
+    let want = tmp.path().join("want");
+    overlap_ok(["run", "testdata/sample.warc.gz", "testdata/corrupt.warc.gz", "--out", &arg(&want), "-q"]);
+    let out = tmp.path().join("out");
+    // --stats and the corrupt input's warnings give it much to write.
+    let mut child = overlap_cmd([
+        "run",
+        "testdata/sample.warc.gz",
+        "testdata/corrupt.warc.gz",
+        "--out",
+        &arg(&out),
+        "--stats",
+    ])
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    drop(child.stderr.take());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{status}");
+    assert_same_outputs(&want, &out, "closed stderr vs -q");
+}
