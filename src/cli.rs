@@ -258,10 +258,12 @@ struct CountArgs {
 
 #[derive(Args, Debug)]
 struct ResourceArgs {
-    /// Worker threads (default: the number of cores). Outputs do not depend on it.
+    /// Worker threads (default: the number of cores; at most 4 per core). Outputs do not depend
+    /// on it.
     #[arg(long, value_name = "N", value_parser = parse_positive)]
     threads: Option<u32>,
-    /// Memory budget; stages spill to disk beyond it (e.g. 512M, 2G).
+    /// Memory budget; stages spill to disk beyond it (e.g. 512M, 2G; at most the machine's
+    /// memory).
     #[arg(long, value_name = "SIZE", default_value = "2G", value_parser = parse_memory)]
     memory: ByteSize,
 }
@@ -376,18 +378,47 @@ impl AuditArgs {
     }
 }
 
+/// The most threads per core `--threads` starts. Past a few per core,
+/// threads only wait for one another (2000 took 17 times as long as the
+/// default on the sample), and since outputs do not depend on the thread
+/// count, capping changes nothing but time.
+const MAX_THREADS_PER_CORE: usize = 4;
+
 impl ResourceArgs {
-    /// Sizes the global thread pool once, before any stage runs.
-    fn apply(&self) -> anyhow::Result<()> {
+    /// Sizes the global thread pool once, before any stage runs, and
+    /// returns the memory budget the stages get: a budget above the
+    /// machine's memory is taken down to it, with a warning, because a
+    /// stage that trusts it would ask for memory that is not there.
+    fn apply(&self, progress: &Progress) -> anyhow::Result<ByteSize> {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let most = cores * MAX_THREADS_PER_CORE;
         let threads = match self.threads {
+            Some(n) if n as usize > most => {
+                progress.warn(&format!(
+                    "--threads {n} is more than {MAX_THREADS_PER_CORE} per core ({cores} cores); using {most}"
+                ));
+                most
+            }
             Some(n) => n as usize,
-            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            None => cores,
         };
         rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|i| format!("overlap-{i}"))
             .build_global()
-            .map_err(|e| anyhow::anyhow!("cannot start {threads} threads: {e}"))
+            .map_err(|e| anyhow::anyhow!("cannot start {threads} threads: {e}"))?;
+        match crate::memory::physical() {
+            Some(physical) if self.memory.0 > physical => {
+                progress.warn(&format!(
+                    "--memory {} is more than this machine's {}; using {}",
+                    self.memory,
+                    ByteSize(physical),
+                    ByteSize(physical)
+                ));
+                Ok(ByteSize(physical))
+            }
+            _ => Ok(self.memory),
+        }
     }
 }
 
@@ -396,9 +427,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     let progress = Progress::new(cli.quiet).with_summaries(cli.stats);
     match cli.command {
         Command::Run(args) => {
-            args.resources.apply()?;
+            let memory = args.resources.apply(&progress)?;
             let out = OutDir::new(&args.input.out);
-            let memory = args.resources.memory;
             report(&progress, fingerprint::run(&out, &args.input.config(memory), &progress)?);
             args.output.export(&out, &progress)?;
             report(&progress, exact::run(&out, &args.scope.config(memory), &progress)?);
@@ -407,32 +437,28 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Fingerprint(args) => {
-            args.resources.apply()?;
+            let memory = args.resources.apply(&progress)?;
             let out = OutDir::new(&args.input.out);
-            let cfg = args.input.config(args.resources.memory);
-            report(&progress, fingerprint::run(&out, &cfg, &progress)?);
+            report(&progress, fingerprint::run(&out, &args.input.config(memory), &progress)?);
             args.output.export(&out, &progress)?;
             Ok(())
         }
         Command::Exact(args) => {
-            args.resources.apply()?;
+            let memory = args.resources.apply(&progress)?;
             let out = existing(&args.dir)?;
-            report(&progress, exact::run(&out, &args.scope.config(args.resources.memory), &progress)?);
+            report(&progress, exact::run(&out, &args.scope.config(memory), &progress)?);
             Ok(())
         }
         Command::Pairs(args) => {
-            args.resources.apply()?;
+            let memory = args.resources.apply(&progress)?;
             let out = existing(&args.dir)?;
-            report(&progress, pairs::run(&out, &args.count.config(args.resources.memory), &progress)?);
+            report(&progress, pairs::run(&out, &args.count.config(memory), &progress)?);
             Ok(())
         }
         Command::Report(args) => {
-            args.resources.apply()?;
+            let memory = args.resources.apply(&progress)?;
             let out = existing(&args.dir)?;
-            report(
-                &progress,
-                report::run(&out, &args.audit.config(args.resources.memory, &args.compare), &progress)?,
-            );
+            report(&progress, report::run(&out, &args.audit.config(memory, &args.compare), &progress)?);
             Ok(())
         }
         Command::StopTexts(args) => {

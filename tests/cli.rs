@@ -582,3 +582,38 @@ fn a_closed_stderr_does_not_stop_a_run() {
     assert_eq!(status.code(), Some(0), "{status}");
     assert_same_outputs(&want, &out, "closed stderr vs -q");
 }
+
+/// The lines on stderr.
+fn stderr_lines(out: &std::process::Output) -> Vec<String> {
+    String::from_utf8_lossy(&out.stderr).lines().map(str::to_string).collect()
+}
+
+#[test]
+fn a_memory_budget_above_the_machine_is_taken_down_to_it_with_one_warning() {
+    let tmp = tempdir();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    overlap_ok(["run", "testdata/sample.warc.gz", "--out", &arg(&a), "-q"]);
+    // Far above any machine: reserving a share of it up front aborted.
+    let run = overlap_ok(["run", "testdata/sample.warc.gz", "--out", &arg(&b), "--memory", "1000T"]);
+    let lines = stderr_lines(&run);
+    if cfg!(target_os = "linux") {
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(
+            lines[0].starts_with("overlap: warning: --memory ") && lines[0].contains("machine"),
+            "{lines:?}"
+        );
+    }
+    assert_same_outputs(&a, &b, "--memory 1000T vs default");
+}
+
+#[test]
+fn threads_beyond_a_few_per_core_are_capped_with_one_warning() {
+    let tmp = tempdir();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    overlap_ok(["run", "testdata/sample.warc.gz", "--out", &arg(&a), "-q", "--threads", "1"]);
+    let run = overlap_ok(["run", "testdata/sample.warc.gz", "--out", &arg(&b), "--threads", "100000"]);
+    let lines = stderr_lines(&run);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].starts_with("overlap: warning: --threads 100000 is more than 4 per core"), "{lines:?}");
+    assert_same_outputs(&a, &b, "--threads 100000 vs 1");
+}
