@@ -235,7 +235,8 @@ struct CountArgs {
     /// Counting method: `sort` (the paper's sort-based method), `coarse` (coarse counting
     /// with counter arrays and bitmaps of heavy buckets), `prefix` (prefix filtering: candidates
     /// from each document's rarest fingerprints, verified by list intersection), or `auto`
-    /// (coarse from a million pair instances on, sort below). All give the same table.
+    /// (sort below a million pair instances; above, prefix or coarse by predicted work). All
+    /// give the same table.
     #[arg(long, value_name = "METHOD", default_value = "auto", value_parser = parse_method)]
     method: Method,
     /// Coarse-counting variant: `coarse-count` (one counter array), `multi-hash:K` (K arrays in
@@ -288,6 +289,9 @@ fn parse_chunking(s: &str) -> Result<Chunking, String> {
 fn parse_positive(s: &str) -> Result<u32, String> {
     match s.parse::<u32>() {
         Ok(n) if n >= 1 => Ok(n),
+        Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => {
+            Err(format!("'{s}' is too large (the maximum is {})", u32::MAX))
+        }
         _ => Err(format!("'{s}' is not a whole number of at least 1")),
     }
 }
@@ -323,6 +327,15 @@ fn parse_memory(s: &str) -> Result<ByteSize, String> {
 }
 
 impl InputArgs {
+    /// The output directory; a file in its place is one line, not the
+    /// system's "File exists".
+    fn out_dir(&self) -> anyhow::Result<OutDir> {
+        if self.out.exists() && !self.out.is_dir() {
+            anyhow::bail!("--out {} is a file, not a directory", self.out.display());
+        }
+        Ok(OutDir::new(&self.out))
+    }
+
     fn config(&self, memory: ByteSize) -> FingerprintConfig {
         let format = match self.input_format {
             FormatArg::Auto => InputFormat::Auto,
@@ -428,7 +441,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Run(args) => {
             let memory = args.resources.apply(&progress)?;
-            let out = OutDir::new(&args.input.out);
+            let out = args.input.out_dir()?;
             report(&progress, fingerprint::run(&out, &args.input.config(memory), &progress)?);
             args.output.export(&out, &progress)?;
             report(&progress, exact::run(&out, &args.scope.config(memory), &progress)?);
@@ -438,7 +451,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Fingerprint(args) => {
             let memory = args.resources.apply(&progress)?;
-            let out = OutDir::new(&args.input.out);
+            let out = args.input.out_dir()?;
             report(&progress, fingerprint::run(&out, &args.input.config(memory), &progress)?);
             args.output.export(&out, &progress)?;
             Ok(())

@@ -617,3 +617,57 @@ fn threads_beyond_a_few_per_core_are_capped_with_one_warning() {
     assert!(lines[0].starts_with("overlap: warning: --threads 100000 is more than 4 per core"), "{lines:?}");
     assert_same_outputs(&a, &b, "--threads 100000 vs 1");
 }
+
+#[test]
+fn a_threshold_too_large_says_so_with_the_maximum() {
+    let tmp = tempdir();
+    let out = arg(&tmp.path().join("out"));
+    assert_usage_error(
+        &["run", "testdata/equiv/docs.jsonl", "--out", &out, "-T", "99999999999"],
+        &["too large (the maximum is 4294967295)"],
+    );
+}
+
+#[test]
+fn out_naming_a_file_says_it_is_not_a_directory() {
+    let tmp = tempdir();
+    let file = tmp.path().join("afile");
+    fs::write(&file, b"keep me").unwrap();
+    for command in ["run", "fingerprint"] {
+        assert_usage_error(
+            &[command, "testdata/equiv/docs.jsonl", "--out", &arg(&file)],
+            &["afile is a file, not a directory"],
+        );
+    }
+    assert_eq!(fs::read(&file).unwrap(), b"keep me");
+}
+
+#[test]
+fn method_help_describes_auto_as_readme_does() {
+    let help =
+        String::from_utf8_lossy(&overlap_ok(["run", "--help"]).stdout).replace(char::is_whitespace, "");
+    assert!(help.contains("prefixorcoarsebypredictedwork"), "{help}");
+    assert!(!help.contains("coarsefromamillionpairinstanceson"), "{help}");
+}
+
+#[test]
+fn summaries_say_one_in_the_singular() {
+    let tmp = tempdir();
+    let out = tmp.path().join("out");
+    // The sample has exactly one mirrored host pair.
+    let run = overlap_ok(["run", "testdata/sample.warc.gz", "--out", &arg(&out), "-q", "--stats"]);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(stderr.contains(" 1 mirrored host pair,"), "{stderr}");
+    // One document of one line: one of everything.
+    let one = tmp.path().join("one.jsonl");
+    fs::write(&one, "{\"url\":\"http://a.example/\",\"text\":\"only line\"}\n").unwrap();
+    let run = overlap_ok(["run", &arg(&one), "--out", &arg(&tmp.path().join("one")), "-q", "--stats"]);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    for wrong in [" 1 documents", " 1 fingerprints", " 1 groups", " 1 pairs", " 1 records", " 1 copies"] {
+        assert!(!stderr.contains(wrong), "{wrong}: {stderr}");
+    }
+    assert!(stderr.contains("fingerprint: 1 document (0 empty)"), "{stderr}");
+    let html = fs::read_to_string(tmp.path().join("one").join("report.html")).unwrap();
+    assert!(html.contains(">1 document (0 empty)"), "report.html says 1 documents");
+    assert!(!html.contains(" 1 documents"), "report.html says 1 documents");
+}
