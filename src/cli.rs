@@ -8,11 +8,12 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 
+use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::chunk::Chunking;
 use crate::exact::{self, ExactConfig};
-use crate::fingerprint::{self, FingerprintConfig, PreviousConfig};
+use crate::fingerprint::{self, FingerprintConfig, FingerprintStats, PreviousConfig};
 use crate::memory::ByteSize;
 use crate::pairs::{self, CoarseVariant, Method, PairsConfig};
 use crate::progress::Progress;
@@ -225,6 +226,10 @@ struct InputArgs {
     /// (and so its exact group and pairs); 0 keeps exactly the documents read.
     #[arg(long, value_name = "N", default_value_t = 1, requires = "previous")]
     keep_missing: u32,
+    /// Exit 3 (after writing every output) when a record was skipped as corrupt, an input was
+    /// skipped, or no document was read at all.
+    #[arg(long)]
+    strict: bool,
 }
 
 #[derive(Args, Debug)]
@@ -442,19 +447,23 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Run(args) => {
             let memory = args.resources.apply(&progress)?;
             let out = args.input.out_dir()?;
-            report(&progress, fingerprint::run(&out, &args.input.config(memory), &progress)?);
+            let read = fingerprint::run(&out, &args.input.config(memory), &progress)?;
+            let strict = args.input.strict.then(|| read_counts(&out, &read)).transpose()?;
+            report(&progress, read);
             args.output.export(&out, &progress)?;
             report(&progress, exact::run(&out, &args.scope.config(memory), &progress)?);
             report(&progress, pairs::run(&out, &args.count.config(memory), &progress)?);
             report(&progress, report::run(&out, &args.audit.config(memory, &[]), &progress)?);
-            Ok(())
+            strict.map_or(Ok(()), check_strict)
         }
         Command::Fingerprint(args) => {
             let memory = args.resources.apply(&progress)?;
             let out = args.input.out_dir()?;
-            report(&progress, fingerprint::run(&out, &args.input.config(memory), &progress)?);
+            let read = fingerprint::run(&out, &args.input.config(memory), &progress)?;
+            let strict = args.input.strict.then(|| read_counts(&out, &read)).transpose()?;
+            report(&progress, read);
             args.output.export(&out, &progress)?;
-            Ok(())
+            strict.map_or(Ok(()), check_strict)
         }
         Command::Exact(args) => {
             let memory = args.resources.apply(&progress)?;
@@ -492,6 +501,56 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         }
     }
 }
+
+/// What `--strict` looks at in the fingerprint stage's counts: the stage's
+/// own when it ran, its section of `stats.json` when it was up to date.
+fn read_counts(out: &OutDir, outcome: &Outcome<FingerprintStats>) -> anyhow::Result<FingerprintStats> {
+    match outcome {
+        Outcome::Ran(stats) => Ok(stats.clone()),
+        Outcome::UpToDate => {
+            let path = out.stats();
+            let bytes = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+            let mut root: serde_json::Value =
+                serde_json::from_slice(&bytes).with_context(|| format!("{} is not JSON", path.display()))?;
+            serde_json::from_value(root["fingerprint"].take())
+                .with_context(|| format!("{} has no fingerprint section", path.display()))
+        }
+    }
+}
+
+/// `--strict`: a run that skipped a corrupt record or an input, or read no
+/// document, ends with [`Strict`] (exit 3) after every stage has run.
+fn check_strict(stats: FingerprintStats) -> anyhow::Result<()> {
+    let plural = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let mut why = Vec::new();
+    if stats.corrupt_records > 0 {
+        why.push(format!(
+            "{} skipped as corrupt",
+            plural(stats.corrupt_records, "record was", "records were")
+        ));
+    }
+    if stats.inputs_skipped > 0 {
+        why.push(format!("{} skipped", plural(stats.inputs_skipped, "input was", "inputs were")));
+    }
+    if stats.documents == 0 {
+        why.push("no document was read".to_string());
+    }
+    if why.is_empty() { Ok(()) } else { Err(Strict(why.join(", ")).into()) }
+}
+
+/// A run that `--strict` fails: the outputs are complete, but the inputs
+/// were not all read. `main` exits 3 for it, so that a scheduler can tell
+/// it from an error (2).
+#[derive(Debug)]
+pub struct Strict(String);
+
+impl std::fmt::Display for Strict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "--strict: {}", self.0)
+    }
+}
+
+impl std::error::Error for Strict {}
 
 /// An output directory that must already exist.
 fn existing(dir: &std::path::Path) -> anyhow::Result<OutDir> {

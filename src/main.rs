@@ -23,6 +23,10 @@ fn main() -> ExitCode {
     match overlap::cli::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if e.is::<overlap::cli::Strict>() => {
+            overlap::progress::line(&format!("{e}"));
+            ExitCode::from(3)
+        }
         Err(e) => {
             overlap::progress::line(&format!("{e:#}"));
             ExitCode::from(2)

@@ -671,3 +671,40 @@ fn summaries_say_one_in_the_singular() {
     assert!(html.contains(">1 document (0 empty)"), "report.html says 1 documents");
     assert!(!html.contains(" 1 documents"), "report.html says 1 documents");
 }
+
+/// `--strict`: a run that skipped something or read nothing exits 3, after
+/// writing every output, with one line on stderr; a clean run exits 0.
+#[test]
+fn strict_exits_3_when_a_record_or_input_was_skipped_or_nothing_was_read() {
+    let tmp = tempdir();
+    let empty = tmp.path().join("empty.jsonl");
+    fs::write(&empty, b"").unwrap();
+    let blank = tmp.path().join("blank.jsonl");
+    fs::write(&blank, b"\n").unwrap();
+    let cases: [(&[&str], &str); 3] = [
+        (&["testdata/corrupt.warc.gz"], "skipped as corrupt"),
+        (&[&arg(&empty), "testdata/equiv/docs.jsonl"], "1 input was skipped"),
+        (&[&arg(&blank)], "no document was read"),
+    ];
+    for (k, (inputs, why)) in cases.iter().enumerate() {
+        let out = tmp.path().join(format!("out-{k}"));
+        let mut args = vec!["run".to_string()];
+        args.extend(inputs.iter().map(|s| s.to_string()));
+        args.extend(["--out".into(), arg(&out), "-q".into(), "--strict".into()]);
+        // Twice: the second finds every stage up to date.
+        for _ in 0..2 {
+            let run = overlap(&args);
+            let what = describe(&args, &run);
+            assert_eq!(run.status.code(), Some(3), "{what}");
+            let lines = stderr_lines(&run);
+            assert_eq!(lines.len(), 1, "{what}");
+            assert!(lines[0].starts_with("overlap: --strict: ") && lines[0].contains(why), "{what}");
+            assert!(out.join("report.html").exists(), "{what}");
+        }
+    }
+    let out = arg(&tmp.path().join("clean"));
+    overlap_ok(["run", "testdata/sample.warc.gz", "--out", &out, "-q", "--strict"]);
+    overlap_ok(["fingerprint", "testdata/sample.warc.gz", "--out", &out, "-q", "--strict"]);
+    let fp = overlap(["fingerprint", "testdata/corrupt.warc.gz", "--out", &out, "-q", "--strict"]);
+    assert_eq!(fp.status.code(), Some(3));
+}
