@@ -13,7 +13,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::chunk::Chunking;
 use crate::exact::{self, ExactConfig};
-use crate::fingerprint::{self, FingerprintConfig, PreviousConfig};
+use crate::fingerprint::{self, FingerprintConfig, FingerprintStats, PreviousConfig};
 use crate::memory::ByteSize;
 use crate::pairs::{self, CoarseVariant, Method, PairsConfig};
 use crate::progress::Progress;
@@ -235,6 +235,10 @@ struct InputArgs {
     /// (and so its exact group and pairs); 0 keeps exactly the documents read.
     #[arg(long, value_name = "N", default_value_t = 1, requires = "previous")]
     keep_missing: u32,
+    /// Exit 3 (after writing every output) when a record was skipped as corrupt, an input was
+    /// skipped, or no document was read at all.
+    #[arg(long)]
+    strict: bool,
 }
 
 #[derive(Args, Debug)]
@@ -245,7 +249,8 @@ struct CountArgs {
     /// Counting method: `sort` (the paper's sort-based method), `coarse` (coarse counting
     /// with counter arrays and bitmaps of heavy buckets), `prefix` (prefix filtering: candidates
     /// from each document's rarest fingerprints, verified by list intersection), or `auto`
-    /// (coarse from a million pair instances on, sort below). All give the same table.
+    /// (sort below a million pair instances; above, prefix or coarse by predicted work). All
+    /// give the same table.
     #[arg(long, value_name = "METHOD", default_value = "auto", value_parser = parse_method)]
     method: Method,
     /// Coarse-counting variant: `coarse-count` (one counter array), `multi-hash:K` (K arrays in
@@ -268,10 +273,12 @@ struct CountArgs {
 
 #[derive(Args, Debug)]
 struct ResourceArgs {
-    /// Worker threads (default: the number of cores). Outputs do not depend on it.
+    /// Worker threads (default: the number of cores; at most 4 per core). Outputs do not depend
+    /// on it.
     #[arg(long, value_name = "N", value_parser = parse_positive)]
     threads: Option<u32>,
-    /// Memory budget; stages spill to disk beyond it (e.g. 512M, 2G).
+    /// Memory budget; stages spill to disk beyond it (e.g. 512M, 2G; at most the machine's
+    /// memory).
     #[arg(long, value_name = "SIZE", default_value = "2G", value_parser = parse_memory)]
     memory: ByteSize,
 }
@@ -296,6 +303,9 @@ fn parse_chunking(s: &str) -> Result<Chunking, String> {
 fn parse_positive(s: &str) -> Result<u32, String> {
     match s.parse::<u32>() {
         Ok(n) if n >= 1 => Ok(n),
+        Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => {
+            Err(format!("'{s}' is too large (the maximum is {})", u32::MAX))
+        }
         _ => Err(format!("'{s}' is not a whole number of at least 1")),
     }
 }
@@ -331,6 +341,15 @@ fn parse_memory(s: &str) -> Result<ByteSize, String> {
 }
 
 impl InputArgs {
+    /// The output directory; a file in its place is one line, not the
+    /// system's "File exists".
+    fn out_dir(&self) -> anyhow::Result<OutDir> {
+        if self.out.exists() && !self.out.is_dir() {
+            anyhow::bail!("--out {} is a file, not a directory", self.out.display());
+        }
+        Ok(OutDir::new(&self.out))
+    }
+
     fn config(&self, memory: ByteSize) -> anyhow::Result<FingerprintConfig> {
         let format = match self.input_format {
             FormatArg::Auto => InputFormat::Auto,
@@ -418,18 +437,47 @@ impl AuditArgs {
     }
 }
 
+/// The most threads per core `--threads` starts. Past a few per core,
+/// threads only wait for one another (2000 took 17 times as long as the
+/// default on the sample), and since outputs do not depend on the thread
+/// count, capping changes nothing but time.
+const MAX_THREADS_PER_CORE: usize = 4;
+
 impl ResourceArgs {
-    /// Sizes the global thread pool once, before any stage runs.
-    fn apply(&self) -> anyhow::Result<()> {
+    /// Sizes the global thread pool once, before any stage runs, and
+    /// returns the memory budget the stages get: a budget above the
+    /// machine's memory is taken down to it, with a warning, because a
+    /// stage that trusts it would ask for memory that is not there.
+    fn apply(&self, progress: &Progress) -> anyhow::Result<ByteSize> {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let most = cores * MAX_THREADS_PER_CORE;
         let threads = match self.threads {
+            Some(n) if n as usize > most => {
+                progress.warn(&format!(
+                    "--threads {n} is more than {MAX_THREADS_PER_CORE} per core ({cores} cores); using {most}"
+                ));
+                most
+            }
             Some(n) => n as usize,
-            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            None => cores,
         };
         rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|i| format!("overlap-{i}"))
             .build_global()
-            .map_err(|e| anyhow::anyhow!("cannot start {threads} threads: {e}"))
+            .map_err(|e| anyhow::anyhow!("cannot start {threads} threads: {e}"))?;
+        match crate::memory::physical() {
+            Some(physical) if self.memory.0 > physical => {
+                progress.warn(&format!(
+                    "--memory {} is more than this machine's {}; using {}",
+                    self.memory,
+                    ByteSize(physical),
+                    ByteSize(physical)
+                ));
+                Ok(ByteSize(physical))
+            }
+            _ => Ok(self.memory),
+        }
     }
 }
 
@@ -438,50 +486,53 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     let progress = Progress::new(cli.quiet).with_summaries(cli.stats);
     match cli.command {
         Command::Run(args) => {
-            args.resources.apply()?;
-            let out = OutDir::new(&args.input.out);
-            let memory = args.resources.memory;
+            let memory = args.resources.apply(&progress)?;
+            let out = args.input.out_dir()?;
             locked(&out, || {
                 let cfg = args.input.config(memory)?;
-                report(&progress, fingerprint::run(&out, &cfg, &progress)?);
+                let read = fingerprint::run(&out, &cfg, &progress)?;
+                let strict = args.input.strict.then(|| read_counts(&out, &read)).transpose()?;
+                report(&progress, read);
                 args.output.export(&out, &progress)?;
                 report(&progress, exact::run(&out, &args.scope.config(memory), &progress)?);
                 report(&progress, pairs::run(&out, &args.count.config(memory), &progress)?);
                 report(&progress, report::run(&out, &args.audit.config(memory, &[]), &progress)?);
-                Ok(())
+                strict.map_or(Ok(()), check_strict)
             })
         }
         Command::Fingerprint(args) => {
-            args.resources.apply()?;
-            let out = OutDir::new(&args.input.out);
+            let memory = args.resources.apply(&progress)?;
+            let out = args.input.out_dir()?;
             locked(&out, || {
-                let cfg = args.input.config(args.resources.memory)?;
-                report(&progress, fingerprint::run(&out, &cfg, &progress)?);
+                let cfg = args.input.config(memory)?;
+                let read = fingerprint::run(&out, &cfg, &progress)?;
+                let strict = args.input.strict.then(|| read_counts(&out, &read)).transpose()?;
+                report(&progress, read);
                 args.output.export(&out, &progress)?;
-                Ok(())
+                strict.map_or(Ok(()), check_strict)
             })
         }
         Command::Exact(args) => {
-            args.resources.apply()?;
+            let memory = args.resources.apply(&progress)?;
             let out = existing(&args.dir)?;
             locked(&out, || {
-                report(&progress, exact::run(&out, &args.scope.config(args.resources.memory), &progress)?);
+                report(&progress, exact::run(&out, &args.scope.config(memory), &progress)?);
                 Ok(())
             })
         }
         Command::Pairs(args) => {
-            args.resources.apply()?;
+            let memory = args.resources.apply(&progress)?;
             let out = existing(&args.dir)?;
             locked(&out, || {
-                report(&progress, pairs::run(&out, &args.count.config(args.resources.memory), &progress)?);
+                report(&progress, pairs::run(&out, &args.count.config(memory), &progress)?);
                 Ok(())
             })
         }
         Command::Report(args) => {
-            args.resources.apply()?;
+            let memory = args.resources.apply(&progress)?;
             let out = existing(&args.dir)?;
             locked(&out, || {
-                let cfg = args.audit.config(args.resources.memory, &args.compare);
+                let cfg = args.audit.config(memory, &args.compare);
                 report(&progress, report::run(&out, &cfg, &progress)?);
                 Ok(())
             })
@@ -517,6 +568,56 @@ fn locked(out: &OutDir, work: impl FnOnce() -> anyhow::Result<()>) -> anyhow::Re
     }
     result
 }
+
+/// What `--strict` looks at in the fingerprint stage's counts: the stage's
+/// own when it ran, its section of `stats.json` when it was up to date.
+fn read_counts(out: &OutDir, outcome: &Outcome<FingerprintStats>) -> anyhow::Result<FingerprintStats> {
+    match outcome {
+        Outcome::Ran(stats) => Ok(stats.clone()),
+        Outcome::UpToDate => {
+            let path = out.stats();
+            let bytes = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+            let mut root: serde_json::Value =
+                serde_json::from_slice(&bytes).with_context(|| format!("{} is not JSON", path.display()))?;
+            serde_json::from_value(root["fingerprint"].take())
+                .with_context(|| format!("{} has no fingerprint section", path.display()))
+        }
+    }
+}
+
+/// `--strict`: a run that skipped a corrupt record or an input, or read no
+/// document, ends with [`Strict`] (exit 3) after every stage has run.
+fn check_strict(stats: FingerprintStats) -> anyhow::Result<()> {
+    let plural = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let mut why = Vec::new();
+    if stats.corrupt_records > 0 {
+        why.push(format!(
+            "{} skipped as corrupt",
+            plural(stats.corrupt_records, "record was", "records were")
+        ));
+    }
+    if stats.inputs_skipped > 0 {
+        why.push(format!("{} skipped", plural(stats.inputs_skipped, "input was", "inputs were")));
+    }
+    if stats.documents == 0 {
+        why.push("no document was read".to_string());
+    }
+    if why.is_empty() { Ok(()) } else { Err(Strict(why.join(", ")).into()) }
+}
+
+/// A run that `--strict` fails: the outputs are complete, but the inputs
+/// were not all read. `main` exits 3 for it, so that a scheduler can tell
+/// it from an error (2).
+#[derive(Debug)]
+pub struct Strict(String);
+
+impl std::fmt::Display for Strict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "--strict: {}", self.0)
+    }
+}
+
+impl std::error::Error for Strict {}
 
 /// An output directory that must already exist.
 fn existing(dir: &std::path::Path) -> anyhow::Result<OutDir> {

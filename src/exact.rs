@@ -49,8 +49,10 @@ pub struct ExactStats {
 impl Summary for ExactStats {
     fn summary(&self) -> String {
         format!(
-            "exact: {} groups of exact copies, {} copies removed, in {:.1} s",
-            self.groups, self.copies_removed, self.seconds
+            "exact: {} of exact copies, {} removed, in {:.1} s",
+            crate::stats::count(self.groups, "group", "groups"),
+            crate::stats::count(self.copies_removed, "copy", "copies"),
+            self.seconds
         )
     }
 }

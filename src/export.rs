@@ -9,7 +9,7 @@
 use crate::fingerprint;
 use crate::progress::Progress;
 use crate::stage::{Outcome, Stage};
-use crate::stats::Summary;
+use crate::stats::{Summary, count};
 use crate::store::OutDir;
 use crate::store::parquet::{self, ParquetStats};
 
@@ -33,8 +33,12 @@ crate::stats::measured!(ParquetStats);
 impl Summary for ParquetStats {
     fn summary(&self) -> String {
         format!(
-            "parquet: {} postings ({} bytes), {} documents ({} bytes) in {:.1} s",
-            self.postings, self.postings_bytes, self.documents, self.docs_bytes, self.seconds
+            "parquet: {} ({}), {} ({}) in {:.1} s",
+            count(self.postings, "posting", "postings"),
+            count(self.postings_bytes, "byte", "bytes"),
+            count(self.documents, "document", "documents"),
+            count(self.docs_bytes, "byte", "bytes"),
+            self.seconds
         )
     }
 }

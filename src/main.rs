@@ -16,15 +16,19 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
         Err(e) => {
-            eprintln!("overlap: {}", one_line_usage_error(&e));
+            overlap::progress::line(&one_line_usage_error(&e));
             return ExitCode::from(2);
         }
     };
     match overlap::cli::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if e.is::<overlap::cli::Strict>() => {
+            overlap::progress::line(&format!("{e}"));
+            ExitCode::from(3)
+        }
         Err(e) => {
-            eprintln!("overlap: {e:#}");
+            overlap::progress::line(&format!("{e:#}"));
             ExitCode::from(2)
         }
     }

@@ -138,6 +138,30 @@ impl<T: ZeroValid> DerefMut for ZeroedArray<T> {
     }
 }
 
+/// The machine's physical memory (`MemTotal`), if the system reports it.
+/// Linux only; elsewhere `None`, and budgets are taken as given.
+pub fn physical() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Makes room in `buf` for one more element, never beyond `cap` elements.
+///
+/// Buffers sized by a share of `--memory` grow as data comes, doubling up
+/// to their share: reserving the whole share up front asks for memory the
+/// data may never need, and a budget of 200G aborted a run on the sample.
+/// With glibc, doubling a large buffer is a `realloc` that remaps its
+/// pages rather than copying them, so growth does not hold two at once.
+#[inline]
+pub(crate) fn grow_within<T>(buf: &mut Vec<T>, cap: usize) {
+    if buf.len() == buf.capacity() {
+        let more = buf.capacity().max(1 << 12).min(cap.saturating_sub(buf.len()).max(1));
+        buf.reserve_exact(more);
+    }
+}
+
 fn clear_peak() {
     // Writing "5" to clear_refs resets VmHWM (Linux 4.0+). Failure only
     // means the next figure covers more of the process's life.
@@ -166,6 +190,21 @@ mod tests {
         counters[2].fetch_add(5, Ordering::Relaxed);
         assert_eq!(counters.iter().map(|c| c.load(Ordering::Relaxed)).collect::<Vec<_>>(), [0, 0, 5]);
         assert!(ZeroedArray::<AtomicU8>::new(0).unwrap().is_empty());
+    }
+
+    #[test]
+    fn buffers_grow_as_data_comes_and_stop_at_their_share() {
+        let cap = 10_000;
+        let mut buf = Vec::new();
+        grow_within::<u64>(&mut buf, 1 << 40);
+        assert!(buf.capacity() < 1 << 20, "reserved the share up front");
+        buf.clear();
+        let mut buf = Vec::new();
+        for i in 0..cap as u64 {
+            grow_within(&mut buf, cap);
+            buf.push(i);
+        }
+        assert_eq!(buf.capacity(), cap);
     }
 
     #[test]

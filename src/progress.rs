@@ -3,8 +3,12 @@
 //! Stages never print; they call this handle, which the command line owns.
 //! Bars are drawn only when stderr is a terminal, so scripts and schedulers
 //! see nothing but warnings and errors; `--quiet` silences warnings too.
+//!
+//! Nothing written to stderr can stop a run: a closed or full stderr
+//! (`overlap run ... 2>&1 | head -1`) loses the messages, never the
+//! outputs, as a closed stdout does in ripgrep.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -70,7 +74,7 @@ impl Progress {
     /// A one-line warning: `overlap: warning: ...`.
     pub(crate) fn warn(&self, message: &str) {
         if self.warnings {
-            eprintln!("overlap: warning: {message}");
+            line(&format!("warning: {message}"));
         }
     }
 
@@ -78,14 +82,21 @@ impl Progress {
     /// shown only on a terminal.
     pub(crate) fn note(&self, message: &str) {
         if self.bars {
-            eprintln!("overlap: {message}");
+            line(message);
         }
     }
 
     /// A stage's summary: on a terminal, or everywhere with `--stats`.
     pub(crate) fn summary(&self, message: &str) {
         if self.bars || self.summaries {
-            eprintln!("overlap: {message}");
+            line(message);
         }
     }
+}
+
+/// Writes `overlap: {message}` and a newline to stderr, ignoring a failed
+/// write: `eprintln!` panics when stderr is closed, and a message nobody
+/// can read is no reason to stop.
+pub fn line(message: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "overlap: {message}");
 }

@@ -40,6 +40,11 @@ pub(crate) fn write_section<S: Serialize>(out: &OutDir, stage: &str, section: &S
     write_atomic(&path, &json)
 }
 
+/// `n` and the noun for it: `1 document`, `2 documents`.
+pub(crate) fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// A one-line human summary of a stage's work.
 pub(crate) trait Summary {
     fn summary(&self) -> String;

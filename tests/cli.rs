@@ -639,3 +639,158 @@ fn an_input_given_twice_and_doc_chunks_with_a_threshold_are_warned_about() {
     assert!(said.contains("--chunk doc gives each document one chunk") && said.contains("-T 15"), "{said}");
     assert!(!doc("1").contains("--chunk doc"), "-T 1 is what doc chunks are for");
 }
+
+// ------------------------------------------------------------ what happens around a run
+
+/// `overlap run ... 2>&1 | head -1`: a closed stderr loses the messages,
+/// never the run (as a closed stdout in ripgrep).
+#[test]
+fn a_closed_stderr_does_not_stop_a_run() {
+    let tmp = tempdir();
+    let want = tmp.path().join("want");
+    overlap_ok(["run", "testdata/sample.warc.gz", "testdata/corrupt.warc.gz", "--out", &arg(&want), "-q"]);
+    let out = tmp.path().join("out");
+    // --stats and the corrupt input's warnings give it much to write.
+    let mut child = overlap_cmd([
+        "run",
+        "testdata/sample.warc.gz",
+        "testdata/corrupt.warc.gz",
+        "--out",
+        &arg(&out),
+        "--stats",
+    ])
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    drop(child.stderr.take());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{status}");
+    assert_same_outputs(&want, &out, "closed stderr vs -q");
+}
+
+/// The lines on stderr.
+fn stderr_lines(out: &std::process::Output) -> Vec<String> {
+    String::from_utf8_lossy(&out.stderr).lines().map(str::to_string).collect()
+}
+
+#[test]
+fn a_memory_budget_above_the_machine_is_taken_down_to_it_with_one_warning() {
+    let tmp = tempdir();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    overlap_ok(["run", "testdata/sample.warc.gz", "--out", &arg(&a), "-q"]);
+    // Far above any machine: reserving a share of it up front aborted.
+    let run = overlap_ok(["run", "testdata/sample.warc.gz", "--out", &arg(&b), "--memory", "1000T"]);
+    let lines = stderr_lines(&run);
+    if cfg!(target_os = "linux") {
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(
+            lines[0].starts_with("overlap: warning: --memory ") && lines[0].contains("machine"),
+            "{lines:?}"
+        );
+    }
+    assert_same_outputs(&a, &b, "--memory 1000T vs default");
+}
+
+#[test]
+fn threads_beyond_a_few_per_core_are_capped_with_one_warning() {
+    let tmp = tempdir();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    overlap_ok(["run", "testdata/sample.warc.gz", "--out", &arg(&a), "-q", "--threads", "1"]);
+    let run = overlap_ok(["run", "testdata/sample.warc.gz", "--out", &arg(&b), "--threads", "100000"]);
+    let lines = stderr_lines(&run);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].starts_with("overlap: warning: --threads 100000 is more than 4 per core"), "{lines:?}");
+    assert_same_outputs(&a, &b, "--threads 100000 vs 1");
+}
+
+#[test]
+fn a_threshold_too_large_says_so_with_the_maximum() {
+    let tmp = tempdir();
+    let out = arg(&tmp.path().join("out"));
+    assert_usage_error(
+        &["run", "testdata/equiv/docs.jsonl", "--out", &out, "-T", "99999999999"],
+        &["too large (the maximum is 4294967295)"],
+    );
+}
+
+#[test]
+fn out_naming_a_file_says_it_is_not_a_directory() {
+    let tmp = tempdir();
+    let file = tmp.path().join("afile");
+    fs::write(&file, b"keep me").unwrap();
+    for command in ["run", "fingerprint"] {
+        assert_usage_error(
+            &[command, "testdata/equiv/docs.jsonl", "--out", &arg(&file)],
+            &["afile is a file, not a directory"],
+        );
+    }
+    assert_eq!(fs::read(&file).unwrap(), b"keep me");
+}
+
+#[test]
+fn method_help_describes_auto_as_readme_does() {
+    let help =
+        String::from_utf8_lossy(&overlap_ok(["run", "--help"]).stdout).replace(char::is_whitespace, "");
+    assert!(help.contains("prefixorcoarsebypredictedwork"), "{help}");
+    assert!(!help.contains("coarsefromamillionpairinstanceson"), "{help}");
+}
+
+#[test]
+fn summaries_say_one_in_the_singular() {
+    let tmp = tempdir();
+    let out = tmp.path().join("out");
+    // The sample has exactly one mirrored host pair.
+    let run = overlap_ok(["run", "testdata/sample.warc.gz", "--out", &arg(&out), "-q", "--stats"]);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(stderr.contains(" 1 mirrored host pair,"), "{stderr}");
+    // One document of one line: one of everything.
+    let one = tmp.path().join("one.jsonl");
+    fs::write(&one, "{\"url\":\"http://a.example/\",\"text\":\"only line\"}\n").unwrap();
+    let run = overlap_ok(["run", &arg(&one), "--out", &arg(&tmp.path().join("one")), "-q", "--stats"]);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    for wrong in [" 1 documents", " 1 fingerprints", " 1 groups", " 1 pairs", " 1 records", " 1 copies"] {
+        assert!(!stderr.contains(wrong), "{wrong}: {stderr}");
+    }
+    assert!(stderr.contains("fingerprint: 1 document (0 empty)"), "{stderr}");
+    let html = fs::read_to_string(tmp.path().join("one").join("report.html")).unwrap();
+    assert!(html.contains(">1 document (0 empty)"), "report.html says 1 documents");
+    assert!(!html.contains(" 1 documents"), "report.html says 1 documents");
+}
+
+/// `--strict`: a run that skipped something or read nothing exits 3, after
+/// writing every output, with one line on stderr; a clean run exits 0.
+#[test]
+fn strict_exits_3_when_a_record_or_input_was_skipped_or_nothing_was_read() {
+    let tmp = tempdir();
+    let empty = tmp.path().join("empty.jsonl");
+    fs::write(&empty, b"").unwrap();
+    let blank = tmp.path().join("blank.jsonl");
+    fs::write(&blank, b"\n").unwrap();
+    let cases: [(&[&str], &str); 3] = [
+        (&["testdata/corrupt.warc.gz"], "skipped as corrupt"),
+        (&[&arg(&empty), "testdata/equiv/docs.jsonl"], "1 input was skipped"),
+        (&[&arg(&blank)], "no document was read"),
+    ];
+    for (k, (inputs, why)) in cases.iter().enumerate() {
+        let out = tmp.path().join(format!("out-{k}"));
+        let mut args = vec!["run".to_string()];
+        args.extend(inputs.iter().map(|s| s.to_string()));
+        args.extend(["--out".into(), arg(&out), "-q".into(), "--strict".into()]);
+        // Twice: the second finds every stage up to date.
+        for _ in 0..2 {
+            let run = overlap(&args);
+            let what = describe(&args, &run);
+            assert_eq!(run.status.code(), Some(3), "{what}");
+            let lines = stderr_lines(&run);
+            assert_eq!(lines.len(), 1, "{what}");
+            assert!(lines[0].starts_with("overlap: --strict: ") && lines[0].contains(why), "{what}");
+            assert!(out.join("report.html").exists(), "{what}");
+        }
+    }
+    let out = arg(&tmp.path().join("clean"));
+    overlap_ok(["run", "testdata/sample.warc.gz", "--out", &out, "-q", "--strict"]);
+    overlap_ok(["fingerprint", "testdata/sample.warc.gz", "--out", &out, "-q", "--strict"]);
+    let fp = overlap(["fingerprint", "testdata/corrupt.warc.gz", "--out", &out, "-q", "--strict"]);
+    assert_eq!(fp.status.code(), Some(3));
+}

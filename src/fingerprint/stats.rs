@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::stats::Summary;
+use crate::stats::{Summary, count};
 
 /// How many corrupt records stats.json lists one by one.
 pub(crate) const CORRUPT_SAMPLES: usize = 100;
@@ -103,12 +103,12 @@ impl Summary for FingerprintStats {
     fn summary(&self) -> String {
         let skipped: u64 = self.skipped.values().sum();
         format!(
-            "fingerprint: {} documents ({} empty), {} records skipped ({} corrupt), {} fingerprints in {:.1} s",
-            self.documents,
+            "fingerprint: {} ({} empty), {} skipped ({} corrupt), {} in {:.1} s",
+            count(self.documents, "document", "documents"),
             self.empty_documents,
-            skipped,
+            count(skipped, "record", "records"),
             self.corrupt_records,
-            self.fingerprints,
+            count(self.fingerprints, "fingerprint", "fingerprints"),
             self.seconds
         )
     }

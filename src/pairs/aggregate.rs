@@ -97,11 +97,7 @@ impl<'a> RunBuilder<'a> {
         if self.buf.len() >= self.cap {
             self.spill()?;
         }
-        if self.buf.capacity() == 0 {
-            // Reserve the whole share once: growing by doubling would hold
-            // the old and the new buffer at once, 1.5 times the share.
-            self.buf.reserve_exact(self.cap);
-        }
+        crate::memory::grow_within(&mut self.buf, self.cap);
         self.buf.push(pair);
         Ok(())
     }

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::coarse::CoarseStats;
 use super::prefix::PrefixStats;
-use crate::stats::Summary;
+use crate::stats::{Summary, count};
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
@@ -79,8 +79,12 @@ pub struct AutoStats {
 impl Summary for PairsStats {
     fn summary(&self) -> String {
         format!(
-            "pairs: {} pairs share >= {} fingerprints ({} pairs generated, method {}) in {:.1} s",
-            self.pairs_emitted, self.threshold, self.pairs_generated, self.method, self.seconds
+            "pairs: {} >= {} ({} generated, method {}) in {:.1} s",
+            count(self.pairs_emitted, "pair shares", "pairs share"),
+            count(u64::from(self.threshold), "fingerprint", "fingerprints"),
+            count(self.pairs_generated, "pair", "pairs"),
+            self.method,
+            self.seconds
         )
     }
 }

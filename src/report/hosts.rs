@@ -369,11 +369,7 @@ impl LinkedEntries {
         if self.buf.len() >= self.cap {
             self.compact()?;
         }
-        if self.buf.capacity() == 0 {
-            // The whole share at once: growing by doubling would hold the
-            // old and the new buffer together, 1.5 times the share.
-            self.buf.reserve_exact(self.cap);
-        }
+        crate::memory::grow_within(&mut self.buf, self.cap);
         self.buf.push(e);
         Ok(())
     }

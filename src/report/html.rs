@@ -99,9 +99,9 @@ pub fn render(r: &Report) -> String {
     );
     let _ = writeln!(
         h,
-        "<h1>Crawl audit</h1>\n<p class=\"sub\">{} documents ({} empty), {} of payload &middot; chunking <code>{}</code>, \
+        "<h1>Crawl audit</h1>\n<p class=\"sub\">{} ({} empty), {} of payload &middot; chunking <code>{}</code>, \
          T&nbsp;=&nbsp;{} &middot; scope {} &middot; overlap {}</p>",
-        num(r.documents),
+        plural(r.documents, "document", "documents"),
         num(r.empty_documents),
         bytes(r.bytes),
         escape(&r.chunk),
@@ -213,9 +213,10 @@ fn chart(series: &[(String, &Histogram, &str)]) -> String {
             let _ = writeln!(
                 s,
                 "<rect x=\"{x:.1}\" y=\"{yy:.1}\" width=\"{bar:.1}\" height=\"{:.1}\" rx=\"2\" style=\"fill:{color}\">\
-                 <title>{}, {label}: {n} documents ({p}%)</title></rect>",
+                 <title>{}, {label}: {} ({p}%)</title></rect>",
                 (top + plot_h - yy).max(0.0),
-                escape(name)
+                escape(name),
+                plural(n, "document", "documents")
             );
             if labels {
                 let _ = writeln!(
@@ -278,10 +279,11 @@ fn savings(h: &mut String, r: &Report) {
 fn groups(h: &mut String, r: &Report) {
     let _ = writeln!(
         h,
-        "<section>\n<h2>Largest replica groups</h2>\n<p class=\"note\" style=\"margin:0 0 10px\">{} groups of two or more \
-         documents hold {} documents; the largest has {}. {} chained.</p>",
-        num(r.near.groups),
-        num(r.near.documents_in_groups),
+        "<section>\n<h2>Largest replica groups</h2>\n<p class=\"note\" style=\"margin:0 0 10px\">{} of two or more \
+         documents {} {}; the largest has {}. {} chained.</p>",
+        plural(r.near.groups, "group", "groups"),
+        if r.near.groups == 1 { "holds" } else { "hold" },
+        plural(r.near.documents_in_groups, "document", "documents"),
         num(r.near.largest_group),
         if r.near.chained_groups == 1 {
             "One looks".to_string()
@@ -488,14 +490,14 @@ fn flags(h: &mut String, r: &Report) {
          <tr><td><code>exact_signature_unique</code></td><td class=\"n\">{}</td></tr>\n\
          <tr><td><code>fuzzy_signature_unique</code></td><td class=\"n\">{}</td></tr>\n\
          <tr><td><code>title_unique</code></td><td class=\"n\">{}</td></tr>\n</table>\n\
-         <p class=\"note\">Per document in flags.csv, after YaCy's double-content detection. Fuzzy signatures of {} documents, MIN_TOKEN_LEN&nbsp;=&nbsp;{}, \
+         <p class=\"note\">Per document in flags.csv, after YaCy's double-content detection. Fuzzy signatures of {}, MIN_TOKEN_LEN&nbsp;=&nbsp;{}, \
          QUANT_RATE&nbsp;=&nbsp;{}.</p>\n</section>",
         num(f.www_not_unique),
         num(f.http_not_unique),
         num(f.exact_signature_not_unique),
         num(f.fuzzy_signature_not_unique),
         num(f.title_not_unique),
-        num(f.fuzzy_signatures),
+        plural(f.fuzzy_signatures, "document", "documents"),
         f.min_token_len,
         f.quant_rate
     );

@@ -56,7 +56,7 @@ use serde::{Deserialize, Serialize};
 use crate::pairs;
 use crate::progress::Progress;
 use crate::stage::{Outcome, Stage};
-use crate::stats::Summary;
+use crate::stats::{Summary, count};
 use crate::store::scopes::Scope;
 use crate::store::{self, Manifest, OutDir};
 
@@ -92,20 +92,20 @@ impl Summary for ReportStats {
     /// A few lines: the figures a crawl's owner asks for first.
     fn summary(&self) -> String {
         format!(
-            "report: {} documents ({} empty) in {:.1} s\n  \
+            "report: {} ({} empty) in {:.1} s\n  \
              {:.1}% have an exact copy, {:.1}% a near-replica\n  \
              a recrawl could skip {:.1}% of pages keeping one copy of each exact group, {:.1}% skipping near-replicas too\n  \
-             {} replica groups, {} mirrored host pairs, {} URL alias pairs: see report.html",
-            self.documents,
+             {}, {}, {}: see report.html",
+            count(self.documents, "document", "documents"),
             self.empty_documents,
             self.seconds,
             self.exact_copy_percent,
             self.near_replica_percent,
             self.savings_exact_percent,
             self.savings_near_percent,
-            self.groups,
-            self.mirror_host_pairs,
-            self.alias_pairs
+            count(self.groups, "replica group", "replica groups"),
+            count(self.mirror_host_pairs, "mirrored host pair", "mirrored host pairs"),
+            count(self.alias_pairs, "URL alias pair", "URL alias pairs")
         )
     }
 }
