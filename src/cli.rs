@@ -489,11 +489,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             let memory = args.resources.apply(&progress)?;
             let out = args.input.out_dir()?;
             locked(&out, || {
-                let cfg = args.input.config(memory)?;
-                let read = fingerprint::run(&out, &cfg, &progress)?;
-                let strict = args.input.strict.then(|| read_counts(&out, &read)).transpose()?;
-                report(&progress, read);
-                args.output.export(&out, &progress)?;
+                let strict = read_inputs(&args.input, &args.output, &out, memory, &progress)?;
                 report(&progress, exact::run(&out, &args.scope.config(memory), &progress)?);
                 report(&progress, pairs::run(&out, &args.count.config(memory), &progress)?);
                 report(&progress, report::run(&out, &args.audit.config(memory, &[]), &progress)?);
@@ -504,11 +500,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             let memory = args.resources.apply(&progress)?;
             let out = args.input.out_dir()?;
             locked(&out, || {
-                let cfg = args.input.config(memory)?;
-                let read = fingerprint::run(&out, &cfg, &progress)?;
-                let strict = args.input.strict.then(|| read_counts(&out, &read)).transpose()?;
-                report(&progress, read);
-                args.output.export(&out, &progress)?;
+                let strict = read_inputs(&args.input, &args.output, &out, memory, &progress)?;
                 strict.map_or(Ok(()), check_strict)
             })
         }
@@ -567,6 +559,22 @@ fn locked(out: &OutDir, work: impl FnOnce() -> anyhow::Result<()>) -> anyhow::Re
         lock.failed();
     }
     result
+}
+
+/// The fingerprint stage and the Parquet export, with which `run` and
+/// `fingerprint` begin; the counts `--strict` looks at, when it is given.
+fn read_inputs(
+    input: &InputArgs,
+    output: &OutputArgs,
+    out: &OutDir,
+    memory: ByteSize,
+    progress: &Progress,
+) -> anyhow::Result<Option<FingerprintStats>> {
+    let read = fingerprint::run(out, &input.config(memory)?, progress)?;
+    let strict = input.strict.then(|| read_counts(out, &read)).transpose()?;
+    report(progress, read);
+    output.export(out, progress)?;
+    Ok(strict)
 }
 
 /// What `--strict` looks at in the fingerprint stage's counts: the stage's
