@@ -332,6 +332,14 @@ fn gather(input: &CountInput<'_>, touched: &Touched) -> anyhow::Result<Option<Ga
         })
         .collect();
     let found = found.into_iter().collect::<anyhow::Result<Vec<Found>>>()?;
+    // Over the budget or not is decided by the whole: a partition stops
+    // early when what is held already puts it over, but partitions gathered
+    // at once do not see each other's groups, so a total just over the
+    // budget is found only here (whatever the threads' timing, the same
+    // answer, and so the same stats.json).
+    if over.load(Ordering::Relaxed) || found.iter().map(|f| bytes(&f.0, &f.1)).sum::<u64>() > budget {
+        return Ok(None);
+    }
     // Reserved whole: growing by doubling would hold the old and the new
     // buffer at once.
     let mut gathered = Gathered {
@@ -344,9 +352,6 @@ fn gather(input: &CountInput<'_>, touched: &Touched) -> anyhow::Result<Option<Ga
         gathered.docs.extend_from_slice(&docs);
         gathered.postings.extend(postings.into_iter().map(|p| Posting { start: p.start + offset, ..p }));
         gathered.groups.add(&groups);
-    }
-    if over.load(Ordering::Relaxed) {
-        return Ok(None);
     }
     gathered.postings.par_sort_unstable();
     Ok(Some(gathered))
