@@ -1021,6 +1021,22 @@ impl<'a> Sink<'a> {
 
     fn finish(self) -> anyhow::Result<Ingested> {
         self.bar.finish_and_clear();
+        // The warnings stop at the samples kept; say that they did.
+        let unsaid = self.stats.corrupt_records.saturating_sub(CORRUPT_SAMPLES as u64);
+        if unsaid > 0 {
+            self.progress.warn(&format!(
+                "... and {unsaid} more skipped corrupt record{} (counted in stats.json)",
+                if unsaid == 1 { "" } else { "s" }
+            ));
+        }
+        let too_large = self.stats.skipped.get(SkipReason::RecordTooLarge.name()).copied().unwrap_or(0);
+        let unsaid = too_large.saturating_sub(CORRUPT_SAMPLES as u64);
+        if unsaid > 0 {
+            self.progress.warn(&format!(
+                "... and {unsaid} more record{} over --max-record-bytes (counted in stats.json)",
+                if unsaid == 1 { "" } else { "s" }
+            ));
+        }
         for part in self.parts {
             part.finish()?;
         }

@@ -794,3 +794,19 @@ fn strict_exits_3_when_a_record_or_input_was_skipped_or_nothing_was_read() {
     let fp = overlap(["fingerprint", "testdata/corrupt.warc.gz", "--out", &out, "-q", "--strict"]);
     assert_eq!(fp.status.code(), Some(3));
 }
+
+#[test]
+fn warnings_cut_after_the_first_hundred_say_how_many_more_there_were() {
+    let tmp = tempdir();
+    let input = tmp.path().join("docs.jsonl");
+    let mut text = String::from("{\"url\": \"http://a.example/\", \"text\": \"kept\"}\n");
+    for i in 0..130 {
+        text.push_str(&format!("{{\"url\": \"http://b.example/{i}\", broken\n"));
+    }
+    std::fs::write(&input, text).unwrap();
+    let out = overlap(["run", &arg(&input), "--out", &arg(&tmp.path().join("out"))]);
+    assert_eq!(out.status.code(), Some(0));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(said.lines().filter(|l| l.contains("skipped record (bad_json)")).count(), 100, "{said}");
+    assert!(said.contains("... and 30 more skipped corrupt records (counted in stats.json)"), "{said}");
+}
