@@ -41,3 +41,5 @@ pub(crate) mod stage;
 pub(crate) mod stats;
 pub mod store;
 pub(crate) mod swar;
+#[cfg(test)]
+pub(crate) mod testing;

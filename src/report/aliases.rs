@@ -702,13 +702,8 @@ mod tests {
         ];
         let queries = ["", "?", "?a=1", "?a=2", "?a=1&b", "??"];
         let fragments = ["", "#", "#f", "#?a=1"];
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut rng = crate::testing::XorShift::new(0x9e37_79b9_7f4a_7c15);
+        let mut next = |n: usize| rng.below(n as u64) as usize;
         for case in 0..10_000 {
             // Two or three choices per part, so that URLs share most of
             // their parts.

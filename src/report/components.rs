@@ -227,13 +227,8 @@ mod tests {
 
     #[test]
     fn diameters_of_random_graphs_equal_single_searches() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |m: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % m as u64) as usize
-        };
+        let mut rng = crate::testing::XorShift::new(0x9e37_79b9_7f4a_7c15);
+        let mut next = |m: usize| rng.below(m as u64) as usize;
         for case in 0..300 {
             // Around the 64-node blocks, sparse to dense, chains and
             // stars, some not connected.

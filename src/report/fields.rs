@@ -120,13 +120,8 @@ mod tests {
             0.000_15,
             2.675_05,
         ];
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let random = (0..100_000).map(|_| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed >> 11) as f64 / (1u64 << 53) as f64 * 100.0
-        });
+        let mut rng = crate::testing::XorShift::new(0x2545_f491_4f6c_dd1d);
+        let random = (0..100_000).map(|_| (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 * 100.0);
         for v in others.into_iter().chain(random) {
             assert_eq!(text(Cell::fixed4(v)), format!("{v:.4}"), "{v:e}");
             let rounded = (v * 10_000.0).round() / 10_000.0;

@@ -683,13 +683,8 @@ mod tests {
     /// exact groups, empty documents, documents without a host, mirrored
     /// hosts (0 to 4 copied on 20 to 24) and random links between centers.
     fn generated(n: u32) -> (Docs, BTreeSet<(u32, u32)>) {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |m: u32| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % u64::from(m)) as u32
-        };
+        let mut rng = crate::testing::XorShift::new(0x2545_f491_4f6c_dd1d);
+        let mut next = |m: u32| rng.below(u64::from(m)) as u32;
         let hosts: Vec<String> = (0..40u32)
             .map(|h| if h == 7 { String::new() } else { format!("h{}.test", h * 17 % 40) })
             .collect();

@@ -734,13 +734,8 @@ mod tests {
                 assert_eq!(got, want, "{:?} read {chunk} at a time", String::from_utf8_lossy(data));
             }
         }
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |m: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % m as u64) as usize
-        };
+        let mut rng = crate::testing::XorShift::new(0x2545_f491_4f6c_dd1d);
+        let mut next = |m: usize| rng.below(m as u64) as usize;
         let alphabet: [&[u8]; 8] = [b"a", b"bc", b",", b"\"", b"\r", b"\n", b"\r\n", "\u{e9}".as_bytes()];
         for case in 0..20_000 {
             let data: Vec<u8> = (0..next(40)).flat_map(|_| alphabet[next(alphabet.len())].to_vec()).collect();
