@@ -65,6 +65,16 @@ impl UnionFind {
     }
 }
 
+/// The documents in each component, indexed by its label (0 for a row
+/// that labels no component).
+pub fn sizes(label: &[u32]) -> Vec<u32> {
+    let mut size = vec![0u32; label.len()];
+    for &l in label {
+        size[l as usize] += 1;
+    }
+    size
+}
+
 /// Components of up to this many centers get their diameter measured by
 /// breadth-first search from every center.
 pub const DIAMETER_MAX_CENTERS: u64 = 2000;

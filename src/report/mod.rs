@@ -494,10 +494,7 @@ fn histograms(
     docs: &input::Docs,
     label: &[u32],
 ) -> (ExactSummary, histogram::Histogram, histogram::Histogram, u64) {
-    let mut component_size = vec![0u32; docs.len()];
-    for &l in label {
-        component_size[l as usize] += 1;
-    }
+    let component_size = components::sizes(label);
     let mut exact_h = histogram::Histogram::default();
     let mut near_h = histogram::Histogram::default();
     let mut exact = ExactSummary::default();

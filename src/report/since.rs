@@ -28,10 +28,7 @@ use crate::store::{Header, Mapped, OutDir, RecordWriter};
 /// `label`, named by their smallest row) and recrawl verdicts (`kept` by
 /// the near-replica rule).
 pub(super) fn write(path: &Path, docs: &Docs, label: &[u32], kept: &[bool]) -> anyhow::Result<()> {
-    let mut size = vec![0u32; docs.len()];
-    for &l in label {
-        size[l as usize] += 1;
-    }
+    let size = super::components::sizes(label);
     let mut w = RecordWriter::create(path, Header::new::<ReplicaRecord>("", true, 0, 1))?;
     for row in 0..docs.len() as u32 {
         let l = label[row as usize];
