@@ -596,16 +596,18 @@ fn read_counts(out: &OutDir, outcome: &Outcome<FingerprintStats>) -> anyhow::Res
 /// `--strict`: a run that skipped a corrupt record or an input, or read no
 /// document, ends with [`Strict`] (exit 3) after every stage has run.
 fn check_strict(stats: FingerprintStats) -> anyhow::Result<()> {
-    let plural = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let mut why = Vec::new();
     if stats.corrupt_records > 0 {
         why.push(format!(
             "{} skipped as corrupt",
-            plural(stats.corrupt_records, "record was", "records were")
+            crate::stats::count(stats.corrupt_records, "record was", "records were")
         ));
     }
     if stats.inputs_skipped > 0 {
-        why.push(format!("{} skipped", plural(stats.inputs_skipped, "input was", "inputs were")));
+        why.push(format!(
+            "{} skipped",
+            crate::stats::count(stats.inputs_skipped, "input was", "inputs were")
+        ));
     }
     if stats.documents == 0 {
         why.push("no document was read".to_string());

@@ -36,6 +36,7 @@ use crate::fuzzy;
 use crate::progress::Progress;
 use crate::read::{InputSkip, Item, Known, RawDoc, ReadOptions, SkipReason};
 use crate::stage::{Outcome, Stage};
+use crate::stats::count;
 use crate::store::docs::{Doc, DocTable, DocsWriter, Source, TextFields};
 use crate::store::handles::{Capture, CaptureKind, Payload, url_key};
 use crate::store::manifest::{FORMAT_VERSION, InputEntry, InputIdentity, ReadSettings};
@@ -1022,20 +1023,16 @@ impl<'a> Sink<'a> {
     fn finish(self) -> anyhow::Result<Ingested> {
         self.bar.finish_and_clear();
         // The warnings stop at the samples kept; say that they did.
-        let unsaid = self.stats.corrupt_records.saturating_sub(CORRUPT_SAMPLES as u64);
-        if unsaid > 0 {
-            self.progress.warn(&format!(
-                "... and {unsaid} more skipped corrupt record{} (counted in stats.json)",
-                if unsaid == 1 { "" } else { "s" }
-            ));
-        }
         let too_large = self.stats.skipped.get(SkipReason::RecordTooLarge.name()).copied().unwrap_or(0);
-        let unsaid = too_large.saturating_sub(CORRUPT_SAMPLES as u64);
-        if unsaid > 0 {
-            self.progress.warn(&format!(
-                "... and {unsaid} more record{} over --max-record-bytes (counted in stats.json)",
-                if unsaid == 1 { "" } else { "s" }
-            ));
+        for (warned, what) in [
+            (self.stats.corrupt_records, ("more skipped corrupt record", "more skipped corrupt records")),
+            (too_large, ("more record over --max-record-bytes", "more records over --max-record-bytes")),
+        ] {
+            let unsaid = warned.saturating_sub(CORRUPT_SAMPLES as u64);
+            if unsaid > 0 {
+                let (one, many) = what;
+                self.progress.warn(&format!("... and {} (counted in stats.json)", count(unsaid, one, many)));
+            }
         }
         for part in self.parts {
             part.finish()?;
