@@ -208,6 +208,87 @@ fn warc_sources_give_record_offsets_for_each_compression() {
     assert_eq!(sources(&out), want, "plain WARC: source is PATH:offset of the record");
 }
 
+/// `records` as a `.warc.zst` the way Wget-AT writes one: a dictionary
+/// trained on them, stored compressed in the dictionary frame, then one
+/// frame per record with its size and checksum. Returns the file and each
+/// record's frame offset.
+fn warc_zst(records: &[Vec<u8>]) -> (Vec<u8>, Vec<u64>) {
+    let dict = zstd::dict::from_samples(records, 16 << 10).unwrap();
+    let stored = zstd::bulk::compress(&dict, 19).unwrap();
+    let mut file = [&[0x5d, 0x2a, 0x4d, 0x18][..], &(stored.len() as u32).to_le_bytes(), &stored].concat();
+    let mut c = zstd::bulk::Compressor::with_dictionary(3, &dict).unwrap();
+    c.include_checksum(true).unwrap();
+    c.include_contentsize(true).unwrap();
+    c.include_dictid(true).unwrap();
+    let mut offsets = Vec::new();
+    for r in records {
+        offsets.push(file.len() as u64);
+        file.extend(c.compress(r).unwrap());
+    }
+    (file, offsets)
+}
+
+#[test]
+fn equiv_warc_zst_matches_per_record_gzip_with_frame_offsets() {
+    let members = gzip_members(&testdata("equiv/docs.warc.gz"));
+    let raw: Vec<Vec<u8>> = members.iter().map(|(_, r)| r.clone()).collect();
+    let records = per_record_gzip_records(&testdata("equiv/docs.warc.gz"));
+    let tmp = tempdir();
+    let (file, offsets) = warc_zst(&raw);
+    let per_record = tmp.path().join("docs.warc.zst");
+    fs::write(&per_record, &file).unwrap();
+    // Plain `zstd`: one frame for the whole file.
+    let whole = tmp.path().join("whole.warc.zst");
+    fs::write(&whole, zstd::bulk::compress(&raw.concat(), 3).unwrap()).unwrap();
+
+    let base = tmp.path().join("gzip");
+    run_out("testdata/equiv/docs.warc.gz", &base, &[]);
+    for path in [&per_record, &whole] {
+        let out = tmp.path().join(format!("out-{}", path.file_name().unwrap().to_string_lossy()));
+        run_out(&arg(path), &out, &[]);
+        assert!(
+            fs::read(out.join("overlap.csv")).unwrap() == fs::read(base.join("overlap.csv")).unwrap(),
+            "{}: overlap.csv differs from the per-record gzip run",
+            path.display()
+        );
+        assert_eq!(centers(&out), centers(&base), "{}: exact_center differs", path.display());
+    }
+    // Records are found again at their frames' offsets.
+    let out = tmp.path().join("out-docs.warc.zst");
+    let want: Vec<String> = records
+        .iter()
+        .zip(&offsets)
+        .filter(|(r, _)| r.is_document())
+        .map(|(_, o)| format!("{}:{o}", arg(&per_record)))
+        .collect();
+    assert_eq!(sources(&out), want, "per-record zstd: source is PATH:offset of the record's frame");
+}
+
+#[test]
+fn xz_and_bzip2_inputs_are_refused_with_the_way_to_pipe_them() {
+    let tmp = tempdir();
+    for (name, data) in [
+        ("crawl.warc.xz", &b"\xfd7zXZ\x00\x00\x04\xe6\xd6\xb4\x46\x02\x00\x21\x01"[..]),
+        ("crawl.warc.bz2", &b"BZh91AY&SY\x9b\x8e\x12\x34\x00\x00\x01\x41"[..]),
+    ] {
+        let path = tmp.path().join(name);
+        fs::write(&path, data).unwrap();
+        // Following the old advice, --input-format, must not read nothing
+        // and succeed.
+        for extra in [&[][..], &["--input-format", "warc"][..]] {
+            let out = tmp.path().join("out");
+            let mut args = vec!["run".to_string(), arg(&path), "--out".to_string(), arg(&out)];
+            args.extend(extra.iter().map(|s| s.to_string()));
+            let run = overlap(&args);
+            let err = String::from_utf8_lossy(&run.stderr);
+            assert_eq!(run.status.code(), Some(2), "{name} {extra:?}: {err}");
+            assert_eq!(err.trim().lines().count(), 1, "{name}: one line: {err}");
+            let tool = if name.ends_with("xz") { "xz -dc" } else { "bzip2 -dc" };
+            assert!(err.contains(name) && err.contains(tool) && err.contains("| overlap run -"), "{err}");
+        }
+    }
+}
+
 // ------------------------------------------------------------ the sample crawl
 
 struct ManifestDoc {

@@ -1,5 +1,5 @@
 //! The byte source under every reader: plain bytes, or gzip decompressed
-//! member by member.
+//! member by member, or zstd decompressed frame by frame.
 //!
 //! A [`Source`] looks at the first two bytes of its input. If they are the
 //! gzip magic (`1f 8b`) it decompresses one gzip member after another
@@ -8,7 +8,12 @@
 //! its first compressed byte and the decompressed position where its data
 //! begins, so that a reader can give a record that starts a member the
 //! member's offset, as CDX indexes do (`Source::member_start_at`).
-//! Otherwise bytes pass through unchanged.
+//! Zstd input (`.warc.zst`, see [`zst`]) is read the same way: a zstd frame
+//! is a member, its compressed offset is the offset of a record it starts,
+//! and a frame that fails is a break like a damaged gzip member (with
+//! [`SkipReason::CorruptZstd`]). What follows says gzip and members; it
+//! holds for zstd and frames, except that [`Source::skip_member`] leaves
+//! only gzip members compressed. Otherwise bytes pass through unchanged.
 //!
 //! Damaged gzip data does not end the input. When a member fails (a bad
 //! header, an inflate error, a CRC or length mismatch, bytes that are not gzip
@@ -54,6 +59,7 @@ use std::mem;
 
 use flate2::bufread::GzDecoder;
 
+use super::zst::{self, Frames};
 use super::{Item, Skip, SkipReason};
 
 /// Size of the buffer of decompressed data, and the buffer size readers
@@ -105,6 +111,68 @@ fn binary_start(head: &[u8]) -> bool {
         Err(e) => prefix.get(..e.valid_up_to()).unwrap_or_default(),
     };
     text.iter().any(|&b| b < 0x20 && !b.is_ascii_whitespace() || b == 0x7f)
+}
+
+/// How the input is compressed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Codec {
+    Plain,
+    Gzip,
+    Zstd,
+}
+
+impl Codec {
+    /// What a member of this codec is called, in break details.
+    fn member(self) -> &'static str {
+        match self {
+            Codec::Zstd => "zstd frame",
+            Codec::Plain | Codec::Gzip => "gzip member",
+        }
+    }
+
+    /// The data's name, in break details.
+    fn data(self) -> &'static str {
+        match self {
+            Codec::Zstd => "zstd data",
+            Codec::Plain | Codec::Gzip => "gzip data",
+        }
+    }
+
+    /// The skip reason of a member that fails.
+    fn corrupt(self) -> SkipReason {
+        match self {
+            Codec::Zstd => SkipReason::CorruptZstd,
+            Codec::Plain | Codec::Gzip => SkipReason::CorruptGzip,
+        }
+    }
+}
+
+/// The codec of a file starting with `head`, by its first bytes: gzip or
+/// zstd by their magic (or most of it); failing that, a start that no text
+/// format has ([`binary_start`]) followed, within the first 64 KiB, by a
+/// gzip member start or a zstd frame is that codec (the earlier of the
+/// two). So a damaged or cut first member does not make the whole file
+/// read as plain bytes: it is reported as damage, and reading goes on with
+/// the next member.
+fn sniff_codec(head: &[u8], rest: impl FnOnce() -> io::Result<Vec<u8>>) -> io::Result<Codec> {
+    if starts_like_gzip(head) {
+        return Ok(Codec::Gzip);
+    }
+    if zst::starts_like_zstd(head) {
+        return Ok(Codec::Zstd);
+    }
+    if !binary_start(head) {
+        return Ok(Codec::Plain);
+    }
+    let rest = rest()?;
+    let gzip = memchr::memmem::find(&rest, &GZIP_START);
+    let zstd = memchr::memmem::find(&rest, &zst::FRAME_MAGIC);
+    Ok(match (gzip, zstd) {
+        (Some(g), Some(z)) if z < g => Codec::Zstd,
+        (None, Some(_)) => Codec::Zstd,
+        (Some(_), _) => Codec::Gzip,
+        (None, None) => Codec::Plain,
+    })
 }
 
 /// Damage in gzip input that ended the decompressed data at the current
@@ -203,10 +271,13 @@ enum State {
 
 /// Plain or gzip bytes, with positions, member offsets and breaks.
 pub struct Source {
-    /// The gzip decoder, which owns the counting reader over the raw input.
-    /// Plain input reads the counting reader directly.
+    /// The gzip decoder, which owns the counting reader over the raw input
+    /// whatever the codec: plain input reads the counting reader directly,
+    /// and zstd frames are decoded from it by `frames`.
     dec: GzDecoder<Counting>,
-    gzip: bool,
+    codec: Codec,
+    /// The zstd decoder and its dictionary, for zstd input.
+    frames: Option<Frames>,
     /// Decompressed data not yet consumed is `out[start..end]`.
     out: Vec<u8>,
     start: usize,
@@ -250,14 +321,10 @@ impl Source {
         let mut counting = Counting::new(inner);
         counting.pos = base;
         // Only a start that is not text makes it look further.
-        let head = counting.peek(16)?;
-        let gzip = if starts_like_gzip(head) {
-            true
-        } else if binary_start(head) {
-            memchr::memmem::find(counting.peek(GZIP_SNIFF)?, &GZIP_START).is_some()
-        } else {
-            false
-        };
+        let head = counting.peek(16)?.to_vec();
+        let codec = sniff_codec(&head, || Ok(counting.peek(GZIP_SNIFF)?.to_vec()))?;
+        let frames = if codec == Codec::Zstd { Some(Frames::new()?) } else { None };
+        let compressed = codec != Codec::Plain;
         // The decoder is made over an empty reader and then given the real
         // one: `GzDecoder::new` would read a header at once, and the same
         // decoder is reset for every member to reuse its inflate state.
@@ -265,12 +332,13 @@ impl Source {
         dec.reset(counting);
         Ok(Source {
             dec,
-            gzip,
-            out: if gzip { vec![0; BUF_SIZE] } else { Vec::new() },
+            codec,
+            frames,
+            out: if compressed { vec![0; BUF_SIZE] } else { Vec::new() },
             start: 0,
             end: 0,
             pos: 0,
-            state: if gzip { State::Between } else { State::Done },
+            state: if compressed { State::Between } else { State::Done },
             member_offset: 0,
             member_pos: 0,
             starts: VecDeque::new(),
@@ -289,7 +357,13 @@ impl Source {
 
     /// Whether the input is gzip.
     pub fn is_gzip(&self) -> bool {
-        self.gzip
+        self.codec == Codec::Gzip
+    }
+
+    /// Whether the input is compressed (gzip or zstd): offsets are then
+    /// those of members, or decompressed positions.
+    pub fn is_compressed(&self) -> bool {
+        self.codec != Codec::Plain
     }
 
     /// Bytes consumed so far: the decompressed position for gzip input.
@@ -300,7 +374,7 @@ impl Source {
     /// The data at the current position; empty at the end of input or at a
     /// break (see `Source::at_break`).
     pub fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        if !self.gzip {
+        if self.codec == Codec::Plain {
             return self.dec.get_mut().fill();
         }
         if self.start == self.end {
@@ -314,7 +388,7 @@ impl Source {
     /// Marks `n` bytes of the last [`Source::fill_buf`] or `Source::peek`
     /// as read.
     pub fn consume(&mut self, n: usize) {
-        if !self.gzip {
+        if self.codec == Codec::Plain {
             self.dec.get_mut().consume(n);
             self.pos += n as u64;
             return;
@@ -331,7 +405,7 @@ impl Source {
     /// At least `n` bytes at the current position, unless the input ends or
     /// breaks sooner. `n` should be small (a few KiB at most).
     pub(crate) fn peek(&mut self, n: usize) -> io::Result<&[u8]> {
-        if !self.gzip {
+        if self.codec == Codec::Plain {
             return self.dec.get_mut().peek(n);
         }
         let n = n.min(self.out.len());
@@ -399,7 +473,7 @@ impl Source {
     /// follows it in the member, as far as the buffer reaches: a member
     /// that inflates to wrong data fails only at its CRC.
     pub(crate) fn record_damage(&mut self, start: Start) -> io::Result<Option<Break>> {
-        if !self.gzip {
+        if self.codec == Codec::Plain {
             return Ok(None);
         }
         let end = self.pos;
@@ -518,7 +592,7 @@ impl Source {
         start: Start,
         record_start: impl Fn(&[u8]) -> bool,
     ) -> io::Result<(u64, bool)> {
-        if !self.gzip || !start.at_member {
+        if self.codec == Codec::Plain || !start.at_member {
             return Ok((self.read_exact(n, out)?, false));
         }
         let mut done = 0u64;
@@ -572,6 +646,33 @@ impl Source {
                     if room.is_empty() {
                         return Ok(false);
                     }
+                    if let Some(frames) = &mut self.frames {
+                        let counting = self.dec.get_mut();
+                        let input = counting.fill()?;
+                        let at_end = input.is_empty();
+                        let room_len = room.len();
+                        let result = frames.decode(input, room);
+                        match result {
+                            Ok(status) => {
+                                counting.consume(status.bytes_read);
+                                self.end += status.bytes_written;
+                                if status.remaining == 0 {
+                                    counting.stop_recording();
+                                    self.state = State::Between;
+                                } else if at_end && status.bytes_written < room_len {
+                                    // No input left, and the decoder had
+                                    // room for more: the frame is cut off.
+                                    let e = io::Error::new(io::ErrorKind::UnexpectedEof, "frame cut off");
+                                    self.member_failed(e)?;
+                                }
+                                if status.bytes_written > 0 {
+                                    return Ok(true);
+                                }
+                            }
+                            Err(e) => self.member_failed(e)?,
+                        }
+                        continue;
+                    }
                     match self.dec.read(room) {
                         Ok(0) => {
                             self.dec.get_mut().stop_recording();
@@ -591,15 +692,21 @@ impl Source {
     /// Starts the next member, or makes a break of bytes that are not one.
     fn begin_member(&mut self) -> io::Result<()> {
         let produced = self.produced();
+        let zstd = self.codec == Codec::Zstd;
         let counting = self.dec.get_mut();
-        let head = counting.peek(2)?;
+        let head = counting.peek(if zstd { 8 } else { 2 })?;
         if head.is_empty() {
             self.state = State::Done;
             return Ok(());
         }
-        // A lone 0x1f at the very end is a truncated member: let the decoder
-        // say so.
-        if head.starts_with(&GZIP_MAGIC) || head == [GZIP_MAGIC[0]] {
+        // A magic cut off at the very end is a truncated member: let the
+        // decoder say so.
+        let starts = if zstd {
+            head.starts_with(&zst::FRAME_MAGIC) || (head.len() < 4 && zst::FRAME_MAGIC.starts_with(head))
+        } else {
+            head.starts_with(&GZIP_MAGIC) || head == [GZIP_MAGIC[0]]
+        };
+        if starts {
             let offset = counting.pos;
             counting.start_recording();
             self.member_offset = offset;
@@ -610,20 +717,82 @@ impl Source {
                 self.starts.pop_back();
             }
             self.starts.push_back((produced, offset));
-            let counting = mem::replace(self.dec.get_mut(), Counting::empty());
-            self.dec.reset(counting);
+            match &mut self.frames {
+                Some(frames) => frames.start_frame()?,
+                None => {
+                    let counting = mem::replace(self.dec.get_mut(), Counting::empty());
+                    self.dec.reset(counting);
+                }
+            }
             self.state = State::Member;
             return Ok(());
+        }
+        if zstd && let Some((kind, size)) = zst::skippable(head) {
+            return self.skippable_frame(kind, size);
         }
         let offset = counting.pos;
         let resumed = self.resync()?;
         let end = resumed.unwrap_or(self.dec.get_ref().pos);
         self.pending = Some(Break {
             offset,
-            reason: SkipReason::CorruptGzip,
-            detail: format!("{} bytes that are not gzip data{}", end - offset, resume_note(resumed)),
+            reason: self.codec.corrupt(),
+            detail: format!(
+                "{} bytes that are not {}{}",
+                end - offset,
+                self.codec.data(),
+                resume_note(self.codec, resumed)
+            ),
             damaged_from: produced,
         });
+        Ok(())
+    }
+
+    /// Reads a zstd skippable frame, whose header is next: the dictionary
+    /// frame (`kind` 0xd) gives the dictionary for the frames after it,
+    /// others are passed over. One that is cut off, or a dictionary that is
+    /// too large or not a dictionary, is a break that loses no record.
+    fn skippable_frame(&mut self, kind: u8, size: u32) -> io::Result<()> {
+        let produced = self.produced();
+        let counting = self.dec.get_mut();
+        let offset = counting.pos;
+        let dictionary = kind == 0xd;
+        let too_large = dictionary && size > zst::MAX_DICT;
+        let problem = {
+            counting.consume(8);
+            let mut data = Vec::new();
+            let mut left = u64::from(size);
+            while left > 0 {
+                let buf = counting.fill()?;
+                if buf.is_empty() {
+                    break;
+                }
+                let take = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+                if dictionary && !too_large {
+                    data.extend_from_slice(buf.get(..take).unwrap_or_default());
+                }
+                counting.consume(take);
+                left -= take as u64;
+            }
+            match (&mut self.frames, left) {
+                (_, 1..) => {
+                    let what = if dictionary { "dictionary frame" } else { "skippable frame" };
+                    Some(format!("{what} at offset {offset} cut off at end of input"))
+                }
+                (_, 0) if too_large => Some(format!(
+                    "dictionary frame of {size} bytes, over the {} MiB read",
+                    zst::MAX_DICT >> 20
+                )),
+                (Some(frames), 0) if dictionary => frames
+                    .load_dictionary(&data)
+                    .err()
+                    .map(|why| format!("dictionary frame that is not usable: {why}")),
+                _ => None,
+            }
+        };
+        if let Some(detail) = problem {
+            self.pending =
+                Some(Break { offset, reason: SkipReason::CorruptZstd, detail, damaged_from: produced });
+        }
         Ok(())
     }
 
@@ -639,17 +808,24 @@ impl Source {
         // Even an unexpected end of input is rescanned: a damaged member can
         // make the inflater read on through the members after it.
         counting.rewind(self.member_offset + 1);
+        // A decoder that fails on the header (a zstd frame that needs
+        // another dictionary) may not have consumed a byte of it: step
+        // past the member's first byte so that the scan finds the next.
+        if counting.pos == self.member_offset {
+            counting.consume(1);
+        }
         let resumed = self.resync()?;
         let truncated = e.kind() == io::ErrorKind::UnexpectedEof && resumed.is_none();
         // What a cut-off member delivered is right, as far as it goes; data
         // from a member that fails to inflate or to check is suspect from the
         // member's start.
+        let member = self.codec.member();
         let (reason, detail, damaged_from) = if truncated {
-            let detail = format!("gzip member at offset {} cut off at end of input", self.member_offset);
+            let detail = format!("{member} at offset {} cut off at end of input", self.member_offset);
             (SkipReason::TruncatedRecord, detail, produced)
         } else {
-            let detail = format!("gzip member does not decompress ({e}){}", resume_note(resumed));
-            (SkipReason::CorruptGzip, detail, self.member_pos)
+            let detail = format!("{member} does not decompress ({e}){}", resume_note(self.codec, resumed));
+            (self.codec.corrupt(), detail, self.member_pos)
         };
         self.pending = Some(Break { offset: self.member_offset, reason, detail, damaged_from });
         Ok(())
@@ -676,7 +852,11 @@ impl Source {
     ) -> io::Result<bool> {
         let this_member = self.member_offset == start.offset && self.member_pos == start.pos;
         let later_member = self.starts.iter().any(|&(p, _)| p > self.member_pos);
-        if !self.gzip || !start.at_member || self.pending.is_some() || self.state != State::Member {
+        if self.codec != Codec::Gzip
+            || !start.at_member
+            || self.pending.is_some()
+            || self.state != State::Member
+        {
             return Ok(false);
         }
         if !this_member || later_member || self.produced() - self.member_pos >= *sizes.start() {
@@ -722,10 +902,15 @@ impl Source {
         Ok(true)
     }
 
-    /// Scans the compressed input for the next plausible member header and
-    /// stops in front of it. Returns its offset, or `None` at the end of the
-    /// input.
+    /// Scans the compressed input for the next plausible member header (for
+    /// zstd, a frame or skippable frame header) and stops in front of it.
+    /// Returns its offset, or `None` at the end of the input.
     fn resync(&mut self) -> io::Result<Option<u64>> {
+        type Plausible = fn(&[u8]) -> bool;
+        let (first, header_len, plausible): (u8, usize, Plausible) = match self.codec {
+            Codec::Zstd => (zst::FRAME_MAGIC[0], 8, zst::plausible_frame_header),
+            Codec::Plain | Codec::Gzip => (GZIP_MAGIC[0], 10, plausible_member_header),
+        };
         let counting = self.dec.get_mut();
         loop {
             let buf = counting.fill()?;
@@ -733,13 +918,19 @@ impl Source {
                 self.state = State::Done;
                 return Ok(None);
             }
-            let Some(i) = find_byte(GZIP_MAGIC[0], buf) else {
+            // A zstd skippable frame starts with 0x5?, so zstd looks for
+            // both first bytes.
+            let found = match self.codec {
+                Codec::Zstd => buf.iter().position(|&b| b == first || b & 0xf0 == 0x50),
+                Codec::Plain | Codec::Gzip => find_byte(first, buf),
+            };
+            let Some(i) = found else {
                 let n = buf.len();
                 counting.consume(n);
                 continue;
             };
             counting.consume(i);
-            if plausible_member_header(counting.peek(10)?) {
+            if plausible(counting.peek(header_len)?) {
                 self.state = State::Between;
                 return Ok(Some(counting.pos));
             }
@@ -749,10 +940,11 @@ impl Source {
 }
 
 /// Where reading goes on after damage, for break details.
-fn resume_note(resumed: Option<u64>) -> String {
+fn resume_note(codec: Codec, resumed: Option<u64>) -> String {
+    let member = codec.member();
     match resumed {
-        Some(offset) => format!("; reading resumes at the gzip member at offset {offset}"),
-        None => "; no gzip member follows".to_string(),
+        Some(offset) => format!("; reading resumes at the {member} at offset {offset}"),
+        None => format!("; no {member} follows"),
     }
 }
 

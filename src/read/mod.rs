@@ -25,6 +25,7 @@ pub(crate) mod pagefeed;
 mod records;
 pub(crate) mod split;
 pub mod warc;
+pub(crate) mod zst;
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
@@ -245,6 +246,9 @@ pub enum SkipReason {
     TruncatedRecord,
     /// A gzip member that fails to decompress.
     CorruptGzip,
+    /// A zstd frame that fails to decompress or to check, or a zstd
+    /// dictionary frame that cannot be used.
+    CorruptZstd,
     /// Bytes between records that are not a record (reader resynchronized).
     Garbage,
     /// A JSONL line that is not a JSON object, or lacks the text field.
@@ -253,7 +257,7 @@ pub enum SkipReason {
 
 impl SkipReason {
     /// Every reason, in the order stats.json lists them.
-    pub(crate) const ALL: [SkipReason; 18] = [
+    pub(crate) const ALL: [SkipReason; 19] = [
         SkipReason::WarcRequest,
         SkipReason::WarcMetadata,
         SkipReason::WarcInfo,
@@ -270,6 +274,7 @@ impl SkipReason {
         SkipReason::CorruptHeader,
         SkipReason::TruncatedRecord,
         SkipReason::CorruptGzip,
+        SkipReason::CorruptZstd,
         SkipReason::Garbage,
         SkipReason::BadJson,
     ];
@@ -293,6 +298,7 @@ impl SkipReason {
             SkipReason::CorruptHeader => "corrupt_header",
             SkipReason::TruncatedRecord => "truncated_record",
             SkipReason::CorruptGzip => "corrupt_gzip",
+            SkipReason::CorruptZstd => "corrupt_zstd",
             SkipReason::Garbage => "garbage_between_records",
             SkipReason::BadJson => "bad_json",
         }
@@ -306,6 +312,7 @@ impl SkipReason {
             SkipReason::CorruptHeader
                 | SkipReason::TruncatedRecord
                 | SkipReason::CorruptGzip
+                | SkipReason::CorruptZstd
                 | SkipReason::Garbage
                 | SkipReason::BadJson
         )
@@ -317,8 +324,9 @@ impl SkipReason {
 /// Offsets: for an uncompressed input, the byte offset of the record's first
 /// byte. For a gzip input whose record starts a gzip member (per-record gzip,
 /// as the WARC standard recommends), the offset of that member in the
-/// compressed file, as CDX indexes give it. Otherwise (a record inside a
-/// whole-file gzip member), the offset in the decompressed stream.
+/// compressed file, as CDX indexes give it; the same for a record that
+/// starts a zstd frame. Otherwise (a record inside a whole-file gzip member
+/// or zstd frame), the offset in the decompressed stream.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Item {
     Doc(RawDoc),
@@ -463,12 +471,13 @@ impl InputSkip {
 /// format when `Auto` by sniffing the first decompressed bytes (after
 /// leading whitespace and a UTF-8 byte order mark: `WARC/` is WARC, `{` is
 /// JSONL, the page-feed separator is a page feed, `filedesc://` is ARC),
-/// falling back to the file extension (`.warc`, `.warc.gz`, `.wet`,
-/// `.wet.gz`, `.jsonl`, `.jsonl.gz`, `.ndjson`, `.ndjson.gz`, `.arc`,
-/// `.arc.gz`, `.pagefeed`, `.pagefeed.gz`), then, for a file whose first
-/// record start is damaged, to a page-feed separator or a WARC version
-/// line that starts a later line of the first 4 KiB; if none decides, an error saying to pass
-/// --input-format. A directory, or an input with nothing in it, is
+/// falling back to the file extension (`.warc`, `.wet`, `.jsonl`,
+/// `.ndjson`, `.arc`, `.pagefeed`, each alone or with `.gz` or `.zst`),
+/// then, for a file whose first record start is damaged, to a page-feed
+/// separator or a WARC version line that starts a later line of the first
+/// 4 KiB; if none decides, an error saying to pass --input-format. A
+/// compression other than gzip and zstd is an error that says how to pipe
+/// the input in. A directory, or an input with nothing in it, is
 /// [`Input::Skipped`]. Errors name the path: "cannot open data/x.warc.gz:
 /// No such file or directory (os error 2)" (printed with `{:#}`).
 pub(crate) fn open(path: &Path, opts: &ReadOptions) -> anyhow::Result<Input> {
@@ -488,6 +497,16 @@ pub(crate) fn open(path: &Path, opts: &ReadOptions) -> anyhow::Result<Input> {
     if src.peek(1).with_context(|| format!("cannot read {name}"))?.is_empty() && !src.at_break() {
         return Ok(Input::Skipped(InputSkip::Empty));
     }
+    if !src.is_compressed() {
+        let head = src.peek(16).with_context(|| format!("cannot read {name}"))?;
+        if let Some((compression, command)) = foreign_compression(head) {
+            let file = if stdin { "FILE".to_string() } else { name.clone() };
+            bail!(
+                "{name} is {compression}-compressed, which overlap does not decompress \
+                 (it reads gzip and zstd): pipe it in, as in `{command} {file} | overlap run - --out DIR`"
+            );
+        }
+    }
     reader_for(src, path, &name, opts).map(Input::Records)
 }
 
@@ -504,18 +523,32 @@ pub(crate) fn open_at(
     if path == Path::new("-") {
         return Ok(None);
     }
+    let what = || format!("cannot read {}", path.display());
     let mut file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    let mut magic = [0u8; 2];
-    let gzip = file.read_exact(&mut magic).is_ok() && magic == [0x1f, 0x8b];
-    file.seek(SeekFrom::Start(offset)).with_context(|| format!("cannot read {}", path.display()))?;
-    if gzip {
-        let at_member = file.read_exact(&mut magic).is_ok() && magic == [0x1f, 0x8b];
-        if !at_member {
-            return Ok(None);
-        }
-        file.seek(SeekFrom::Start(offset)).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut head = [0u8; 8];
+    let head = match file.read_exact(&mut head) {
+        Ok(()) => &head[..],
+        Err(_) => &[][..],
+    };
+    let gzip = head.starts_with(&[0x1f, 0x8b]);
+    let zstd = head.starts_with(&zst::FRAME_MAGIC) || head.starts_with(&zst::DICT_FRAME_MAGIC);
+    // A zstd file's frames need the dictionary at its start: the source is
+    // given the dictionary frame, then the file from `offset` on.
+    let mut prefix = Vec::new();
+    if let Some((0xd, size)) = zst::skippable(head).filter(|&(_, size)| zstd && size <= zst::MAX_DICT) {
+        prefix.extend_from_slice(head);
+        (&mut file).take(u64::from(size)).read_to_end(&mut prefix).with_context(what)?;
     }
-    let raw = Box::new(BufReader::with_capacity(gz::BUF_SIZE, file));
+    file.seek(SeekFrom::Start(offset)).with_context(what)?;
+    let mut magic = [0u8; 4];
+    let at_member = file.read_exact(&mut magic).is_ok();
+    if gzip && !(at_member && magic.starts_with(&[0x1f, 0x8b]))
+        || zstd && !(at_member && magic == zst::FRAME_MAGIC)
+    {
+        return Ok(None);
+    }
+    file.seek(SeekFrom::Start(offset)).with_context(what)?;
+    let raw = Box::new(BufReader::with_capacity(gz::BUF_SIZE, io::Cursor::new(prefix).chain(file)));
     let name = path.display().to_string();
     let src = gz::Source::new(raw).with_context(|| format!("cannot read {name}"))?;
     // A record start sniffs like the start of its file.
@@ -589,10 +622,34 @@ fn later_record_start(head: &[u8]) -> Option<InputFormat> {
     [separator, warc].into_iter().flatten().min_by_key(|&(i, _)| i).map(|(_, f)| f)
 }
 
+/// A compression that the input starts with and that is not read (gzip
+/// and zstd are): its name and the command that decompresses it to
+/// standard output. Read as text, such a file gives no document and, with
+/// `--input-format`, no error either, so it is refused by its magic
+/// whatever the format says.
+fn foreign_compression(head: &[u8]) -> Option<(&'static str, &'static str)> {
+    const MAGICS: [(&[u8], &str, &str); 6] = [
+        (b"\xfd7zXZ\x00", "xz", "xz -dc"),
+        (b"BZh", "bzip2", "bzip2 -dc"),
+        (b"\x04\x22\x4d\x18", "lz4", "lz4 -dc"),
+        (b"\x5d\x00\x00", "lzma", "xz -dc"),
+        (b"PK\x03\x04", "zip", "unzip -p"),
+        (b"7z\xbc\xaf\x27\x1c", "7z", "7z x -so"),
+    ];
+    let &(_, name, command) = MAGICS.iter().find(|(magic, name, _)| {
+        // bzip2's magic is followed by the block size, a digit, and the
+        // block magic (the digits of pi); a text that starts "BZh" is not.
+        head.starts_with(magic)
+            && (*name != "bzip2"
+                || head.get(3).is_some_and(u8::is_ascii_digit) && head.get(4..10) == Some(b"1AY&SY"))
+    })?;
+    Some((name, command))
+}
+
 /// The format that a file name's extension names, if it does.
 fn by_extension(path: &Path) -> Option<InputFormat> {
     let name = path.file_name()?.to_str()?.to_ascii_lowercase();
-    let name = name.strip_suffix(".gz").unwrap_or(&name);
+    let name = name.strip_suffix(".gz").or_else(|| name.strip_suffix(".zst")).unwrap_or(&name);
     if name.ends_with(".warc") || name.ends_with(".wet") {
         Some(InputFormat::Warc)
     } else if name.ends_with(".jsonl") || name.ends_with(".ndjson") {
@@ -744,6 +801,65 @@ mod tests {
         assert_eq!(urls(&open_bytes("old.arc", &ARC[131..], &opts).unwrap()), ["http://r/"]);
     }
 
+    /// `data` as per-record zstd frames (one per piece) after a dictionary
+    /// frame holding `dict` compressed, as Wget-AT writes `.warc.zst`.
+    fn zstd_with_dictionary(pieces: &[&[u8]], dict: &[u8]) -> (Vec<u8>, Vec<u64>) {
+        let stored = zstd::bulk::compress(dict, 3).unwrap();
+        let mut file = [&zst::DICT_FRAME_MAGIC[..], &(stored.len() as u32).to_le_bytes(), &stored].concat();
+        let mut c = zstd::bulk::Compressor::with_dictionary(3, dict).unwrap();
+        c.include_checksum(true).unwrap();
+        let mut offsets = Vec::new();
+        for piece in pieces {
+            offsets.push(file.len() as u64);
+            file.extend(c.compress(piece).unwrap());
+        }
+        (file, offsets)
+    }
+
+    static DICT: std::sync::LazyLock<Vec<u8>> = std::sync::LazyLock::new(warc_dictionary);
+
+    fn warc_dictionary() -> Vec<u8> {
+        let samples: Vec<String> = (0..300)
+            .map(|i| format!("WARC/1.0\r\nWARC-Type: resource\r\nWARC-Target-URI: http://{i}/\r\n\r\nhi {i}"))
+            .collect();
+        zstd::dict::from_samples(&samples, 1024).unwrap()
+    }
+
+    #[test]
+    fn warc_zst_is_sniffed_and_read_again_at_a_frame_with_its_dictionary() {
+        let opts = ReadOptions::default();
+        let second = String::from_utf8(WARC.to_vec()).unwrap().replace("http://a/", "http://b/");
+        let (file, offsets) = zstd_with_dictionary(&[WARC, second.as_bytes()], &warc_dictionary());
+        for name in ["crawl.warc.zst", "crawl.bin"] {
+            assert_eq!(urls(&open_bytes(name, &file, &opts).unwrap()), ["http://a/", "http://b/"], "{name}");
+        }
+        assert_eq!(by_extension(Path::new("x.WARC.ZST")), Some(InputFormat::Warc));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("crawl.warc.zst");
+        std::fs::write(&path, &file).unwrap();
+        let mut reader = open_at(&path, offsets[1], &opts).unwrap().expect("a frame start");
+        let item = reader.next_item().unwrap().unwrap();
+        assert_eq!(testing::doc(&item).url, "http://b/");
+        // An offset inside a frame is not a place to read from.
+        assert!(open_at(&path, offsets[1] + 1, &opts).unwrap().is_none());
+    }
+
+    #[test]
+    fn other_compressions_are_named_with_the_way_to_pipe_them() {
+        let xz = b"\xfd7zXZ\x00\x00\x04\xe6\xd6\xb4\x46\x02\x00\x21\x01\x16\x00\x00\x00";
+        let bz2 = b"BZh91AY&SY\x9b\x8e\x12\x34\x00\x00\x01";
+        for (name, data, says) in [("c.warc.xz", &xz[..], "xz -dc"), ("c.warc.bz2", &bz2[..], "bzip2 -dc")] {
+            for format in [InputFormat::Auto, InputFormat::Warc] {
+                let opts = ReadOptions { format, ..ReadOptions::default() };
+                let msg = format!("{:#}", open_bytes(name, data, &opts).unwrap_err());
+                assert!(msg.contains(name) && msg.contains(says) && msg.contains("| overlap run -"), "{msg}");
+            }
+        }
+        // Text that starts like a magic is text.
+        let opts = ReadOptions { format: InputFormat::Jsonl, ..ReadOptions::default() };
+        assert!(open_bytes("BZh.jsonl", b"BZh hello\n", &opts).is_ok());
+    }
+
     #[test]
     fn undecided_format_is_an_error_naming_the_flag() {
         let err = open_bytes("notes.txt", b"hello", &ReadOptions::default()).unwrap_err();
@@ -831,11 +947,11 @@ mod tests {
         for format in [InputFormat::Warc, InputFormat::Jsonl, InputFormat::PageFeed, InputFormat::Arc] {
             for max in [8, 1 << 20] {
                 let items = read_bytes(format, data, max);
-                // Offsets in gzip input count decompressed bytes and may
+                // Offsets in compressed input count decompressed bytes and may
                 // pass the compressed length; a damaged first byte does not
                 // make input that reads as gzip plain.
                 let source = gz::Source::new(Box::new(std::io::Cursor::new(data.to_vec())));
-                if source.is_ok_and(|s| !s.is_gzip()) {
+                if source.is_ok_and(|s| !s.is_compressed()) {
                     for item in &items {
                         let offset = item.offset();
                         assert!(offset < data.len() as u64, "{format:?}: offset {offset} past the end");
@@ -876,6 +992,21 @@ mod tests {
         ) {
             let records = [WARC, JSONL, FEED, ARC, WARC, WARC];
             let mut data: Vec<u8> = records.iter().map(|r| gz(r)).collect::<Vec<_>>().concat();
+            for (at, x) in flips {
+                let i = at % data.len();
+                data[i] ^= x;
+            }
+            data.truncate(cut % (data.len() + 1));
+            check_all_readers(&data);
+        }
+
+        #[test]
+        fn damaged_zstd_never_panics_any_reader(
+            flips in proptest::collection::vec((proptest::prelude::any::<usize>(), 1..=255u8), 0..6),
+            cut in proptest::prelude::any::<usize>(),
+        ) {
+            let records = [WARC, JSONL, FEED, ARC, WARC, WARC];
+            let (mut data, _) = zstd_with_dictionary(&records, &DICT);
             for (at, x) in flips {
                 let i = at % data.len();
                 data[i] ^= x;

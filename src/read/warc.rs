@@ -1020,4 +1020,105 @@ mod tests {
         assert_eq!(reasons(&items), [None]);
         assert_eq!(doc(&items[0]).offset, 3);
     }
+
+    /// A dictionary trained on records like the crawl's.
+    fn zstd_dictionary() -> Vec<u8> {
+        let samples: Vec<Vec<u8>> = (0..300)
+            .map(|i| {
+                let body = format!("<p>page {i} of the test crawl</p>");
+                let uri = format!("http://a.example/{i}");
+                record("response", Some(&uri), Some("application/http; msgtype=response"), body.as_bytes())
+            })
+            .collect();
+        zstd::dict::from_samples(&samples, 2048).unwrap()
+    }
+
+    /// Each record as one zstd frame, with its content size and checksum,
+    /// compressed with `dict` if given, as Wget-AT writes `.warc.zst`.
+    fn zstd_frames(records: &[Vec<u8>], dict: Option<&[u8]>) -> Vec<Vec<u8>> {
+        let mut c = zstd::bulk::Compressor::with_dictionary(3, dict.unwrap_or_default()).unwrap();
+        c.include_checksum(true).unwrap();
+        c.include_contentsize(true).unwrap();
+        records.iter().map(|r| c.compress(r).unwrap()).collect()
+    }
+
+    /// A skippable frame of magic `0x184D2A50 + kind` holding `data`.
+    fn skippable_frame(kind: u8, data: &[u8]) -> Vec<u8> {
+        [&[0x50 + kind, 0x2a, 0x4d, 0x18][..], &(data.len() as u32).to_le_bytes(), data].concat()
+    }
+
+    #[test]
+    fn per_record_zstd_with_a_dictionary_gives_frame_offsets() {
+        let records = crawl();
+        let dict = zstd_dictionary();
+        let frames = zstd_frames(&records, Some(&dict));
+        // The dictionary stored as it is, and compressed, as Wget-AT does;
+        // an extension frame between two records is passed over.
+        for stored in [dict.clone(), zstd::bulk::compress(&dict, 19).unwrap()] {
+            let mut pieces = vec![skippable_frame(0xd, &stored)];
+            pieces.extend(frames[..3].iter().cloned());
+            pieces.push(skippable_frame(0, b"an extension frame"));
+            pieces.extend(frames[3..].iter().cloned());
+            let offsets = starts(&pieces);
+            let frame_offsets: Vec<u64> = [&offsets[1..4], &offsets[5..]].concat();
+            check_crawl(&read_all(pieces.concat()), &frame_offsets);
+        }
+    }
+
+    #[test]
+    fn one_zstd_frame_for_the_whole_file_gives_record_positions() {
+        let records = crawl();
+        let file = zstd::bulk::compress(&records.concat(), 3).unwrap();
+        check_crawl(&read_all(file), &starts(&records));
+    }
+
+    #[test]
+    fn damaged_zstd_frame_is_one_skip_and_reading_goes_on() {
+        let records = crawl();
+        let dict = zstd_dictionary();
+        let mut pieces = vec![skippable_frame(0xd, &dict)];
+        pieces.extend(zstd_frames(&records, Some(&dict)));
+        let offsets = starts(&pieces);
+        // The 200 response's frame: a byte of its compressed data, then its
+        // checksum, then its magic.
+        for at in [|f: &[u8]| f.len() / 2, |f: &[u8]| f.len() - 2, |_: &[u8]| 1] {
+            let mut damaged = pieces.clone();
+            let frame = &mut damaged[3];
+            let i = at(frame);
+            frame[i] ^= 0x5a;
+            let items = read_all(damaged.concat());
+            let got = reasons(&items);
+            assert_eq!(got.len(), records.len(), "{got:?}");
+            assert_eq!(got[2], Some(SkipReason::CorruptZstd), "{got:?}");
+            assert_eq!(skipped(&items[2]).offset, offsets[3]);
+            assert_eq!(doc(&items[6]).offset, offsets[7]);
+            assert_eq!(doc(&items[6]).body, b"plain file\n");
+        }
+    }
+
+    #[test]
+    fn zstd_cut_off_in_the_last_frame_is_a_truncated_record() {
+        let records = crawl();
+        let frames = zstd_frames(&records, None);
+        let mut file = frames.concat();
+        file.truncate(file.len() - frames.last().unwrap().len() / 2);
+        let items = read_all(file);
+        assert_eq!(items.len(), records.len());
+        assert_eq!(reasons(&items).last(), Some(&Some(SkipReason::TruncatedRecord)));
+        assert_eq!(doc(&items[7]).body, b"converted text\n");
+    }
+
+    #[test]
+    fn zstd_frames_without_their_dictionary_fail_one_by_one() {
+        let records = crawl();
+        let dict = zstd_dictionary();
+        let frames = zstd_frames(&records, Some(&dict));
+        // No dictionary frame, or one that holds no dictionary.
+        for file in [frames.concat(), [skippable_frame(0xd, b"not a dictionary"), frames.concat()].concat()] {
+            let items = read_all(file);
+            let corrupt = reasons(&items).iter().filter(|&&r| r == Some(SkipReason::CorruptZstd)).count();
+            assert!(corrupt >= records.len(), "{:?}", reasons(&items));
+            assert!(!items.iter().any(|i| matches!(i, Item::Doc(_))));
+        }
+    }
 }
