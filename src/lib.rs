@@ -31,6 +31,9 @@ pub(crate) mod exact;
 pub(crate) mod export;
 pub mod extract;
 pub(crate) mod fingerprint;
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod fuzzy;
 pub(crate) mod memory;
 pub mod pairs;
