@@ -9,7 +9,7 @@ use std::io::{self, Read, Write};
 use std::path::PathBuf;
 
 use anyhow::Context;
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
 use crate::chunk::Chunking;
 use crate::exact::{self, ExactConfig};
@@ -23,7 +23,7 @@ use crate::stage::Outcome;
 use crate::stats::Summary;
 use crate::store::OutDir;
 use crate::store::scopes::Scope;
-use crate::{dump, export};
+use crate::{dump, export, manual};
 
 /// Measures how much of a web crawl is copied: exact copies, and every pair
 /// of documents sharing at least T chunk fingerprints (the Overlap table).
@@ -55,6 +55,10 @@ enum Command {
     Report(ReportArgs),
     /// Print the FPrint-DocID records of an output directory as CSV.
     Dump(DumpArgs),
+    /// Print the completion script for a shell (bash, zsh, fish, elvish, powershell).
+    Completions(CompletionsArgs),
+    /// Print the overlap(1) man page as roff, or write every command's page into a directory.
+    Man(ManArgs),
     /// Fill in the text column of a stop-chunks.csv written by the Spark job, from the inputs.
     #[command(hide = true)]
     StopTexts(StopTextsArgs),
@@ -189,6 +193,21 @@ struct DumpArgs {
 struct StopTextsArgs {
     /// Output directory whose docs.csv, stats.json and stop-chunks.csv the Spark job wrote.
     dir: PathBuf,
+}
+
+#[derive(Args, Debug)]
+struct CompletionsArgs {
+    /// The shell the script is for.
+    #[arg(value_name = "SHELL", value_enum)]
+    shell: clap_complete::Shell,
+}
+
+#[derive(Args, Debug)]
+struct ManArgs {
+    /// Write overlap.1 and one page per command (overlap-run.1, overlap-fingerprint.1, ...) into
+    /// DIR (created if needed) instead of printing overlap(1); e.g. ~/.local/share/man/man1.
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -341,12 +360,9 @@ fn parse_memory(s: &str) -> Result<ByteSize, String> {
 }
 
 impl InputArgs {
-    /// The output directory; a file in its place is one line, not the
-    /// system's "File exists".
+    /// The output directory, which a file must not stand in for.
     fn out_dir(&self) -> anyhow::Result<OutDir> {
-        if self.out.exists() && !self.out.is_dir() {
-            anyhow::bail!("--out {} is a file, not a directory", self.out.display());
-        }
+        not_a_file("--out", &self.out)?;
         Ok(OutDir::new(&self.out))
     }
 
@@ -533,6 +549,16 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             let out = existing(&args.dir)?;
             locked(&out, || pairs::stop::fill_texts(&out).map(drop))
         }
+        Command::Completions(args) => {
+            Ok(manual::completions(args.shell, Cli::command(), &mut io::stdout().lock())?)
+        }
+        Command::Man(args) => match args.dir {
+            Some(dir) => {
+                not_a_file("--dir", &dir)?;
+                manual::write_pages(Cli::command(), &dir)
+            }
+            None => Ok(manual::page(Cli::command(), &mut io::stdout().lock())?),
+        },
         Command::Dump(args) => {
             let out = existing(&args.dir)?;
             let stdout = io::stdout();
@@ -628,6 +654,15 @@ impl std::fmt::Display for Strict {
 }
 
 impl std::error::Error for Strict {}
+
+/// A directory to be created (`flag`'s value): a file in its place is one
+/// line naming the flag, not the system's "File exists".
+fn not_a_file(flag: &str, dir: &std::path::Path) -> anyhow::Result<()> {
+    if dir.exists() && !dir.is_dir() {
+        anyhow::bail!("{flag} {} is a file, not a directory", dir.display());
+    }
+    Ok(())
+}
 
 /// An output directory that must already exist.
 fn existing(dir: &std::path::Path) -> anyhow::Result<OutDir> {

@@ -15,8 +15,9 @@
 //! 7. [`report`]: the crawl audit (replica histogram, savings, groups,
 //!    host overlap, URL aliases, per-document flags, report.html);
 //!
-//! with [`stats`] for what each stage counted and [`cli`] for the command
-//! line. `ARCHITECTURE.md` maps the stages and the store.
+//! with [`stats`] for what each stage counted, [`cli`] for the command
+//! line, and [`manual`] for its completion scripts and man pages.
+//! `ARCHITECTURE.md` maps the stages and the store.
 //!
 //! The public surface is what the benchmarks and `main` need; the rest is
 //! `pub(crate)`. These docs are for the people who work on the code
@@ -35,6 +36,7 @@ pub(crate) mod fingerprint;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod fuzzy;
+pub(crate) mod manual;
 pub(crate) mod memory;
 pub mod pairs;
 pub mod progress;

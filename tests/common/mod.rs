@@ -91,6 +91,29 @@ where
     out
 }
 
+/// Runs `args` and checks the error contract: exit code 2 and exactly one
+/// non-empty line on stderr, which must contain one of `mentions`
+/// (case-insensitively).
+pub fn assert_usage_error(args: &[&str], mentions: &[&str]) {
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    let out = overlap(&args);
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let what = describe(&args, &out);
+    assert_eq!(out.status.code(), Some(2), "expected exit code 2\n{what}");
+    let body = stderr.strip_suffix('\n').unwrap_or(&stderr);
+    assert!(!body.trim().is_empty(), "expected an error message on stderr\n{what}");
+    assert!(
+        !body.contains('\n'),
+        "expected exactly one line on stderr, got {}\n{what}",
+        body.lines().count()
+    );
+    let low = body.to_lowercase();
+    assert!(
+        mentions.iter().any(|m| low.contains(&m.to_lowercase())),
+        "the error message should name the problem (one of {mentions:?})\n{what}"
+    );
+}
+
 /// `path` as a string argument.
 pub fn arg(path: &Path) -> String {
     path.to_str().expect("test paths are UTF-8").to_string()
