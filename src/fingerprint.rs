@@ -34,7 +34,7 @@ use crate::chunk::{Chunker, Chunking, exact_hash};
 use crate::extract;
 use crate::fuzzy;
 use crate::progress::Progress;
-use crate::read::{InputSkip, Item, Known, RawDoc, ReadOptions, SkipReason};
+use crate::read::{self, InputSkip, Item, Known, RawDoc, ReadOptions, SkipReason};
 use crate::stage::{Outcome, Stage};
 use crate::stats::count;
 use crate::store::docs::{Doc, DocTable, DocsWriter, Source, TextFields};
@@ -86,7 +86,7 @@ pub(crate) fn run(
     cfg: &FingerprintConfig,
     progress: &Progress,
 ) -> anyhow::Result<Outcome<FingerprintStats>> {
-    check_inputs(&cfg.inputs)?;
+    let stdin = check_inputs(&cfg.inputs, &cfg.read)?;
     let previous = cfg.previous.as_ref().map(|p| Previous::open(p, cfg.chunking, out)).transpose()?;
     out.create()?;
     // Taken once: the key and the manifest must name the same inputs.
@@ -112,7 +112,7 @@ pub(crate) fn run(
     };
     let unchanged = previous.as_ref().and_then(|p| p.unchanged(cfg)).transpose()?.map(Arc::new);
     let Ingested { mut stats, copies, borrowed, unchanged_payloads, unread_payloads } =
-        ingest(&segment, cfg, &scratch, unchanged, progress)?;
+        ingest(&segment, cfg, stdin, &scratch, unchanged, progress)?;
     let spec = cfg.chunking.to_string();
     if !copies.is_empty() {
         stats.empty_documents += copies::fill_exact(&segment, &spec, &copies)?;
@@ -234,22 +234,30 @@ fn stage_key(cfg: &FingerprintConfig, identities: &[InputIdentity], previous: Op
     key.finish()
 }
 
-/// Fails early, before any work, when an input is missing.
-fn check_inputs(inputs: &[PathBuf]) -> anyhow::Result<()> {
+/// Fails before any output is touched when an input cannot be read:
+/// missing, unreadable, or of a format that cannot be told. A run given a
+/// wrong input then leaves the analysis in its output directory as it was;
+/// found once the stage has begun, the same error would leave it without
+/// its fingerprint outputs. Every file is opened and sniffed, then closed
+/// (a list of thousands of inputs would otherwise hold as many open);
+/// standard input, which cannot be opened twice, is returned opened.
+fn check_inputs(inputs: &[PathBuf], opts: &ReadOptions) -> anyhow::Result<Option<read::Opened>> {
     if inputs.is_empty() {
         bail!("no inputs given");
     }
     if inputs.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
         bail!("standard input (-) can be given only once");
     }
+    let mut stdin = None;
     for input in inputs {
+        // A directory or an empty file is skipped with a warning when it
+        // is reached.
+        let opened = read::probe(input, opts)?;
         if input.as_os_str() == "-" {
-            continue;
+            stdin = Some(opened);
         }
-        // A directory is skipped with a warning when it is reached.
-        std::fs::metadata(input).with_context(|| format!("cannot open {}", input.display()))?;
     }
-    Ok(())
+    Ok(stdin)
 }
 
 /// One record after extraction and fingerprinting.
@@ -348,6 +356,7 @@ struct Ingested {
 fn ingest(
     out: &OutDir,
     cfg: &FingerprintConfig,
+    stdin: Option<read::Opened>,
     scratch: &Path,
     unchanged: Option<Arc<previous::Unchanged>>,
     progress: &Progress,
@@ -376,7 +385,8 @@ fn ingest(
         skipped: batch.skipped,
         items: extractor.batch(batch.key, batch.items, &index),
     };
-    pipeline::run(&cfg.inputs, &read, max_bytes, window, jobs, process, |done| sink.write(done))?;
+    let inputs = pipeline::Inputs { paths: &cfg.inputs, stdin };
+    pipeline::run(inputs, &read, max_bytes, window, jobs, process, |done| sink.write(done))?;
     sink.finish()
 }
 

@@ -121,6 +121,42 @@ fn a_failed_stage_leaves_no_partial_files_or_scratch_and_earlier_stages_stay() {
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
 
+/// A run into an existing analysis whose inputs cannot all be read (one
+/// missing, or of a format that cannot be told, given as a file or on
+/// standard input, first or after a good one) fails before it touches an
+/// output: one line naming the input, exit 2, and every file of the
+/// analysis as it was, byte for byte.
+#[test]
+fn a_run_whose_input_cannot_be_read_leaves_the_analysis_as_it_was() {
+    let tmp = tempdir();
+    let dir = tmp.path().join("out");
+    overlap_ok(["run", SAMPLE, "--out", &arg(&dir), "-q"]);
+    let before = analysis_files(&dir);
+    let junk = tmp.path().join("random.bin");
+    let bytes: Vec<u8> = (0..10_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    fs::write(&junk, &bytes).unwrap();
+    let missing = tmp.path().join("no-such.warc.gz");
+    let cases: [(&str, &[&str], &str); 5] = [
+        ("run", &[&arg(&junk)], "random.bin"),
+        ("run", &[SAMPLE, &arg(&junk)], "random.bin"),
+        ("run", &[SAMPLE, &arg(&missing)], "no-such.warc.gz"),
+        ("fingerprint", &[&arg(&junk), SAMPLE], "random.bin"),
+        ("run", &[SAMPLE, "-"], "standard input"),
+    ];
+    for (command, inputs, named) in cases {
+        let mut args = vec![command.to_string()];
+        args.extend(inputs.iter().map(|s| s.to_string()));
+        args.extend(["--out".into(), arg(&dir)]);
+        let out = overlap_stdin(&args, &bytes);
+        let what = describe(&args, &out);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{what}");
+        assert_eq!(stderr.lines().count(), 1, "{what}");
+        assert!(stderr.contains(named), "names the input\n{what}");
+        assert!(analysis_files(&dir) == before, "the analysis is unchanged\n{what}");
+    }
+}
+
 #[test]
 fn stray_scratch_and_partial_files_are_removed_by_the_next_command() {
     let tmp = tempdir();
