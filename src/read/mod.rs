@@ -180,7 +180,7 @@ pub struct Status {
 impl Status {
     /// The skip it counts as.
     pub(crate) fn as_skip(&self) -> Skip {
-        Skip { offset: self.offset, reason: SkipReason::HttpStatus, detail: self.status.to_string() }
+        Skip::new(self.offset, SkipReason::HttpStatus, self.status.to_string())
     }
 }
 
@@ -189,10 +189,22 @@ impl Status {
 pub struct Skip {
     /// Byte offset of the record (or of the bad bytes) in its input.
     pub offset: u64,
+    /// The record's line in its input, from 1, for a format whose records
+    /// are lines (JSONL), which people find by their line rather than by
+    /// their offset; in a gzip input, the line of the decompressed text,
+    /// known until damaged data loses lines. `None` otherwise.
+    pub line: Option<u64>,
     pub reason: SkipReason,
     /// A short human-readable detail for corrupt records (what was wrong);
     /// empty for ordinary non-document records.
     pub detail: String,
+}
+
+impl Skip {
+    /// A skip of the record (or the bad bytes) at `offset`, with no line.
+    pub(crate) fn new(offset: u64, reason: SkipReason, detail: impl Into<String>) -> Skip {
+        Skip { offset, line: None, reason, detail: detail.into() }
+    }
 }
 
 /// Why a record is not a document. The names from `SkipReason::name` are
