@@ -34,6 +34,11 @@ fn assert_refused(args: &[String]) {
     assert!(stderr.contains(&format!("process {}", std::process::id())), "names the holder\n{stderr}");
 }
 
+/// `len` bytes of no format an input can be told to have.
+fn noise(len: u32) -> Vec<u8> {
+    (0..len).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect()
+}
+
 /// Every file of an analysis but its lock, stats.json included.
 fn analysis_files(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
     let mut files = out_files(dir);
@@ -75,11 +80,7 @@ fn the_previous_analysis_is_read_without_its_lock() {
 fn a_failed_run_into_a_new_directory_leaves_nothing() {
     let tmp = tempdir();
     let junk = tmp.path().join("random.bin");
-    fs::write(
-        &junk,
-        (0..100_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect::<Vec<_>>(),
-    )
-    .unwrap();
+    fs::write(&junk, noise(100_000)).unwrap();
     let dir = tmp.path().join("out");
     let out = overlap(["run", &arg(&junk), "--out", &arg(&dir)]);
     assert_eq!(out.status.code(), Some(2));
@@ -133,7 +134,7 @@ fn a_run_whose_input_cannot_be_read_leaves_the_analysis_as_it_was() {
     overlap_ok(["run", SAMPLE, "--out", &arg(&dir), "-q"]);
     let before = analysis_files(&dir);
     let junk = tmp.path().join("random.bin");
-    let bytes: Vec<u8> = (0..10_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    let bytes = noise(10_000);
     fs::write(&junk, &bytes).unwrap();
     let missing = tmp.path().join("no-such.warc.gz");
     let cases: [(&str, &[&str], &str); 5] = [
