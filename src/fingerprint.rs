@@ -34,7 +34,7 @@ use crate::chunk::{Chunker, Chunking, exact_hash};
 use crate::extract;
 use crate::fuzzy;
 use crate::progress::Progress;
-use crate::read::{InputSkip, Item, Known, RawDoc, ReadOptions, SkipReason};
+use crate::read::{self, InputSkip, Item, Known, RawDoc, ReadOptions, Skip, SkipReason};
 use crate::stage::{Outcome, Stage};
 use crate::stats::count;
 use crate::store::docs::{Doc, DocTable, DocsWriter, Source, TextFields};
@@ -86,7 +86,7 @@ pub(crate) fn run(
     cfg: &FingerprintConfig,
     progress: &Progress,
 ) -> anyhow::Result<Outcome<FingerprintStats>> {
-    check_inputs(&cfg.inputs)?;
+    let stdin = check_inputs(&cfg.inputs, &cfg.read)?;
     let previous = cfg.previous.as_ref().map(|p| Previous::open(p, cfg.chunking, out)).transpose()?;
     out.create()?;
     // Taken once: the key and the manifest must name the same inputs.
@@ -112,7 +112,7 @@ pub(crate) fn run(
     };
     let unchanged = previous.as_ref().and_then(|p| p.unchanged(cfg)).transpose()?.map(Arc::new);
     let Ingested { mut stats, copies, borrowed, unchanged_payloads, unread_payloads } =
-        ingest(&segment, cfg, &scratch, unchanged, progress)?;
+        ingest(&segment, cfg, stdin, &scratch, unchanged, progress)?;
     let spec = cfg.chunking.to_string();
     if !copies.is_empty() {
         stats.empty_documents += copies::fill_exact(&segment, &spec, &copies)?;
@@ -234,22 +234,30 @@ fn stage_key(cfg: &FingerprintConfig, identities: &[InputIdentity], previous: Op
     key.finish()
 }
 
-/// Fails early, before any work, when an input is missing.
-fn check_inputs(inputs: &[PathBuf]) -> anyhow::Result<()> {
+/// Fails before any output is touched when an input cannot be read:
+/// missing, unreadable, or of a format that cannot be told. A run given a
+/// wrong input then leaves the analysis in its output directory as it was;
+/// found once the stage has begun, the same error would leave it without
+/// its fingerprint outputs. Every file is opened and sniffed, then closed
+/// (a list of thousands of inputs would otherwise hold as many open);
+/// standard input, which cannot be opened twice, is returned opened.
+fn check_inputs(inputs: &[PathBuf], opts: &ReadOptions) -> anyhow::Result<Option<read::Opened>> {
     if inputs.is_empty() {
         bail!("no inputs given");
     }
     if inputs.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
         bail!("standard input (-) can be given only once");
     }
+    let mut stdin = None;
     for input in inputs {
+        // A directory or an empty file is skipped with a warning when it
+        // is reached.
+        let opened = read::probe(input, opts)?;
         if input.as_os_str() == "-" {
-            continue;
+            stdin = Some(opened);
         }
-        // A directory is skipped with a warning when it is reached.
-        std::fs::metadata(input).with_context(|| format!("cannot open {}", input.display()))?;
     }
-    Ok(())
+    Ok(stdin)
 }
 
 /// One record after extraction and fingerprinting.
@@ -263,9 +271,7 @@ enum Processed {
     /// unread.
     Waiting(Box<RawDoc>, ClaimKey, String, bool),
     Skip {
-        offset: u64,
-        reason: SkipReason,
-        detail: String,
+        skip: Skip,
         /// What the record says of its URL, when it names one: a page
         /// gone, or unchanged (an HTTP 304).
         capture: Option<(String, CaptureKind)>,
@@ -348,6 +354,7 @@ struct Ingested {
 fn ingest(
     out: &OutDir,
     cfg: &FingerprintConfig,
+    stdin: Option<read::Opened>,
     scratch: &Path,
     unchanged: Option<Arc<previous::Unchanged>>,
     progress: &Progress,
@@ -376,7 +383,8 @@ fn ingest(
         skipped: batch.skipped,
         items: extractor.batch(batch.key, batch.items, &index),
     };
-    pipeline::run(&cfg.inputs, &read, max_bytes, window, jobs, process, |done| sink.write(done))?;
+    let inputs = pipeline::Inputs { paths: &cfg.inputs, stdin };
+    pipeline::run(inputs, &read, max_bytes, window, jobs, process, |done| sink.write(done))?;
     sink.finish()
 }
 
@@ -472,9 +480,7 @@ impl Extractor {
                     (None, _) => match self.doc(raw, &mut chunker) {
                         Extracted::Doc(doc) => Processed::Doc(doc),
                         Extracted::Failed { offset, url, reason, detail, .. } => Processed::Skip {
-                            offset,
-                            reason,
-                            detail,
+                            skip: Skip::new(offset, reason, detail),
                             capture: Some((url, CaptureKind::Gone(0))),
                         },
                         // Only a document with a payload digest (and so a
@@ -497,22 +503,14 @@ impl Extractor {
                     url: r.url,
                     status: r.status,
                 },
-                Item::Skip(s) => {
-                    Processed::Skip { offset: s.offset, reason: s.reason, detail: s.detail, capture: None }
-                }
+                Item::Skip(skip) => Processed::Skip { skip, capture: None },
                 Item::Status(status) => {
-                    let skip = status.as_skip();
                     let kind = if status.status == 304 {
                         CaptureKind::Same
                     } else {
                         CaptureKind::Gone(status.status)
                     };
-                    Processed::Skip {
-                        offset: skip.offset,
-                        reason: skip.reason,
-                        detail: skip.detail,
-                        capture: Some((status.url, kind)),
-                    }
+                    Processed::Skip { skip: status.as_skip(), capture: Some((status.url, kind)) }
                 }
             })
             .collect()
@@ -744,8 +742,8 @@ impl<'a> Sink<'a> {
             self.stats.records += 1;
             self.stats.inputs[input].records += 1;
             match item {
-                Processed::Skip { offset, reason, detail, capture } => {
-                    self.skip(input, offset, reason, detail);
+                Processed::Skip { skip, capture } => {
+                    self.skip(input, skip);
                     if let Some((url, kind)) = capture {
                         self.capture(&url, kind)?;
                     }
@@ -772,7 +770,7 @@ impl<'a> Sink<'a> {
                 },
                 Processed::Copy(copy) => self.copy(input, copy)?,
                 Processed::Redirect { offset, url, status, target } => {
-                    self.skip(input, offset, SkipReason::HttpRedirect, String::new());
+                    self.skip(input, Skip::new(offset, SkipReason::HttpRedirect, ""));
                     self.capture(&url, CaptureKind::Redirect(status))?;
                     let source = Source { input: &self.inputs[input], offset }.to_string();
                     self.redirects.row([source.as_str(), &url, &status.to_string(), &target])?;
@@ -805,7 +803,7 @@ impl<'a> Sink<'a> {
             (_, Extracted::Doc(doc)) => Became::Doc(self.doc(input, doc)?),
             (_, Extracted::Unchanged(u)) => Became::Doc(self.unchanged(input, u)?),
             (_, Extracted::Failed { offset, url, reason, detail, .. }) => {
-                self.skip(input, offset, reason, detail);
+                self.skip(input, Skip::new(offset, reason, detail));
                 self.capture(&url, CaptureKind::Gone(0))?;
                 Became::Skip(reason)
             }
@@ -826,7 +824,7 @@ impl<'a> Sink<'a> {
                 _,
                 Extracted::Failed { offset, .. } | Extracted::Unchanged(Unchanged { offset, .. }),
             )
-            | Processed::Skip { offset, .. }
+            | Processed::Skip { skip: Skip { offset, .. }, .. }
             | Processed::Redirect { offset, .. } => *offset,
             Processed::Waiting(raw, ..) => raw.offset,
             Processed::Copy(copy) => copy.offset,
@@ -849,15 +847,23 @@ impl<'a> Sink<'a> {
         self.progress.warn(&format!("{}: skipped input ({}): {what}", self.inputs[input], why.name()));
     }
 
-    fn skip(&mut self, input: usize, offset: u64, reason: SkipReason, detail: String) {
+    fn skip(&mut self, input: usize, skip: Skip) {
+        let Skip { offset, line, reason, detail } = skip;
         let count = self.stats.skipped.entry(reason.name().to_string()).or_insert(0);
         *count += 1;
+        let file = &self.inputs[input];
+        // Where the warnings say the record is: its line where the format
+        // gives one (JSONL), its offset otherwise.
+        let at = || match line {
+            Some(line) => format!("{file} line {line}"),
+            None => format!("{file}:{offset}"),
+        };
         // A record over the limit is well-formed and would have been a
         // document: say so, for the first ones, with the flag that reads it.
         if reason == SkipReason::RecordTooLarge && *count <= CORRUPT_SAMPLES as u64 {
             self.progress.warn(&format!(
-                "{}:{offset}: skipped record ({}): {detail}; --max-record-bytes raises the limit",
-                self.inputs[input],
+                "{}: skipped record ({}): {detail}; --max-record-bytes raises the limit",
+                at(),
                 reason.name()
             ));
         }
@@ -865,12 +871,12 @@ impl<'a> Sink<'a> {
             return;
         }
         self.stats.corrupt_records += 1;
-        let file = &self.inputs[input];
         if self.stats.corrupt.len() < CORRUPT_SAMPLES {
-            self.progress.warn(&format!("{file}:{offset}: skipped record ({}): {detail}", reason.name()));
+            self.progress.warn(&format!("{}: skipped record ({}): {detail}", at(), reason.name()));
             self.stats.corrupt.push(CorruptSample {
                 file: file.clone(),
                 offset,
+                line,
                 reason: reason.name().to_string(),
                 detail,
             });
@@ -931,14 +937,14 @@ impl<'a> Sink<'a> {
         let original = match found {
             Some(Became::Doc(original)) => original,
             Some(Became::Skip(reason)) => {
-                let detail = "same payload as an earlier record skipped for this reason".to_string();
-                self.skip(input, copy.offset, reason, detail);
+                let detail = "same payload as an earlier record skipped for this reason";
+                self.skip(input, Skip::new(copy.offset, reason, detail));
                 return self.capture(&copy.url, CaptureKind::Gone(0));
             }
             _ => {
                 // A revisit of a capture not in these inputs: as far as
                 // they tell, the page is as it was.
-                self.skip(input, copy.offset, SkipReason::RevisitUnresolved, String::new());
+                self.skip(input, Skip::new(copy.offset, SkipReason::RevisitUnresolved, ""));
                 return self.capture(&copy.url, CaptureKind::Same);
             }
         };

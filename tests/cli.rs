@@ -582,7 +582,11 @@ fn a_record_over_max_record_bytes_is_skipped_with_a_warning_and_the_flag_reads_i
     let said = String::from_utf8_lossy(&limited.stderr);
     let warnings: Vec<&str> = said.lines().filter(|l| l.contains("record_too_large")).collect();
     assert_eq!(warnings.len(), 1, "{said}");
-    assert!(warnings[0].contains("docs.jsonl:") && warnings[0].contains("--max-record-bytes"), "{said}");
+    assert!(
+        warnings[0].contains("docs.jsonl line 2: skipped record")
+            && warnings[0].contains("--max-record-bytes"),
+        "{said}"
+    );
     assert_eq!(read_docs(&out).len(), 1);
     assert_eq!(read_stats(&out)["fingerprint"]["skipped"]["record_too_large"], 1);
     // The default limit (64M) reads it; the stage is keyed on the limit.
@@ -786,4 +790,41 @@ fn warnings_cut_after_the_first_hundred_say_how_many_more_there_were() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert_eq!(said.lines().filter(|l| l.contains("skipped record (bad_json)")).count(), 100, "{said}");
     assert!(said.contains("... and 30 more skipped corrupt records (counted in stats.json)"), "{said}");
+}
+
+/// A JSONL warning names the line in the file and the column in the line
+/// (serde_json's "line 1" was the one line it was given), whether the file
+/// is plain or gzip; stats.json keeps the record's offset, beside its line.
+#[test]
+fn jsonl_warnings_name_the_line_in_the_file_and_the_column() {
+    use flate2::{Compression, write::GzEncoder};
+    use std::io::Write;
+    let tmp = tempdir();
+    let mut text = String::new();
+    for i in 0..5 {
+        text.push_str(&format!("{{\"url\": \"http://a.example/{i}\", \"text\": \"page {i}\"}}\n"));
+    }
+    // A blank line is a line of the file too.
+    text.push('\n');
+    let offset = text.len();
+    text.push_str("{\"abcdefg\": , \"text\": \"t\"}\n{\"text\": \"last\"}\n");
+    let plain = tmp.path().join("data.jsonl");
+    fs::write(&plain, &text).unwrap();
+    let gz = tmp.path().join("data.jsonl.gz");
+    let mut enc = GzEncoder::new(Vec::new(), Compression::default());
+    enc.write_all(text.as_bytes()).unwrap();
+    fs::write(&gz, enc.finish().unwrap()).unwrap();
+    for (k, input) in [plain, gz].iter().enumerate() {
+        let out = tmp.path().join(format!("out-{k}"));
+        let run = overlap_ok(["fingerprint", &arg(input), "--out", &arg(&out)]);
+        let want = format!(
+            "overlap: warning: {} line 7: skipped record (bad_json): expected value at column 13",
+            arg(input)
+        );
+        assert_eq!(stderr_lines(&run), [want]);
+        let corrupt = &read_stats(&out)["fingerprint"]["corrupt"];
+        assert_eq!(corrupt.as_array().map(Vec::len), Some(1), "{corrupt}");
+        assert_eq!(corrupt[0]["offset"], offset, "{corrupt}");
+        assert_eq!(corrupt[0]["line"], 7, "{corrupt}");
+    }
 }

@@ -34,6 +34,11 @@ fn assert_refused(args: &[String]) {
     assert!(stderr.contains(&format!("process {}", std::process::id())), "names the holder\n{stderr}");
 }
 
+/// `len` bytes of no format an input can be told to have.
+fn noise(len: u32) -> Vec<u8> {
+    (0..len).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect()
+}
+
 /// Every file of an analysis but its lock, stats.json included.
 fn analysis_files(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
     let mut files = out_files(dir);
@@ -75,11 +80,7 @@ fn the_previous_analysis_is_read_without_its_lock() {
 fn a_failed_run_into_a_new_directory_leaves_nothing() {
     let tmp = tempdir();
     let junk = tmp.path().join("random.bin");
-    fs::write(
-        &junk,
-        (0..100_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect::<Vec<_>>(),
-    )
-    .unwrap();
+    fs::write(&junk, noise(100_000)).unwrap();
     let dir = tmp.path().join("out");
     let out = overlap(["run", &arg(&junk), "--out", &arg(&dir)]);
     assert_eq!(out.status.code(), Some(2));
@@ -119,6 +120,42 @@ fn a_failed_stage_leaves_no_partial_files_or_scratch_and_earlier_stages_stay() {
         Vec::new()
     };
     assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+/// A run into an existing analysis whose inputs cannot all be read (one
+/// missing, or of a format that cannot be told, given as a file or on
+/// standard input, first or after a good one) fails before it touches an
+/// output: one line naming the input, exit 2, and every file of the
+/// analysis as it was, byte for byte.
+#[test]
+fn a_run_whose_input_cannot_be_read_leaves_the_analysis_as_it_was() {
+    let tmp = tempdir();
+    let dir = tmp.path().join("out");
+    overlap_ok(["run", SAMPLE, "--out", &arg(&dir), "-q"]);
+    let before = analysis_files(&dir);
+    let junk = tmp.path().join("random.bin");
+    let bytes = noise(10_000);
+    fs::write(&junk, &bytes).unwrap();
+    let missing = tmp.path().join("no-such.warc.gz");
+    let cases: [(&str, &[&str], &str); 5] = [
+        ("run", &[&arg(&junk)], "random.bin"),
+        ("run", &[SAMPLE, &arg(&junk)], "random.bin"),
+        ("run", &[SAMPLE, &arg(&missing)], "no-such.warc.gz"),
+        ("fingerprint", &[&arg(&junk), SAMPLE], "random.bin"),
+        ("run", &[SAMPLE, "-"], "standard input"),
+    ];
+    for (command, inputs, named) in cases {
+        let mut args = vec![command.to_string()];
+        args.extend(inputs.iter().map(|s| s.to_string()));
+        args.extend(["--out".into(), arg(&dir)]);
+        let out = overlap_stdin(&args, &bytes);
+        let what = describe(&args, &out);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{what}");
+        assert_eq!(stderr.lines().count(), 1, "{what}");
+        assert!(stderr.contains(named), "names the input\n{what}");
+        assert!(analysis_files(&dir) == before, "the analysis is unchanged\n{what}");
+    }
 }
 
 #[test]
@@ -178,4 +215,45 @@ fn a_missing_list_or_listed_input_is_one_line_exit_2() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("testdata/absent.warc"), "{stderr}");
     assert!(!dir.exists());
+}
+
+/// A disk that fills while the report writes flags.csv: the one line names
+/// flags.csv, the file being written, and not docs.csv, whose rows were
+/// being read at the time. A write past the file size limit fails as one
+/// to a full disk does (`EFBIG` for `ENOSPC`).
+#[test]
+fn a_failed_write_names_the_file_written_not_the_row_being_read() {
+    let tmp = tempdir();
+    let input = tmp.path().join("pages.jsonl");
+    let pages: Vec<JsonDoc> = (0..3000)
+        .map(|i| JsonDoc {
+            url: format!("http://example.org/page/{i:05}"),
+            text: format!("page {i}\nwith a text of its own, {i}"),
+        })
+        .collect();
+    write_jsonl(&input, &pages);
+    let dir = tmp.path().join("out");
+    overlap_ok(["run", &arg(&input), "--out", &arg(&dir), "-q", "--no-fuzzy"]);
+    // The report's outputs written before flags.csv stay under the limit;
+    // flags.csv passes it, and the 64 KiB its writer buffers, so that a
+    // row's write fails (in the pass over docs.csv), not the last flush.
+    let limit = 48 << 10;
+    for earlier in ["replicas.fpd", "groups.csv", "hosts.csv", "aliases.csv"] {
+        assert!(fs::metadata(dir.join(earlier)).unwrap().len() < limit, "{earlier}");
+    }
+    assert!(fs::metadata(dir.join("flags.csv")).unwrap().len() > 2 * (64 << 10));
+    // With fuzzy signatures the report is redone.
+    let args = ["report".to_string(), arg(&dir)];
+    let out = limit_file_size(&mut overlap_cmd(&args), limit).output().unwrap();
+    let what = describe(&args, &out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{what}");
+    assert_eq!(stderr.lines().count(), 1, "{what}");
+    let flags = dir.join("flags.csv.partial");
+    assert!(
+        stderr.starts_with(&format!("overlap: cannot write {}: ", flags.display())),
+        "names the file written\n{what}"
+    );
+    assert!(!stderr.contains("docs.csv"), "names no file only read\n{what}");
+    assert!(!flags.exists(), "the partial table is removed");
 }

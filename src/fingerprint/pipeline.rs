@@ -35,7 +35,7 @@ use std::sync::mpsc::{Receiver, Sender, channel};
 use anyhow::Context;
 
 use crate::read::split::{self, Segment};
-use crate::read::{self, Input, InputSkip, Item, ReadOptions, Reader};
+use crate::read::{self, Input, InputSkip, Item, Opened, ReadOptions, Reader};
 
 /// Records per batch.
 pub const BATCH_RECORDS: usize = 512;
@@ -77,10 +77,19 @@ pub struct Batch {
     pub skipped: Option<InputSkip>,
 }
 
+/// What the pipeline reads: the inputs, in order, and standard input, when
+/// it is one of them, opened already ([`read::probe`]): the stage opens
+/// every input before it touches an output, and standard input cannot be
+/// opened twice.
+pub struct Inputs<'a> {
+    pub paths: &'a [PathBuf],
+    pub stdin: Option<Opened>,
+}
+
 /// Runs every input through `process`, on the pool in any order, and hands
 /// what it gives to `write` in key order.
 pub fn run<O, P, W>(
-    inputs: &[PathBuf],
+    inputs: Inputs<'_>,
     opts: &ReadOptions,
     max_bytes: usize,
     window: usize,
@@ -95,8 +104,9 @@ where
 {
     let (tx, rx) = channel();
     let mut pipeline = Pipeline {
-        inputs: inputs.iter().cloned().map(Arc::new).collect(),
-        segments: Vec::with_capacity(inputs.len()),
+        inputs: inputs.paths.iter().cloned().map(Arc::new).collect(),
+        stdin: inputs.stdin,
+        segments: Vec::with_capacity(inputs.paths.len()),
         opts: Arc::new(opts.clone()),
         max_bytes,
         window: window.max(1),
@@ -157,6 +167,8 @@ enum Event<O> {
 
 struct Pipeline<O, P> {
     inputs: Vec<Arc<PathBuf>>,
+    /// Standard input, opened already, until it is reached.
+    stdin: Option<Opened>,
     /// The segment count of every input opened so far.
     segments: Vec<usize>,
     opts: Arc<ReadOptions>,
@@ -267,7 +279,11 @@ where
             }
             return Ok(true);
         }
-        let idle = match read::open(path, &self.opts)? {
+        let opened = match self.stdin.take_if(|_| path.as_os_str() == "-") {
+            Some(opened) => opened,
+            None => read::probe(path, &self.opts)?,
+        };
+        let idle = match opened.input(&self.opts) {
             Input::Records(reader) => Idle::Reader(reader),
             Input::Skipped(why) => Idle::Skipped(why),
         };

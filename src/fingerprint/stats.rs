@@ -14,6 +14,10 @@ pub(crate) const CORRUPT_SAMPLES: usize = 100;
 pub struct CorruptSample {
     pub file: String,
     pub offset: u64,
+    /// The record's line, for a format whose records are lines (JSONL),
+    /// while it is known (see [`crate::read::Skip::line`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
     pub reason: String,
     pub detail: String,
 }

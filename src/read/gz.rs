@@ -244,7 +244,7 @@ pub(crate) fn push_break_skips(queue: &mut VecDeque<Item>, lost: Option<Start>, 
 
 /// A skip item.
 pub(crate) fn skip(offset: u64, reason: SkipReason, detail: impl Into<String>) -> Item {
-    Item::Skip(Skip { offset, reason, detail: detail.into() })
+    Item::Skip(Skip::new(offset, reason, detail))
 }
 
 /// How a [`Source::read_line`] ended.

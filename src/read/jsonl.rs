@@ -17,8 +17,11 @@
 //! Anything else is a [`SkipReason::BadJson`] skip at the line's offset,
 //! with serde_json's message (or which field is wrong) as its detail. A line
 //! longer than `max_record_bytes` is read past and skipped with
-//! [`SkipReason::RecordTooLarge`]. Documents get the text as their body
-//! (UTF-8) and the content type `text/plain`.
+//! [`SkipReason::RecordTooLarge`]. Skips also carry their line number (of
+//! the decompressed text, for gzip; lost with the lines of a damaged gzip
+//! member), which is how people find a line, and the detail places
+//! serde_json's error by its column in the line. Documents get the text as
+//! their body (UTF-8) and the content type `text/plain`.
 
 use std::fmt;
 use std::io;
@@ -26,9 +29,9 @@ use std::io;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
-use super::gz::{Source, skip};
+use super::gz::Source;
 use super::records::{Core, Format};
-use super::{Item, RawDoc, SkipReason};
+use super::{Item, RawDoc, Skip, SkipReason};
 
 /// Reads JSONL documents from a [`Source`].
 pub(crate) struct JsonlReader {
@@ -38,6 +41,9 @@ pub(crate) struct JsonlReader {
     max_record_bytes: u64,
     /// The current line, reused.
     line: Vec<u8>,
+    /// Lines read so far (blank ones too), which numbers the skips; `None`
+    /// once damaged gzip data has lost lines, whose count is not known.
+    lines: Option<u64>,
 }
 
 impl JsonlReader {
@@ -49,6 +55,7 @@ impl JsonlReader {
             text_field: text_field.to_string(),
             max_record_bytes,
             line: Vec::new(),
+            lines: Some(0),
         }
     }
 }
@@ -68,15 +75,19 @@ impl Format for JsonlReader {
         let keep = usize::try_from(self.max_record_bytes).unwrap_or(usize::MAX).saturating_add(2);
         let line = self.core.src.read_line(&mut self.line, keep)?;
         if line.len == 0 {
+            // At the end of the data; after a break, lines were lost.
+            self.lines = None;
             self.core.end();
             return Ok(());
         }
+        self.lines = self.lines.map(|n| n + 1);
         let damage = if !line.complete && self.core.src.at_break() {
             self.core.src.take_break()
         } else {
             self.core.src.record_damage(start)?
         };
         if let Some(brk) = damage {
+            self.lines = None;
             self.core.push_break(Some(start), brk);
             return Ok(());
         }
@@ -84,9 +95,11 @@ impl Format for JsonlReader {
         if text.iter().all(|&b| matches!(b, b' ' | b'\t' | b'\r')) {
             return Ok(());
         }
+        let skip =
+            |reason, detail| Item::Skip(Skip { offset: start.offset, line: self.lines, reason, detail });
         if text.len() as u64 > self.max_record_bytes {
             let detail = format!("line over the limit of {} bytes", self.max_record_bytes);
-            self.core.push(skip(start.offset, SkipReason::RecordTooLarge, detail));
+            self.core.push(skip(SkipReason::RecordTooLarge, detail));
             return Ok(());
         }
         let item = match parse_line(text, &self.url_field, &self.text_field) {
@@ -98,7 +111,7 @@ impl Format for JsonlReader {
                 body: text.into_bytes().into(),
                 ..RawDoc::default()
             }),
-            Err(detail) => skip(start.offset, SkipReason::BadJson, detail),
+            Err(detail) => skip(SkipReason::BadJson, detail),
         };
         self.core.push(item);
         Ok(())
@@ -114,10 +127,23 @@ fn trim_line_end(line: &[u8]) -> &[u8] {
 /// The URL (empty when absent) and text of one JSON line.
 fn parse_line(line: &[u8], url_field: &str, text_field: &str) -> Result<(String, String), String> {
     let mut de = serde_json::Deserializer::from_slice(line);
-    let fields = Fields { url_field, text_field }.deserialize(&mut de).map_err(|e| e.to_string())?;
-    de.end().map_err(|e| e.to_string())?;
+    let fields = Fields { url_field, text_field }.deserialize(&mut de).map_err(json_error)?;
+    de.end().map_err(json_error)?;
     let text = fields.text.ok_or_else(|| format!("no string field {text_field:?}"))?;
     Ok((fields.url.unwrap_or_default(), text))
+}
+
+/// serde_json's message for an error in one line, its place given by the
+/// column alone (in bytes, as serde_json counts): the line it counts is
+/// always 1, the one line it was given, while the skip knows the line in
+/// the file. An error in what starts the line, which serde_json places in
+/// column 0, is in column 1.
+fn json_error(e: serde_json::Error) -> String {
+    let message = e.to_string();
+    match message.strip_suffix(&format!(" at line {} column {}", e.line(), e.column())) {
+        Some(what) => format!("{what} at column {}", e.column().max(1)),
+        None => message,
+    }
 }
 
 /// Deserializes an object, keeping only the two fields.
@@ -271,6 +297,48 @@ mod tests {
         }
         assert_eq!(skipped(&items[0]).detail, "no string field \"text\"");
         assert!(skipped(&items[4]).detail.contains("\"text\" is a number"), "{}", skipped(&items[4]).detail);
+        // Each names its line, and serde_json's place in it by the column
+        // alone: its "line 1" is the one line it was given.
+        for (n, item) in items.iter().enumerate() {
+            assert_eq!(skipped(item).line, Some(n as u64 + 1));
+            assert!(!skipped(item).detail.contains("line"), "{}", skipped(item).detail);
+        }
+        assert_eq!(skipped(&items[6]).detail, "trailing characters at column 15");
+    }
+
+    fn gzip(data: &[u8]) -> Vec<u8> {
+        let mut enc = GzEncoder::new(Vec::new(), Compression::default());
+        enc.write_all(data).unwrap();
+        enc.finish().unwrap()
+    }
+
+    #[test]
+    fn skips_name_their_line_plain_or_gzip_until_damage_loses_lines() {
+        let text = b"\xef\xbb\xbf{\"text\": \"a\"}\n\n  \r\n  {\"text\": }\r\n{\"text\": \"b\"}\n[1]";
+        let lines = |items: &[Item]| -> Vec<(Option<u64>, String)> {
+            let skips = items.iter().filter(|i| matches!(i, Item::Skip(_)));
+            skips.map(|i| (skipped(i).line, skipped(i).detail)).collect()
+        };
+        let want = [
+            (Some(4), "expected value at column 12".to_string()),
+            (Some(6), "invalid type: sequence, expected a JSON object at column 1".to_string()),
+        ];
+        assert_eq!(lines(&read(text, "url", "text")), want);
+        assert_eq!(lines(&read(&gzip(text), "url", "text")), want);
+        // One member per line, as a per-record file has them: the lines
+        // of the decompressed text all the same.
+        let members: Vec<u8> = text.split_inclusive(|&b| b == b'\n').flat_map(gzip).collect();
+        assert_eq!(lines(&read(&members, "url", "text")), want);
+        // A damaged member loses lines no one can count: later skips have
+        // only their offset.
+        let mut bad = gzip(&b"{\"text\": \"lost\"}\n".repeat(20));
+        let n = bad.len();
+        bad[n - 6] ^= 0xff;
+        let data = [gzip(b"{}\n"), bad, gzip(b"{}\n")].concat();
+        let got = lines(&read(&data, "url", "text"));
+        assert_eq!(got.first().map(|g| g.0), Some(Some(1)), "{got:?}");
+        assert_eq!(got.last().map(|g| g.0), Some(None), "{got:?}");
+        assert_eq!(got.len(), 3, "{got:?}");
     }
 
     #[test]

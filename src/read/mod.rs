@@ -181,7 +181,7 @@ pub struct Status {
 impl Status {
     /// The skip it counts as.
     pub(crate) fn as_skip(&self) -> Skip {
-        Skip { offset: self.offset, reason: SkipReason::HttpStatus, detail: self.status.to_string() }
+        Skip::new(self.offset, SkipReason::HttpStatus, self.status.to_string())
     }
 }
 
@@ -190,10 +190,22 @@ impl Status {
 pub struct Skip {
     /// Byte offset of the record (or of the bad bytes) in its input.
     pub offset: u64,
+    /// The record's line in its input, from 1, for a format whose records
+    /// are lines (JSONL), which people find by their line rather than by
+    /// their offset; in a gzip input, the line of the decompressed text,
+    /// known until damaged data loses lines. `None` otherwise.
+    pub line: Option<u64>,
     pub reason: SkipReason,
     /// A short human-readable detail for corrupt records (what was wrong);
     /// empty for ordinary non-document records.
     pub detail: String,
+}
+
+impl Skip {
+    /// A skip of the record (or the bad bytes) at `offset`, with no line.
+    pub(crate) fn new(offset: u64, reason: SkipReason, detail: impl Into<String>) -> Skip {
+        Skip { offset, line: None, reason, detail: detail.into() }
+    }
 }
 
 /// Why a record is not a document. The names from `SkipReason::name` are
@@ -444,6 +456,26 @@ pub(crate) enum Input {
     Skipped(InputSkip),
 }
 
+/// An input opened and its format decided, with nothing read from it but
+/// the bytes that decided it ([`probe`]): what [`open`] does before it
+/// makes a reader, and what the fingerprint stage does with every input
+/// before it touches an output.
+pub(crate) enum Opened {
+    Records(Box<gz::Source>, InputFormat),
+    Skipped(InputSkip),
+}
+
+impl Opened {
+    /// The input's reader, reading as `opts` says (which may know payloads
+    /// that the options it was opened with did not).
+    pub(crate) fn input(self, opts: &ReadOptions) -> Input {
+        match self {
+            Opened::Records(src, format) => Input::Records(reader(*src, format, opts)),
+            Opened::Skipped(why) => Input::Skipped(why),
+        }
+    }
+}
+
 /// Why a whole input is skipped. The names from [`InputSkip::name`] are
 /// the keys stats.json uses: keep them stable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -481,13 +513,19 @@ impl InputSkip {
 /// [`Input::Skipped`]. Errors name the path: "cannot open data/x.warc.gz:
 /// No such file or directory (os error 2)" (printed with `{:#}`).
 pub(crate) fn open(path: &Path, opts: &ReadOptions) -> anyhow::Result<Input> {
+    Ok(probe(path, opts)?.input(opts))
+}
+
+/// [`open`] up to the reader: the input opened and its format decided, or
+/// its error.
+pub(crate) fn probe(path: &Path, opts: &ReadOptions) -> anyhow::Result<Opened> {
     let stdin = path == Path::new("-");
     let raw: Box<dyn BufRead + Send> = if stdin {
         Box::new(BufReader::with_capacity(gz::BUF_SIZE, io::stdin()))
     } else {
         let meta = std::fs::metadata(path).with_context(|| format!("cannot open {}", path.display()))?;
         if meta.is_dir() {
-            return Ok(Input::Skipped(InputSkip::Directory));
+            return Ok(Opened::Skipped(InputSkip::Directory));
         }
         let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
         Box::new(BufReader::with_capacity(gz::BUF_SIZE, file))
@@ -495,7 +533,7 @@ pub(crate) fn open(path: &Path, opts: &ReadOptions) -> anyhow::Result<Input> {
     let name = if stdin { "standard input".to_string() } else { path.display().to_string() };
     let mut src = gz::Source::new(raw).with_context(|| format!("cannot read {name}"))?;
     if src.peek(1).with_context(|| format!("cannot read {name}"))?.is_empty() && !src.at_break() {
-        return Ok(Input::Skipped(InputSkip::Empty));
+        return Ok(Opened::Skipped(InputSkip::Empty));
     }
     if !src.is_compressed() {
         let head = src.peek(16).with_context(|| format!("cannot read {name}"))?;
@@ -507,7 +545,8 @@ pub(crate) fn open(path: &Path, opts: &ReadOptions) -> anyhow::Result<Input> {
             );
         }
     }
-    reader_for(src, path, &name, opts).map(Input::Records)
+    let format = format_of(&mut src, path, &name, opts.format)?;
+    Ok(Opened::Records(Box::new(src), format))
 }
 
 /// Opens `path` again at `offset`, where a record starts (an offset as
@@ -550,42 +589,45 @@ pub(crate) fn open_at(
     file.seek(SeekFrom::Start(offset)).with_context(what)?;
     let raw = Box::new(BufReader::with_capacity(gz::BUF_SIZE, io::Cursor::new(prefix).chain(file)));
     let name = path.display().to_string();
-    let src = gz::Source::new(raw).with_context(|| format!("cannot read {name}"))?;
+    let mut src = gz::Source::new(raw).with_context(|| format!("cannot read {name}"))?;
     // A record start sniffs like the start of its file.
-    reader_for(src, path, &name, opts).map(Some)
+    let format = format_of(&mut src, path, &name, opts.format)?;
+    Ok(Some(reader(src, format, opts)))
 }
 
-/// A reader of `src`, the bytes of `path`, in the format `opts` asks for,
-/// sniffed from the first bytes when it says `Auto`.
-fn reader_for(
-    mut src: gz::Source,
+/// The format of `src`, the bytes of `path`: `format`, or, when it is
+/// `Auto`, the one sniffed from the first bytes.
+fn format_of(
+    src: &mut gz::Source,
     path: &Path,
     name: &str,
-    opts: &ReadOptions,
-) -> anyhow::Result<Box<dyn Reader>> {
-    let format = match opts.format {
-        InputFormat::Auto => {
-            let head = src.peek(SNIFF_BYTES).with_context(|| format!("cannot read {name}"))?;
-            match sniff(head).or_else(|| by_extension(path)).or_else(|| later_record_start(head)) {
-                Some(format) => format,
-                None => bail!(
-                    "cannot tell the format of {name} from its first bytes or its name: \
-                     pass --input-format warc, arc, jsonl or pagefeed"
-                ),
-            }
-        }
-        format => format,
-    };
+    format: InputFormat,
+) -> anyhow::Result<InputFormat> {
+    if format != InputFormat::Auto {
+        return Ok(format);
+    }
+    let head = src.peek(SNIFF_BYTES).with_context(|| format!("cannot read {name}"))?;
+    match sniff(head).or_else(|| by_extension(path)).or_else(|| later_record_start(head)) {
+        Some(format) => Ok(format),
+        None => bail!(
+            "cannot tell the format of {name} from its first bytes or its name: \
+             pass --input-format warc, arc, jsonl or pagefeed"
+        ),
+    }
+}
+
+/// A reader of `src` in `format` (not `Auto`).
+fn reader(src: gz::Source, format: InputFormat, opts: &ReadOptions) -> Box<dyn Reader> {
     let max = opts.max_record_bytes;
-    Ok(match format {
+    match format {
         InputFormat::Jsonl => Box::new(jsonl::JsonlReader::new(src, &opts.url_field, &opts.text_field, max)),
         InputFormat::PageFeed => Box::new(pagefeed::PageFeedReader::new(src, max)),
         InputFormat::Arc => Box::new(arc::ArcReader::new(src, max)),
-        // `Auto` was resolved above.
+        // `Auto` was resolved by [`format_of`].
         InputFormat::Warc | InputFormat::Auto => {
             Box::new(warc::WarcReader::new(src, max).knowing(opts.known.clone()))
         }
-    })
+    }
 }
 
 fn sniff(head: &[u8]) -> Option<InputFormat> {

@@ -210,7 +210,7 @@ pub(crate) fn for_each_change(
             center_before: optional(5, "center_before")?,
             center_after: if table == ChangeTable::Final { optional(6, "center_after")? } else { None },
         };
-        f(row).with_context(|| format!("{} line {line}", path.display()))?;
+        f(row).map_err(|e| super::row_error(e, &path, line))?;
     }
 }
 

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use super::{commit, temp_path};
+use super::{CannotWrite, commit, temp_path};
 
 /// A CSV table being written.
 pub(crate) struct CsvOut {
@@ -42,8 +42,8 @@ impl CsvOut {
         commit(&self.path)
     }
 
-    fn write_error(&self) -> String {
-        format!("cannot write {}", temp_path(&self.path).display())
+    fn write_error(&self) -> CannotWrite {
+        CannotWrite(temp_path(&self.path))
     }
 }
 

@@ -330,9 +330,7 @@ pub(crate) fn for_each_doc(
             );
         }
         last_id = Some(doc.id);
-        if let Err(e) = f(&doc) {
-            return Err(e.context(format!("{} line {line}", path.display())));
-        }
+        f(&doc).map_err(|e| super::row_error(e, path, line))?;
     }
 }
 
@@ -798,6 +796,19 @@ mod tests {
         let e = for_each_doc(&path, DocTable::Final, |doc| if doc.id == 1 { bail!("no") } else { Ok(()) })
             .unwrap_err();
         assert!(format!("{e:#}").contains(&format!("docs.csv line {}: no", lines[1])), "{e:#} {lines:?}");
+        // But a write that fails in the callback is the written file's
+        // error, however many contexts it has gathered.
+        let written = dir.path().join("flags.csv.partial");
+        let e = for_each_doc(&path, DocTable::Final, |_| {
+            Err(std::io::Error::other("No space left on device"))
+                .with_context(|| crate::store::CannotWrite(written.clone()))
+                .context("while flagging")
+        })
+        .unwrap_err();
+        assert_eq!(
+            format!("{e:#}"),
+            format!("while flagging: cannot write {}: No space left on device", written.display())
+        );
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use memmap2::Mmap;
 
-use super::{commit, temp_path};
+use super::{CannotWrite, commit, temp_path};
 
 pub(crate) const HEADER_SIZE: usize = 64;
 const MAGIC: [u8; 8] = *b"OVLPFPD\0";
@@ -211,7 +211,7 @@ impl<R: Record> RecordWriter<R> {
         let tmp = temp_path(path);
         let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
         let mut out = BufWriter::with_capacity(1 << 16, file);
-        out.write_all(&header.encode()).with_context(|| format!("cannot write {}", tmp.display()))?;
+        out.write_all(&header.encode()).with_context(|| CannotWrite(tmp.clone()))?;
         Ok(RecordWriter { path: path.to_path_buf(), out, header, buf: [0; 32], _records: PhantomData })
     }
 
@@ -226,21 +226,21 @@ impl<R: Record> RecordWriter<R> {
     }
 
     /// Completes the file: header count written, renamed to its final name.
-    pub fn finish(mut self) -> anyhow::Result<u64> {
+    pub fn finish(self) -> anyhow::Result<u64> {
         let count = self.header.count;
         let header = self.header.encode();
-        self.out.flush().with_context(|| self.write_error())?;
-        let mut file = self.out.into_inner().map_err(|e| e.into_error())?;
+        let err = self.write_error();
+        let mut file = self.out.into_inner().map_err(|e| e.into_error()).context(err)?;
         file.seek(SeekFrom::Start(0))
             .and_then(|_| file.write_all(&header))
-            .with_context(|| format!("cannot write {}", temp_path(&self.path).display()))?;
+            .with_context(|| CannotWrite(temp_path(&self.path)))?;
         drop(file);
         commit(&self.path)?;
         Ok(count)
     }
 
-    fn write_error(&self) -> String {
-        format!("cannot write {}", temp_path(&self.path).display())
+    fn write_error(&self) -> CannotWrite {
+        CannotWrite(temp_path(&self.path))
     }
 }
 

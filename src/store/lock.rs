@@ -17,7 +17,7 @@ use std::io::{Read, Seek, Write};
 
 use anyhow::{Context, bail};
 
-use super::{OutDir, remove_dir_if_exists, remove_file_if_exists};
+use super::{CannotWrite, OutDir, remove_dir_if_exists, remove_file_if_exists};
 
 /// The held lock of an output directory; released when dropped.
 pub(crate) struct OutLock {
@@ -62,7 +62,7 @@ impl OutDir {
         file.set_len(0)
             .and_then(|()| file.rewind())
             .and_then(|()| writeln!(file, "{}", std::process::id()))
-            .with_context(|| format!("cannot write {}", path.display()))?;
+            .with_context(|| CannotWrite(path.clone()))?;
         self.remove_leftovers()?;
         Ok(OutLock { _file: file, out: self.clone(), created })
     }

@@ -354,6 +354,32 @@ pub(crate) fn temp_path(path: &Path) -> PathBuf {
     path.with_file_name(name)
 }
 
+/// The context of a failed write of an output, "cannot write PATH": a
+/// type of its own, so that a reader handing each row of a table to a
+/// callback tells a write that failed there from a fault of the row (see
+/// [`row_error`]).
+#[derive(Debug)]
+pub(crate) struct CannotWrite(pub(crate) PathBuf);
+
+impl std::fmt::Display for CannotWrite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cannot write {}", self.0.display())
+    }
+}
+
+/// The error `e` that the callback given line `line` of the table at
+/// `path` returned, with that line named, unless it is a failed write of
+/// an output: the disk filling while flags.csv is written is flags.csv's
+/// error, and "docs.csv line 2632: cannot write flags.csv.partial" sent
+/// the reader to a row with nothing wrong in it.
+pub(crate) fn row_error(e: anyhow::Error, path: &Path, line: u64) -> anyhow::Error {
+    if e.downcast_ref::<CannotWrite>().is_some() {
+        e
+    } else {
+        e.context(format!("{} line {line}", path.display()))
+    }
+}
+
 /// Renames a finished temporary file into place.
 pub(crate) fn commit(path: &Path) -> anyhow::Result<()> {
     let tmp = temp_path(path);
@@ -363,6 +389,6 @@ pub(crate) fn commit(path: &Path) -> anyhow::Result<()> {
 /// Writes a whole small file atomically (temporary name, then rename).
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     let tmp = temp_path(path);
-    fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
+    fs::write(&tmp, bytes).with_context(|| CannotWrite(tmp.clone()))?;
     commit(path)
 }

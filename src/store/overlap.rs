@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 
-use super::{commit, temp_path};
+use super::{CannotWrite, commit, temp_path};
 
 const HEADER: &str = "doc_i,doc_j,shared";
 
@@ -64,9 +64,7 @@ impl OverlapWriter {
         ];
         self.rows += 1;
         let out = &mut self.out;
-        line.iter()
-            .try_for_each(|part| out.write_all(part))
-            .with_context(|| format!("cannot write {}", temp_path(&self.path).display()))
+        line.iter().try_for_each(|part| out.write_all(part)).with_context(|| self.error())
     }
 
     /// Appends a row given as its line, as [`for_each_row`] passes it: as
@@ -75,7 +73,7 @@ impl OverlapWriter {
     pub(crate) fn push_line(&mut self, line: &[u8]) -> anyhow::Result<()> {
         debug_assert!(plain_row(line).is_some_and(|(_, used)| used == line.len()));
         self.rows += 1;
-        self.out.write_all(line).with_context(|| format!("cannot write {}", temp_path(&self.path).display()))
+        self.out.write_all(line).with_context(|| self.error())
     }
 
     /// Completes the table; returns its rows.
@@ -86,8 +84,8 @@ impl OverlapWriter {
         Ok(self.rows)
     }
 
-    fn error(&self) -> String {
-        format!("cannot write {}", temp_path(&self.path).display())
+    fn error(&self) -> CannotWrite {
+        CannotWrite(temp_path(&self.path))
     }
 }
 
@@ -129,8 +127,7 @@ pub(crate) fn for_each_row(
                 bail!("{} line {number}: {what}", path.display());
             }
             last = Some((o.doc_i, o.doc_j));
-            f(o, Some(&reader.buffer()[..used]))
-                .with_context(|| format!("{} line {number}", path.display()))?;
+            f(o, Some(&reader.buffer()[..used])).map_err(|e| super::row_error(e, path, number))?;
             reader.consume(used);
         }
         line.clear();
@@ -184,8 +181,7 @@ pub(crate) fn for_each_row(
         last = Some((o.doc_i, o.doc_j));
         // A row as written that crossed the end of the reader's buffer.
         let written = plain_row(&line).is_some_and(|(_, used)| used == line.len());
-        f(o, written.then_some(line.as_slice()))
-            .with_context(|| format!("{} line {number}", path.display()))?;
+        f(o, written.then_some(line.as_slice())).map_err(|e| super::row_error(e, path, number))?;
     }
     if number == 0 {
         bail!("{} is empty: expected the header {HEADER}", path.display());

@@ -41,7 +41,7 @@ use serde::Serialize;
 use super::docs::{DocTable, DocsReader};
 use super::handles::DocIds;
 use super::manifest::Manifest;
-use super::{ChunkRecord, ExactRecord, Mapped, OutDir, commit, temp_path};
+use super::{CannotWrite, ChunkRecord, ExactRecord, Mapped, OutDir, commit, temp_path};
 
 /// Postings per row group: 1 Mi rows is 16 MiB of buffered values, small
 /// next to any memory budget and large enough for Spark to split on.
@@ -105,15 +105,15 @@ impl Writer {
         let props = Arc::new(WriterProperties::builder().set_compression(Compression::SNAPPY).build());
         let tmp = temp_path(path);
         let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
-        let inner = SerializedFileWriter::new(file, schema, props)
-            .with_context(|| format!("cannot write {}", tmp.display()))?;
+        let inner =
+            SerializedFileWriter::new(file, schema, props).with_context(|| CannotWrite(tmp.clone()))?;
         Ok(Writer { path: path.to_path_buf(), inner })
     }
 
     /// Writes one row group, one column at a time in schema order.
     fn row_group(&mut self, columns: &[Column<'_>]) -> anyhow::Result<()> {
         let tmp = temp_path(&self.path);
-        let err = || format!("cannot write {}", tmp.display());
+        let err = || CannotWrite(tmp.clone());
         let mut group = self.inner.next_row_group().with_context(err)?;
         let mut given = columns.iter();
         while let Some(mut writer) = group.next_column().with_context(err)? {
@@ -134,7 +134,7 @@ impl Writer {
 
     fn finish(self) -> anyhow::Result<()> {
         let tmp = temp_path(&self.path);
-        self.inner.close().with_context(|| format!("cannot write {}", tmp.display()))?;
+        self.inner.close().with_context(|| CannotWrite(tmp))?;
         commit(&self.path)
     }
 }

@@ -114,6 +114,28 @@ pub fn assert_usage_error(args: &[&str], mentions: &[&str]) {
     );
 }
 
+/// Makes `cmd` run with every file it writes limited to `bytes`
+/// (`RLIMIT_FSIZE`), and `SIGXFSZ` ignored, so that a write past the limit
+/// fails with `EFBIG` as a write to a full disk fails with `ENOSPC`: the
+/// command sees a real failing `write`, not one made up for the test.
+pub fn limit_file_size(cmd: &mut Command, bytes: u64) -> &mut Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: between fork and exec the closure calls only setrlimit and
+    // signal, which are async-signal-safe, and touches no memory the
+    // parent's other threads own.
+    unsafe {
+        cmd.pre_exec(move || {
+            let limit = libc::rlimit { rlim_cur: bytes as libc::rlim_t, rlim_max: bytes as libc::rlim_t };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0
+                || libc::signal(libc::SIGXFSZ, libc::SIG_IGN) == libc::SIG_ERR
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    }
+}
+
 /// `path` as a string argument.
 pub fn arg(path: &Path) -> String {
     path.to_str().expect("test paths are UTF-8").to_string()
