@@ -1,6 +1,6 @@
 //! The decompression floor of `overlap fingerprint`: reads every input
 //! through the same byte source the readers use (`overlap::read::gz`, with
-//! the same inflate backend and buffer sizes), and does nothing with the
+//! the same inflate and zstd backends and buffer sizes), and does nothing with the
 //! bytes. `scripts/bench.sh` times it beside the fingerprint stage, so
 //! that the stage's cost is stated as a ratio to merely decompressing the
 //! same files, measured in the same run.

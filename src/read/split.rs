@@ -13,9 +13,13 @@
 //! segment's start; segments' records in order are the file's records in
 //! order, so docIDs stay dense and in input order.
 //!
-//! Only files that look per-record are split: gzip, WARC, and a second
-//! member that starts a record within [`SCAN_BYTES`] of the first cut. A
-//! whole-file gzip member, WET or WARC, is read by one reader as before.
+//! Only files that look per-record are split: gzip or zstd, WARC, and a
+//! second member (or zstd frame) that starts a record within
+//! [`SCAN_BYTES`] of the first cut. A whole-file gzip member or zstd
+//! frame, WET or WARC, is read by one reader as before. A `.warc.zst`
+//! with a dictionary gives every segment the dictionary frame from the
+//! start of the file, read again for each segment (a few hundred KiB
+//! against the segment's 8 MiB).
 //! Two things differ from a reader of the whole file, both only in damaged
 //! data: a record that no member starts is given the offset of the member
 //! it lies in ([`gz::Source::segment`]), and a record cut into two members
@@ -26,9 +30,10 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
-use anyhow::Context;
+use anyhow::{Context, bail};
 use flate2::bufread::GzDecoder;
 
+use super::zst::{self, Frames};
 use super::{InputFormat, ReadOptions, Reader, gz, warc};
 
 /// Nominal compressed size of a segment. Small enough that a 1 GB file
@@ -66,13 +71,13 @@ pub(crate) fn segments(path: &Path, opts: &ReadOptions) -> anyhow::Result<Option
         return Ok(None);
     }
     let mut file = File::open(path).with_context(what)?;
-    if !is_gzip_warc(&mut file, opts).with_context(what)? {
+    let Some(mut framing) = framed_warc(&mut file, opts).with_context(what)? else {
         return Ok(None);
-    }
+    };
     let mut starts = vec![0u64];
     let mut nominal = SEGMENT_BYTES;
     while nominal < len {
-        match boundary(&mut file, nominal, len).with_context(what)? {
+        match boundary(&mut file, nominal, len, &mut framing).with_context(what)? {
             Some(cut) if cut > *starts.last().unwrap_or(&0) => starts.push(cut),
             Some(_) => {}
             // No record starts near the first cut: one member holds many
@@ -94,30 +99,89 @@ pub(crate) fn open_segment(
 ) -> anyhow::Result<Box<dyn Reader>> {
     let what = || format!("cannot read {}", path.display());
     let mut file = File::open(path).with_context(what)?;
+    // A later segment of a .warc.zst starts with the file's dictionary
+    // frame, placed just before the segment so that offsets stay the
+    // file's.
+    let prefix = if segment.start > 0 { dictionary_frame(&mut file).with_context(what)? } else { Vec::new() };
+    let Some(base) = segment.start.checked_sub(prefix.len() as u64) else {
+        bail!("cannot read {}: its dictionary frame is longer than its first segment", path.display());
+    };
     file.seek(SeekFrom::Start(segment.start)).with_context(what)?;
-    let raw = BufReader::with_capacity(gz::BUF_SIZE, file.take(segment.end - segment.start));
-    let src = gz::Source::segment(Box::new(raw), segment.start).with_context(what)?;
+    let data = io::Cursor::new(prefix).chain(file.take(segment.end - segment.start));
+    let raw = BufReader::with_capacity(gz::BUF_SIZE, data);
+    let src = gz::Source::segment(Box::new(raw), base).with_context(what)?;
     Ok(Box::new(warc::WarcReader::new(src, opts.max_record_bytes).knowing(opts.known.clone())))
 }
 
-/// Whether the file is gzip and read as WARC.
-fn is_gzip_warc(file: &mut File, opts: &ReadOptions) -> io::Result<bool> {
-    let mut magic = [0u8; 2];
-    file.seek(SeekFrom::Start(0))?;
-    if file.read_exact(&mut magic).is_err() || magic != [0x1f, 0x8b] {
-        return Ok(false);
+/// How a file that may be split is compressed, with what it takes to
+/// look into one of its members.
+enum Framing {
+    Gzip,
+    /// Zstd frames, decoded with the file's dictionary if it has one.
+    Zstd(Frames),
+}
+
+impl Framing {
+    /// The bytes every member starts with.
+    fn magic(&self) -> &'static [u8] {
+        match self {
+            Framing::Gzip => &[0x1f, 0x8b, 0x08],
+            Framing::Zstd(_) => &zst::FRAME_MAGIC,
+        }
     }
+}
+
+/// How the file is compressed, if it is gzip or zstd and read as WARC
+/// (by `opts.format` or, for `Auto`, by its first member's data).
+fn framed_warc(file: &mut File, opts: &ReadOptions) -> io::Result<Option<Framing>> {
+    let mut head = [0u8; 4];
+    file.seek(SeekFrom::Start(0))?;
+    if file.read_exact(&mut head).is_err() {
+        return Ok(None);
+    }
+    let (mut framing, first) = if head.starts_with(&[0x1f, 0x8b]) {
+        (Framing::Gzip, 0)
+    } else if head == zst::FRAME_MAGIC || head == zst::DICT_FRAME_MAGIC {
+        let dict_frame = dictionary_frame(file)?;
+        let mut frames = Frames::new()?;
+        if let Some(dict) = dict_frame.get(8..) {
+            if frames.load_dictionary(dict).is_err() {
+                return Ok(None);
+            }
+        }
+        (Framing::Zstd(frames), dict_frame.len() as u64)
+    } else {
+        return Ok(None);
+    };
     Ok(match opts.format {
-        InputFormat::Warc => true,
-        InputFormat::Auto => starts_record(file, 0)?,
-        _ => false,
+        InputFormat::Warc => Some(framing),
+        InputFormat::Auto => starts_record(file, first, &mut framing)?.then_some(framing),
+        _ => None,
     })
 }
 
+/// The dictionary frame a zstd file starts with, whole, or nothing when it
+/// has none (or one too large to be read, which its reader reports).
+fn dictionary_frame(file: &mut File) -> io::Result<Vec<u8>> {
+    let mut head = [0u8; 8];
+    file.seek(SeekFrom::Start(0))?;
+    if file.read_exact(&mut head).is_err() || !head.starts_with(&zst::DICT_FRAME_MAGIC) {
+        return Ok(Vec::new());
+    }
+    let size = u32::from_le_bytes([head[4], head[5], head[6], head[7]]);
+    if size > zst::MAX_DICT {
+        return Ok(Vec::new());
+    }
+    let mut frame = head.to_vec();
+    file.take(u64::from(size)).read_to_end(&mut frame)?;
+    Ok(frame)
+}
+
 /// The first offset in `from..` (within [`SCAN_BYTES`], and before `len`)
-/// where a gzip member starts whose data starts a WARC record.
-fn boundary(file: &mut File, from: u64, len: u64) -> io::Result<Option<u64>> {
+/// where a member starts whose data starts a WARC record.
+fn boundary(file: &mut File, from: u64, len: u64, framing: &mut Framing) -> io::Result<Option<u64>> {
     let limit = len.min(from.saturating_add(SCAN_BYTES));
+    let magic = framing.magic();
     let mut at = from;
     let mut buf = vec![0u8; 1 << 16];
     while at < limit {
@@ -129,35 +193,56 @@ fn boundary(file: &mut File, from: u64, len: u64) -> io::Result<Option<u64>> {
         }
         let window = buf.get(..n).unwrap_or_default();
         let mut i = 0;
-        while let Some(j) = memchr::memmem::find(window.get(i..).unwrap_or_default(), &[0x1f, 0x8b, 0x08]) {
+        while let Some(j) = memchr::memmem::find(window.get(i..).unwrap_or_default(), magic) {
             let candidate = at + (i + j) as u64;
-            if starts_record(file, candidate)? {
+            if starts_record(file, candidate, framing)? {
                 return Ok(Some(candidate));
             }
             i += j + 1;
         }
-        // Step back two bytes so that a header across windows is seen.
-        at += (n as u64).saturating_sub(2).max(1);
+        // Step back so that a magic across windows is seen.
+        at += (n as u64).saturating_sub(magic.len() as u64 - 1).max(1);
     }
     Ok(None)
 }
 
-/// Whether a gzip member starts at `offset` and its data starts with a
-/// WARC version line.
-fn starts_record(file: &mut File, offset: u64) -> io::Result<bool> {
+/// Whether a member starts at `offset` and its data starts with a WARC
+/// version line.
+fn starts_record(file: &mut File, offset: u64, framing: &mut Framing) -> io::Result<bool> {
     file.seek(SeekFrom::Start(offset))?;
     let mut raw = BufReader::with_capacity(8 << 10, &mut *file);
-    let head = raw.fill_buf()?;
-    if !gz::plausible_member_header(head) {
-        return Ok(false);
-    }
     let mut out = [0u8; PROBE_BYTES];
-    let mut dec = GzDecoder::new(raw);
     let mut got = 0;
-    while got < out.len() {
-        match dec.read(out.get_mut(got..).unwrap_or_default()) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => got += n,
+    match framing {
+        Framing::Gzip => {
+            if !gz::plausible_member_header(raw.fill_buf()?) {
+                return Ok(false);
+            }
+            let mut dec = GzDecoder::new(raw);
+            while got < out.len() {
+                match dec.read(out.get_mut(got..).unwrap_or_default()) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => got += n,
+                }
+            }
+        }
+        Framing::Zstd(frames) => {
+            if !raw.fill_buf()?.starts_with(&zst::FRAME_MAGIC) {
+                return Ok(false);
+            }
+            frames.start_frame()?;
+            while got < out.len() {
+                let input = raw.fill_buf()?;
+                if input.is_empty() {
+                    break;
+                }
+                let Ok(status) = frames.decode(input, out.get_mut(got..).unwrap_or_default()) else { break };
+                raw.consume(status.bytes_read);
+                got += status.bytes_written;
+                if status.remaining == 0 || status.bytes_read == 0 && status.bytes_written == 0 {
+                    break;
+                }
+            }
         }
     }
     Ok(out.get(..got).is_some_and(|head| head.starts_with(b"WARC/")))
@@ -182,6 +267,7 @@ mod tests {
     use std::io::Write;
 
     use flate2::Compression;
+    use flate2::read::GzDecoder;
     use flate2::write::GzEncoder;
 
     use super::*;
@@ -225,16 +311,63 @@ mod tests {
         let len = bytes.len() as u64;
         for from in [1, 100, 5000, len / 2, len - 10] {
             let want = starts.iter().copied().find(|&s| s >= from);
-            assert_eq!(boundary(&mut file, from, len).unwrap(), want, "from {from}");
+            assert_eq!(boundary(&mut file, from, len, &mut Framing::Gzip).unwrap(), want, "from {from}");
         }
-        assert!(is_gzip_warc(&mut file, &ReadOptions::default()).unwrap());
+        assert!(framed_warc(&mut file, &ReadOptions::default()).unwrap().is_some());
+    }
+
+    /// The records of [`crawl`] as a .warc.zst: a dictionary frame, then
+    /// one frame per record. Returns the file and each frame's offset.
+    fn crawl_zstd(n: usize) -> (Vec<u8>, Vec<u64>) {
+        let (gzip, starts) = crawl(n);
+        let ends = starts.iter().skip(1).copied().chain([gzip.len() as u64]);
+        let records: Vec<Vec<u8>> = starts
+            .iter()
+            .zip(ends)
+            .map(|(&a, b)| {
+                let mut out = Vec::new();
+                GzDecoder::new(&gzip[a as usize..b as usize]).read_to_end(&mut out).unwrap();
+                out
+            })
+            .collect();
+        let dict = zstd::dict::from_samples(&records, 4096).unwrap();
+        let mut out = [&zst::DICT_FRAME_MAGIC[..], &(dict.len() as u32).to_le_bytes(), &dict].concat();
+        let mut c = zstd::bulk::Compressor::with_dictionary(1, &dict).unwrap();
+        c.include_checksum(true).unwrap();
+        let mut offsets = Vec::new();
+        for r in &records {
+            offsets.push(out.len() as u64);
+            out.extend(c.compress(r).unwrap());
+        }
+        (out, offsets)
+    }
+
+    #[test]
+    fn zstd_boundaries_are_frames_that_start_records() {
+        let (bytes, starts) = crawl_zstd(400);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.warc.zst");
+        std::fs::write(&path, &bytes).unwrap();
+        let mut file = File::open(&path).unwrap();
+        let Some(mut framing) = framed_warc(&mut file, &ReadOptions::default()).unwrap() else {
+            panic!("a .warc.zst is split like per-record gzip")
+        };
+        let len = bytes.len() as u64;
+        for from in [1, 100, 5000, len / 2, len - 10] {
+            let want = starts.iter().copied().find(|&s| s >= from);
+            assert_eq!(boundary(&mut file, from, len, &mut framing).unwrap(), want, "from {from}");
+        }
     }
 
     #[test]
     fn segments_read_what_the_whole_file_reads() {
-        let (bytes, starts) = crawl(300);
+        segments_match_the_whole_file("c.warc.gz", crawl(300));
+        segments_match_the_whole_file("c.warc.zst", crawl_zstd(300));
+    }
+
+    fn segments_match_the_whole_file(name: &str, (bytes, starts): (Vec<u8>, Vec<u64>)) {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("c.warc.gz");
+        let path = dir.path().join(name);
         std::fs::write(&path, &bytes).unwrap();
         let opts = ReadOptions::default();
         // Cut at arbitrary record starts, as `segments` does at its
