@@ -124,7 +124,7 @@ fn members(data: &[u8]) {
                     assert!(brk.damaged_from <= delivered, "damage after the data delivered");
                 }
                 // A line that ends at a member start is not the end.
-                None if mode & 3 == 2 && src.peek(1).expect("in-memory read").len() > 0 => {}
+                None if mode & 3 == 2 && !src.peek(1).expect("in-memory read").is_empty() => {}
                 None => break,
             }
         }
@@ -161,10 +161,12 @@ pub fn charset(data: &[u8]) {
     let decoded = crate::extract::charset::decode(body, declared, html);
     // Valid UTF-8 with nothing declared and no byte order mark is UTF-8:
     // the text is the input unchanged.
-    if declared.is_none() && !html && !body.starts_with(b"\xef\xbb\xbf") {
-        if let Ok(text) = std::str::from_utf8(body) {
-            assert_eq!(decoded.text, text, "valid UTF-8 was decoded as {}", decoded.encoding.name());
-        }
+    if declared.is_none()
+        && !html
+        && !body.starts_with(b"\xef\xbb\xbf")
+        && let Ok(text) = std::str::from_utf8(body)
+    {
+        assert_eq!(decoded.text, text, "valid UTF-8 was decoded as {}", decoded.encoding.name());
     }
 }
 

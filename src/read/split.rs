@@ -144,10 +144,10 @@ fn framed_warc(file: &mut File, opts: &ReadOptions) -> io::Result<Option<Framing
     } else if head == zst::FRAME_MAGIC || head == zst::DICT_FRAME_MAGIC {
         let dict_frame = dictionary_frame(file)?;
         let mut frames = Frames::new()?;
-        if let Some(dict) = dict_frame.get(8..) {
-            if frames.load_dictionary(dict).is_err() {
-                return Ok(None);
-            }
+        if let Some(dict) = dict_frame.get(8..)
+            && frames.load_dictionary(dict).is_err()
+        {
+            return Ok(None);
         }
         (Framing::Zstd(frames), dict_frame.len() as u64)
     } else {
