@@ -26,7 +26,9 @@ use overlap::pairs::PairsStats;
 use overlap::pairs::coarse::CoarseCounting;
 use overlap::pairs::prefix::PrefixCounting;
 use overlap::pairs::sort::SortCounting;
-use overlap::pairs::{CoarseVariant, CountInput, Counted, CountingMethod, scan_groups};
+use overlap::pairs::{
+    CoarseVariant, CountInput, Counted, CountingMethod, Criterion as PairCriterion, scan_groups,
+};
 use overlap::progress::Progress;
 use overlap::read::Reader;
 use overlap::read::gz;
@@ -230,6 +232,8 @@ fn pairs(c: &mut Criterion, input: &Input) {
         parts: &parts,
         counted: &counted,
         threshold: THRESHOLD,
+        criterion: PairCriterion::count(THRESHOLD),
+        sizes: None,
         max_df: None,
         memory: 512 << 20,
         scratch: &scratch,

@@ -15,7 +15,7 @@ use crate::chunk::Chunking;
 use crate::exact::{self, ExactConfig};
 use crate::fingerprint::{self, FingerprintConfig, FingerprintStats, PreviousConfig};
 use crate::memory::ByteSize;
-use crate::pairs::{self, CoarseVariant, Method, PairsConfig};
+use crate::pairs::{self, CoarseVariant, Criterion, Method, PairsConfig, Ratio};
 use crate::progress::Progress;
 use crate::read::{InputFormat, ReadOptions};
 use crate::report::{self, FuzzyConfig, ReportConfig};
@@ -262,9 +262,20 @@ struct InputArgs {
 
 #[derive(Args, Debug)]
 struct CountArgs {
-    /// T: keep document pairs sharing at least this many chunk fingerprints.
-    #[arg(short = 'T', long, value_name = "N", default_value_t = 15, value_parser = parse_positive)]
-    threshold: u32,
+    /// T: keep document pairs sharing at least this many chunk fingerprints (default: 15; 1 with
+    /// --jaccard or --containment).
+    #[arg(short = 'T', long, value_name = "N", value_parser = parse_positive)]
+    threshold: Option<u32>,
+    /// Keep only pairs whose chunk sets A and B have a Jaccard similarity |A ∩ B| / |A ∪ B| of
+    /// at least J (above 0, at most 1, up to 4 decimals), decided exactly; overlap.csv gains a
+    /// `jaccard` column.
+    #[arg(long, value_name = "J", value_parser = parse_ratio)]
+    jaccard: Option<Ratio>,
+    /// Keep only pairs whose chunk sets A and B have a containment |A ∩ B| / min(|A|, |B|) of
+    /// at least C (above 0, at most 1, up to 4 decimals), decided exactly; overlap.csv gains a
+    /// `containment` column.
+    #[arg(long, value_name = "C", value_parser = parse_ratio)]
+    containment: Option<Ratio>,
     /// Counting method: `sort` (the paper's sort-based method), `coarse` (coarse counting
     /// with counter arrays and bitmaps of heavy buckets), `prefix` (prefix filtering: candidates
     /// from each document's rarest fingerprints, verified by list intersection), or `auto`
@@ -345,6 +356,10 @@ fn parse_coarse(s: &str) -> Result<CoarseVariant, String> {
 }
 
 fn parse_method(s: &str) -> Result<Method, String> {
+    s.parse()
+}
+
+fn parse_ratio(s: &str) -> Result<Ratio, String> {
     s.parse()
 }
 
@@ -432,8 +447,10 @@ impl CountArgs {
             Method::Auto(_) => Method::Auto(self.coarse),
             method @ (Method::Sort | Method::Prefix) => method,
         };
+        let similarity = self.jaccard.is_some() || self.containment.is_some();
+        let threshold = self.threshold.unwrap_or(if similarity { 1 } else { 15 });
         PairsConfig {
-            threshold: self.threshold,
+            criterion: Criterion { threshold, jaccard: self.jaccard, containment: self.containment },
             method,
             counters: self.counters.map(u64::from),
             max_df: self.max_df,

@@ -108,6 +108,7 @@ fn scoped_reference(
         exact_center: vec![None; n],
         shared: Vec::new(),
         stops: BTreeMap::new(),
+        sizes: vec![0; n],
     };
     let mut stops = Vec::new();
     for ids in members.values() {
@@ -117,6 +118,7 @@ fn scoped_reference(
             whole.lines[i] = part.lines[x];
             whole.chunks[i] = part.chunks[x];
             whole.exact_center[i] = part.exact_center[x].map(|c| ids[c]);
+            whole.sizes[i] = part.sizes[x];
         }
         whole.shared.extend(part.shared.iter().map(|&(a, b, f)| (ids[a], ids[b], f)));
         stops.extend(part.stops.into_iter().map(|(text, df)| (df, text)));
@@ -166,6 +168,18 @@ fn check(dir: &Path, docs: &[(usize, JsonDoc)], scope: &str, t: usize, max_df: O
             got.sort();
             assert_eq!(got, stops, "{what}: stop chunks (df, text)");
         }
+        // A Jaccard criterion divides by set sizes that leave out the stop
+        // chunks of the document's own scope.
+        args.extend(["--jaccard", "0.4"]);
+        overlap_ok(&args);
+        let (header, rows) = read_csv(&out.join("overlap.csv"));
+        assert_eq!(header, ["doc_i", "doc_j", "shared", "jaccard"], "{what} --jaccard 0.4");
+        let got: Vec<(usize, usize, usize)> = rows
+            .iter()
+            .map(|r| (r[0].parse().unwrap(), r[1].parse().unwrap(), r[2].parse().unwrap()))
+            .collect();
+        let want = reference.similar(t, Some(4000), None);
+        assert!(got == want, "{what} --jaccard 0.4: {}", table_diff(&got, &want));
     }
     let stats = read_stats(&out);
     let scopes: std::collections::BTreeSet<&str> = docs

@@ -37,7 +37,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::{CountInput, GroupStats, Overlap, PairsStats, for_each_group, scan_groups, stop};
+use super::{CountInput, Criterion, GroupStats, Overlap, PairsStats, for_each_group, scan_groups, stop};
 use crate::store::docs::{DocTable, for_each_doc};
 use crate::store::handles::{DocIds, SAME_TEXT, WAS_CENTER};
 use crate::store::overlap::{OverlapWriter, for_each_row};
@@ -63,7 +63,11 @@ pub(crate) struct DeltaStats {
 
 /// The previous analysis to count from, or why every pair is counted
 /// although there is one.
-pub(crate) fn previous(manifest: &Manifest, threshold: u32) -> Result<Previous, String> {
+pub(crate) fn previous(manifest: &Manifest, criterion: &Criterion) -> Result<Previous, String> {
+    let threshold = criterion.threshold;
+    if criterion.needs_sizes() {
+        return Err("a similarity criterion (--jaccard, --containment) counts every pair".into());
+    }
     let Some(chain) = &manifest.chain else { return Err("no previous analysis".into()) };
     let old = OutDir::new(&chain.previous_canonical);
     match old.analysis_key(&crate::fingerprint::CARRIED_STAGES) {
@@ -78,6 +82,9 @@ pub(crate) fn previous(manifest: &Manifest, threshold: u32) -> Result<Previous, 
     let Some(counted) = old_manifest.pairs else {
         return Err(format!("{} has no pairs", chain.previous));
     };
+    if counted.jaccard.is_some() || counted.containment.is_some() {
+        return Err(format!("{} kept only pairs above a similarity threshold", chain.previous));
+    }
     if threshold < counted.threshold {
         return Err(format!("T = {threshold} is below the previous analysis's T = {}", counted.threshold));
     }
@@ -560,6 +567,8 @@ mod tests {
                     parts: &c.parts,
                     counted: &counted,
                     threshold,
+                    criterion: Criterion::count(threshold),
+                    sizes: None,
                     max_df: None,
                     memory: 1 << 30,
                     scratch: dir.path(),
@@ -610,6 +619,8 @@ mod tests {
             parts: &c.parts,
             counted: &counted,
             threshold: 2,
+            criterion: Criterion::count(2),
+            sizes: None,
             max_df: None,
             memory,
             scratch: dir.path(),

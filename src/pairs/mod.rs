@@ -1,5 +1,7 @@
 //! The pairs stage: the Overlap table, every document pair (i, j), i < j,
-//! sharing F >= T chunk fingerprints, sorted by (i, j).
+//! sharing F >= T chunk fingerprints, sorted by (i, j); with `--jaccard`
+//! or `--containment`, only the pairs whose chunk sets are that similar
+//! too ([`criterion`]).
 //!
 //! Every counting method is one file here and sees the same input: the
 //! sorted FPrint-DocID partitions, with the non-center copies of exact
@@ -9,8 +11,10 @@
 
 pub(crate) mod aggregate;
 pub mod coarse;
+pub mod criterion;
 mod delta;
 pub mod prefix;
+mod sizes;
 pub mod sort;
 mod stats;
 pub(crate) mod stop;
@@ -21,6 +25,7 @@ use std::str::FromStr;
 use rayon::prelude::*;
 
 pub use coarse::CoarseVariant;
+pub use criterion::{Criterion, Ratio};
 pub use stats::{AutoStats, PairsStats};
 
 use crate::exact;
@@ -29,9 +34,10 @@ use crate::stage::{Outcome, Stage};
 pub use crate::store::Overlap;
 use crate::store::handles::DocIds;
 use crate::store::manifest::PairsSettings;
-use crate::store::overlap::OverlapWriter;
+use crate::store::overlap::{Columns, OverlapWriter};
 use crate::store::scopes::{Scope, ScopeId};
 use crate::store::{self, Center, ChunkRecord, Manifest, Mapped, OutDir};
+use criterion::Measures;
 
 pub(crate) const STAGE: &str = "pairs";
 
@@ -84,8 +90,8 @@ impl FromStr for Method {
 
 #[derive(Clone, Debug)]
 pub(crate) struct PairsConfig {
-    /// T: the least number of shared fingerprints a pair needs.
-    pub threshold: u32,
+    /// What a pair needs: T shared fingerprints, and the similarity asked.
+    pub criterion: Criterion,
     pub method: Method,
     /// Counters per coarse-counting array, instead of the default sizing.
     pub counters: Option<u64>,
@@ -101,7 +107,14 @@ pub struct CountInput<'a> {
     pub parts: &'a [PathBuf],
     /// Which documents are counted.
     pub counted: &'a Counted,
+    /// T: every method counts the pairs with F >= T.
     pub threshold: u32,
+    /// The whole rule; a method may use its similarity bounds to generate
+    /// fewer candidates, and the stage keeps only the pairs that pass it.
+    pub criterion: Criterion,
+    /// Each counted document's set size, by row, when the criterion needs
+    /// it ([`sizes`]).
+    pub sizes: Option<&'a [u32]>,
     /// Fingerprints shared by more counted documents than this are stop
     /// chunks: left out of counting.
     pub max_df: Option<u32>,
@@ -114,7 +127,9 @@ pub struct CountInput<'a> {
 /// A way of counting the Overlap table.
 pub trait CountingMethod {
     /// Calls `emit` for every pair with F >= T, in (i, j) order, and fills
-    /// the method's counters in `stats`.
+    /// the method's counters in `stats`. It may leave out pairs that do not
+    /// pass the input's similarity criterion, and may emit them: the stage
+    /// keeps only the pairs that pass.
     fn count(
         &self,
         input: &CountInput<'_>,
@@ -309,6 +324,10 @@ fn choose(input: &CountInput<'_>, cfg: &PairsConfig) -> anyhow::Result<Chosen> {
             auto.prefix_work = Some(index.work());
             if index.work() < budget {
                 (prefix(Some(index)), "prefix", Some(auto))
+            } else if input.criterion.needs_sizes() && input.threshold == 1 {
+                // At T = 1 every touched bucket is heavy: coarse counting
+                // would be sort with extra passes.
+                (sort(Some(p)), "sort", Some(auto))
             } else {
                 (coarse(variant, Some(p)), "coarse", Some(auto))
             }
@@ -322,24 +341,26 @@ pub(crate) fn run(
     cfg: &PairsConfig,
     progress: &Progress,
 ) -> anyhow::Result<Outcome<PairsStats>> {
+    let criterion = cfg.criterion;
     let flags = [
-        cfg.threshold.to_string(),
+        criterion.threshold.to_string(),
+        format!("{:?}/{:?}", criterion.jaccard, criterion.containment),
         format!("{:?}", cfg.method),
         format!("{:?}", cfg.counters),
         format!("{:?}", cfg.max_df),
     ];
     let key = Stage::chained_key(out, STAGE, exact::STAGE, &flags.each_ref().map(String::as_str))?;
+    let threshold = criterion.threshold;
     let Some(stage) = Stage::begin(out, STAGE, key, progress)? else {
         return Ok(Outcome::UpToDate);
     };
     let scratch = stage.scratch()?;
     let mut manifest = Manifest::read(out)?;
-    if manifest.chunk == "doc" && cfg.threshold > 1 {
+    if manifest.chunk == "doc" && threshold > 1 {
         progress.warn(&format!(
-            "--chunk doc gives each document one chunk, so no two documents share {} of them: -T {} \
-             finds no pair (documents sharing their one chunk have the same text, and are exact copies; \
-             use a line or word chunking for near-replicas)",
-            cfg.threshold, cfg.threshold
+            "--chunk doc gives each document one chunk, so no two documents share {threshold} of them: \
+             -T {threshold} finds no pair (documents sharing their one chunk have the same text, and are \
+             exact copies; use a line or word chunking for near-replicas)"
         ));
     }
 
@@ -348,16 +369,29 @@ pub(crate) fn run(
         _ => Counted::open(&out.centers())?.in_scopes(&out.scopes())?,
     };
     let parts = out.fprint_parts()?;
+    let sizes = match criterion.needs_sizes() {
+        true => Some(sizes::sizes(&parts, &counted, cfg.max_df)?),
+        false => None,
+    };
     let input = CountInput {
         parts: &parts,
         counted: &counted,
-        threshold: cfg.threshold,
+        threshold,
+        criterion,
+        sizes: sizes.as_deref(),
         max_df: cfg.max_df,
         memory: cfg.memory,
         scratch: &scratch,
         progress,
     };
-    let mut stats = PairsStats { threshold: cfg.threshold, max_df: cfg.max_df, ..PairsStats::default() };
+    let mut stats = PairsStats {
+        threshold,
+        jaccard: criterion.jaccard.map(|q| q.to_string()),
+        containment: criterion.containment.map(|q| q.to_string()),
+        criterion: criterion.describe(),
+        max_df: cfg.max_df,
+        ..PairsStats::default()
+    };
     let mut outputs = vec![out.overlap()];
     match cfg.max_df {
         Some(max_df) => {
@@ -371,12 +405,12 @@ pub(crate) fn run(
     }
     // Methods count rows; the table shows docIDs, in the same order.
     let doc_ids = DocIds::open(out, &manifest)?;
-    let mut table = OverlapWriter::create(&out.overlap())?;
+    let mut table = OverlapWriter::create(&out.overlap(), Columns::of(&criterion))?;
     // An analysis carried forward counts only what changed, unless a
     // method was asked for.
     let mut counted_change = false;
     if manifest.chain.is_some() && matches!(cfg.method, Method::Auto(_)) {
-        match delta::previous(&manifest, cfg.threshold) {
+        match delta::previous(&manifest, &criterion) {
             Ok(prev) => match delta::count(&prev, out, &input, &doc_ids, &mut stats, &mut table)? {
                 Ok(figures) => {
                     stats.method = "delta".into();
@@ -395,16 +429,29 @@ pub(crate) fn run(
         stats.method_auto = auto.is_some();
         stats.auto = auto;
         let mut emit = |o: Overlap| {
-            table.push(Overlap {
-                doc_i: doc_ids.doc_id(o.doc_i),
-                doc_j: doc_ids.doc_id(o.doc_j),
-                shared: o.shared,
-            })
+            let measures = match input.sizes {
+                None => Measures::default(),
+                Some(sizes) => {
+                    let (a, b) = (sizes[o.doc_i as usize], sizes[o.doc_j as usize]);
+                    if !criterion.passes(o.shared, a, b) {
+                        return Ok(());
+                    }
+                    criterion.measures(o.shared, a, b)
+                }
+            };
+            let row =
+                Overlap { doc_i: doc_ids.doc_id(o.doc_i), doc_j: doc_ids.doc_id(o.doc_j), shared: o.shared };
+            table.push_measured(row, measures)
         };
         method.count(&input, &mut stats, &mut emit)?;
     }
     stats.pairs_emitted = table.finish()?;
-    manifest.pairs = Some(PairsSettings { threshold: cfg.threshold, max_df: cfg.max_df });
+    manifest.pairs = Some(PairsSettings {
+        threshold,
+        max_df: cfg.max_df,
+        jaccard: criterion.jaccard.map(|q| q.to_string()),
+        containment: criterion.containment.map(|q| q.to_string()),
+    });
     manifest.write(out)?;
     stage.finish(&mut stats, &outputs)?;
     Ok(Outcome::Ran(stats))

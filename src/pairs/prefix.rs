@@ -21,6 +21,18 @@
 //! 4. each candidate is verified by intersecting the two lists, in
 //!    parallel, in (i, j) order.
 //!
+//! With a similarity criterion (`--jaccard`, `--containment`, see
+//! [`super::criterion`]) the same lists give the set-similarity join of
+//! Bayardo, Ma & Srikant and Xiao et al.'s PPJoin: a document's unshared
+//! chunks (in no other counted document of its scope) can never be common,
+//! so they count as the rarest and sit before its list; the overlap a pair
+//! needs grows with the documents' sizes, which shortens prefixes; a
+//! document's prefix is indexed as far as it may be the larger of a pair,
+//! and marked where it may be the smaller (a shorter prefix, since the
+//! smaller of two sets needs the larger share); a pair is a candidate only
+//! at a chunk in the smaller document's marked prefix, and only when
+//! their sizes can reach the Jaccard threshold at all.
+//!
 //! Boilerplate chunks have the highest document frequencies, so they fall
 //! in the last T - 1 entries of short lists and generate no pairs there;
 //! rare chunks, the ones that show copying, are what prefixes are made of.
@@ -63,13 +75,42 @@ impl Record for DocPosting {
     }
 }
 
+/// One entry of the prefix index under a similarity criterion: a chunk in
+/// a document's prefix, and whether it is also in the shorter prefix the
+/// document has as the smaller of a pair. Scratch record kind 15, 16 bytes:
+/// `fprint: u64`, `doc: u32`, `as_smaller: u32` (0 or 1). Ordered by
+/// fingerprint, then document, as the FPrint-DocID files are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct PrefixEntry {
+    fprint: u64,
+    doc: u32,
+    as_smaller: u32,
+}
+
+impl Record for PrefixEntry {
+    const KIND: u32 = 15;
+    const SIZE: usize = 16;
+    fn encode(&self, out: &mut [u8]) {
+        out[..8].copy_from_slice(&self.fprint.to_le_bytes());
+        out[8..12].copy_from_slice(&self.doc.to_le_bytes());
+        out[12..16].copy_from_slice(&self.as_smaller.to_le_bytes());
+    }
+    fn decode(b: &[u8]) -> Self {
+        let mut f = [0u8; 8];
+        f.copy_from_slice(&b[..8]);
+        let u32_at = |at: usize| u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
+        PrefixEntry { fprint: u64::from_le_bytes(f), doc: u32_at(8), as_smaller: u32_at(12) }
+    }
+}
+
 /// What a prefix-filtering run reports in stats.json (`pairs.prefix`).
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub(crate) struct PrefixStats {
     /// Shared fingerprints of counted documents, summed over documents.
     pub postings: u64,
-    /// Documents with at least T shared fingerprints: the only ones that
-    /// can be in the table; and the postings of their lists.
+    /// Documents with at least T shared fingerprints (under a similarity
+    /// criterion, at least the overlap their size needs): the only ones
+    /// that can be in the table; and the postings of their lists.
     pub long_documents: u64,
     pub postings_in_long_lists: u64,
     /// Postings in the prefixes of those documents.
@@ -78,7 +119,8 @@ pub(crate) struct PrefixStats {
     /// them (each verified by intersecting two lists).
     pub candidate_instances: u64,
     pub candidates: u64,
-    /// Candidates with F < T.
+    /// Candidates that do not pass the criterion (F < T, or below the
+    /// similarity threshold).
     pub false_positives: u64,
 }
 
@@ -113,24 +155,71 @@ impl PrefixIndex {
         store::remove_file_if_exists(&postings)?;
 
         // The prefix index sorted by fingerprint, counting the candidate
-        // instances its groups will generate.
+        // instances its groups will generate (every pair of a group: under
+        // a similarity criterion, an upper bound).
         let prefixes = scratch.join("prefixes.fpd");
-        let mut w =
-            RecordWriter::<ChunkRecord>::create(&prefixes, Header::new::<ChunkRecord>("", true, 0, 1))?;
-        let mut run = (None, 0u64);
-        store::sort::sorted(&Mapped::<ChunkRecord>::open(&unsorted)?, input.memory / 2, scratch, |r| {
-            if run.0 != Some(r.fprint) {
-                figures.candidate_instances += run.1 * run.1.saturating_sub(1) / 2;
-                run = (Some(r.fprint), 0);
-            }
-            run.1 += 1;
-            w.push(&r)
-        })?;
-        figures.candidate_instances += run.1 * run.1.saturating_sub(1) / 2;
-        w.finish()?;
+        figures.candidate_instances = if input.criterion.needs_sizes() {
+            sort_index::<PrefixEntry>(input, &unsorted, &prefixes, |e| e.fprint)?
+        } else {
+            sort_index::<ChunkRecord>(input, &unsorted, &prefixes, |r| r.fprint)?
+        };
         store::remove_file_if_exists(&unsorted)?;
         scratch_bytes += file_len(&prefixes);
         Ok(PrefixIndex { lists, prefixes, starts, groups, figures, scratch_bytes, distinct_estimate: None })
+    }
+
+    /// Calls `f` with every candidate instance (a pair, packed) the prefix
+    /// groups generate, the same pair once per group it is generated in.
+    fn for_each_candidate(
+        &self,
+        input: &CountInput<'_>,
+        mut f: impl FnMut(u64) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        let Some(sizes) = input.sizes else {
+            // The prefix index is a sorted FPrint-DocID file of counted
+            // documents: its groups are read like the partitions'.
+            scan_groups(&self.prefixes, input.counted, |docs, _| {
+                for (x, &i) in docs.iter().enumerate() {
+                    for &j in &docs[x + 1..] {
+                        f(pack(i, j))?;
+                    }
+                }
+                Ok(())
+            })?;
+            return Ok(());
+        };
+        let criterion = &input.criterion;
+        let entries = Mapped::<PrefixEntry>::open(&self.prefixes)?;
+        let mut group: Vec<(u32, u32, u32, bool)> = Vec::new();
+        let mut flush = |group: &mut Vec<(u32, u32, u32, bool)>| -> anyhow::Result<()> {
+            // Within one scope, by size: the partners whose size can pass
+            // with a document's are the ones after it, up to the first too
+            // large.
+            group.sort_unstable();
+            for (x, &(scope, a, i, as_smaller)) in group.iter().enumerate() {
+                if !as_smaller {
+                    continue;
+                }
+                for &(other_scope, b, j, _) in &group[x + 1..] {
+                    if other_scope != scope || !criterion.sizes_can_pass(a, b) {
+                        break;
+                    }
+                    f(pack(i.min(j), i.max(j)))?;
+                }
+            }
+            group.clear();
+            Ok(())
+        };
+        let mut current = None;
+        for e in entries.iter() {
+            if current != Some(e.fprint) {
+                flush(&mut group)?;
+                current = Some(e.fprint);
+            }
+            let scope = input.counted.scope(e.doc);
+            group.push((scope, sizes[e.doc as usize], e.doc, e.as_smaller != 0));
+        }
+        flush(&mut group)
     }
 
     /// The work left, in list entries read: every candidate instance is
@@ -154,12 +243,8 @@ impl PrefixIndex {
     /// candidate instances, which the caller bounds.
     pub(crate) fn estimate_candidates(&mut self, input: &CountInput<'_>) -> anyhow::Result<u64> {
         let mut sketch = HyperLogLog::new();
-        scan_groups(&self.prefixes, input.counted, |docs, _| {
-            for (x, &i) in docs.iter().enumerate() {
-                for &j in &docs[x + 1..] {
-                    sketch.add(pack(i, j));
-                }
-            }
+        self.for_each_candidate(input, |pair| {
+            sketch.add(pair);
             Ok(())
         })?;
         let estimate = sketch.estimate().min(self.figures.candidate_instances);
@@ -179,21 +264,15 @@ impl PrefixIndex {
         stats: &mut PairsStats,
         emit: &mut dyn FnMut(Overlap) -> anyhow::Result<()>,
     ) -> anyhow::Result<()> {
-        let t = input.threshold as usize;
         self.groups.fill(stats);
         let runs = RunDir::new(input.scratch);
         let mut builder = RunBuilder::new(aggregate::buffer_pairs(input.memory), &runs);
-        // The prefix index is a sorted FPrint-DocID file of counted
-        // documents: its groups are read like the partitions'.
-        scan_groups(&self.prefixes, input.counted, |docs, _| {
-            for (x, &i) in docs.iter().enumerate() {
-                for &j in &docs[x + 1..] {
-                    builder.push(pack(i, j))?;
-                }
-            }
-            Ok(())
-        })?;
+        self.for_each_candidate(input, |pair| builder.push(pair))?;
         store::remove_file_if_exists(&self.prefixes)?;
+        let passes = |i: u32, j: u32, f: u32| match input.sizes {
+            None => f >= input.threshold,
+            Some(sizes) => input.criterion.passes(f, sizes[i as usize], sizes[j as usize]),
+        };
 
         let lists = Mapped::<DocPosting>::open(&self.lists)?;
         let verifier = Verifier { lists: &lists, starts: &self.starts };
@@ -202,9 +281,10 @@ impl PrefixIndex {
         let mut verify = |batch: &mut Vec<u64>, emit: &mut dyn FnMut(Overlap) -> anyhow::Result<()>| {
             let shared: Vec<u32> = batch.par_iter().map(|&pair| verifier.shared(pair)).collect();
             for (&pair, &f) in batch.iter().zip(&shared) {
-                if f as usize >= t {
+                let (i, j) = ((pair >> 32) as u32, pair as u32);
+                if passes(i, j, f) {
                     true_pairs += 1;
-                    emit(Overlap { doc_i: (pair >> 32) as u32, doc_j: pair as u32, shared: f })?;
+                    emit(Overlap { doc_i: i, doc_j: j, shared: f })?;
                 }
             }
             batch.clear();
@@ -281,10 +361,43 @@ fn write_postings(input: &CountInput<'_>, path: &Path) -> anyhow::Result<GroupSt
     Ok(groups)
 }
 
+/// Sorts `unsorted` into `sorted` and returns the candidate instances its
+/// groups (records of one fingerprint) generate at most.
+fn sort_index<R: Record + Ord>(
+    input: &CountInput<'_>,
+    unsorted: &Path,
+    sorted: &Path,
+    fprint: impl Fn(&R) -> u64,
+) -> anyhow::Result<u64> {
+    let mut w = RecordWriter::<R>::create(sorted, Header::new::<R>("", true, 0, 1))?;
+    let mut instances = 0u64;
+    let mut run = (None, 0u64);
+    store::sort::sorted(&Mapped::<R>::open(unsorted)?, input.memory / 2, input.scratch, |r| {
+        if run.0 != Some(fprint(&r)) {
+            instances += run.1 * run.1.saturating_sub(1) / 2;
+            run = (Some(fprint(&r)), 0);
+        }
+        run.1 += 1;
+        w.push(&r)
+    })?;
+    instances += run.1 * run.1.saturating_sub(1) / 2;
+    w.finish()?;
+    Ok(instances)
+}
+
+/// Where a prefix index entry goes: plain fingerprint records for F >= T,
+/// entries marked for the smaller document's prefix under a similarity
+/// criterion.
+enum IndexWriter {
+    Count(RecordWriter<ChunkRecord>),
+    Similar(RecordWriter<PrefixEntry>),
+}
+
 /// Sorts the postings into per-document lists, keeps the lists of
-/// documents with at least T entries (in `lists`), writes their prefixes
-/// (in `prefixes`), and returns where each document's list starts: entry
-/// `d` to `d + 1` of the result, 8 bytes per document.
+/// documents that can pass with some partner (at least T entries, or the
+/// overlap their size needs) in `lists`, writes their prefixes (in
+/// `prefixes`), and returns where each document's list starts: entry `d`
+/// to `d + 1` of the result, 8 bytes per document.
 fn write_lists(
     input: &CountInput<'_>,
     postings: &Path,
@@ -292,11 +405,33 @@ fn write_lists(
     prefixes: &Path,
     figures: &mut PrefixStats,
 ) -> anyhow::Result<Vec<u64>> {
-    let t = input.threshold as usize;
     let documents = input.counted.documents();
     let mut starts = vec![0u64; documents + 1];
     let mut lw = RecordWriter::<DocPosting>::create(lists, Header::new::<DocPosting>("", true, 0, 1))?;
-    let mut pw = RecordWriter::<ChunkRecord>::create(prefixes, Header::new::<ChunkRecord>("", false, 0, 1))?;
+    let mut pw = match input.sizes {
+        None => {
+            IndexWriter::Count(RecordWriter::create(prefixes, Header::new::<ChunkRecord>("", false, 0, 1))?)
+        }
+        Some(_) => {
+            IndexWriter::Similar(RecordWriter::create(prefixes, Header::new::<PrefixEntry>("", false, 0, 1))?)
+        }
+    };
+    // The overlap a document needs with any partner, and as the smaller
+    // of a pair; its unshared chunks come before its list (l entries of
+    // its a chunks), so a prefix of the whole set of length a - o + 1 is
+    // l - o + 1 entries of the list.
+    let needs = |doc: usize| -> (usize, usize) {
+        match input.sizes {
+            None => (input.threshold as usize, input.threshold as usize),
+            Some(sizes) => {
+                let a = sizes[doc];
+                (
+                    input.criterion.least_overlap(a) as usize,
+                    input.criterion.least_overlap_as_smaller(a) as usize,
+                )
+            }
+        }
+    };
     let mut list: Vec<DocPosting> = Vec::new();
     // Documents before `next` have their start set.
     let mut next = 0usize;
@@ -307,7 +442,8 @@ fn write_lists(
             anyhow::bail!("docID {doc} in the fingerprint partitions is beyond the {documents} documents");
         }
         figures.postings += list.len() as u64;
-        if list.len() >= t {
+        let (any, as_smaller) = needs(doc);
+        if list.len() >= any.max(1) {
             let here = lw.count();
             starts[next..=doc].fill(here);
             for p in list.iter() {
@@ -317,10 +453,21 @@ fn write_lists(
             next = doc + 1;
             figures.long_documents += 1;
             figures.postings_in_long_lists += list.len() as u64;
-            let prefix = list.len() - t + 1;
+            let prefix = list.len() - any.max(1) + 1;
             figures.prefix_postings += prefix as u64;
-            for p in &list[..prefix] {
-                pw.push(&ChunkRecord { fprint: p.fprint, doc: p.doc })?;
+            match &mut pw {
+                IndexWriter::Count(pw) => {
+                    for p in &list[..prefix] {
+                        pw.push(&ChunkRecord { fprint: p.fprint, doc: p.doc })?;
+                    }
+                }
+                IndexWriter::Similar(pw) => {
+                    let smaller = (list.len() + 1).saturating_sub(as_smaller.max(1));
+                    for (k, p) in list[..prefix].iter().enumerate() {
+                        let as_smaller = u32::from(k < smaller);
+                        pw.push(&PrefixEntry { fprint: p.fprint, doc: p.doc, as_smaller })?;
+                    }
+                }
             }
         }
         list.clear();
@@ -338,7 +485,10 @@ fn write_lists(
     let end = lw.count();
     starts[next..].fill(end);
     lw.finish()?;
-    pw.finish()?;
+    match pw {
+        IndexWriter::Count(pw) => pw.finish()?,
+        IndexWriter::Similar(pw) => pw.finish()?,
+    };
     Ok(starts)
 }
 

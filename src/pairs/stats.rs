@@ -14,6 +14,13 @@ pub struct PairsStats {
     /// Whether `--method auto` chose it.
     pub method_auto: bool,
     pub threshold: u32,
+    /// `--jaccard` and `--containment`, when given, as decimals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jaccard: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub containment: Option<String>,
+    /// The whole rule in words: `F >= 15`, `Jaccard >= 0.8 and F >= 1`.
+    pub criterion: String,
     /// FPrint-DocID records of non-center copies, dropped before counting.
     pub fingerprints_removed: u64,
     /// Fingerprints shared by two or more counted documents.
@@ -25,7 +32,7 @@ pub struct PairsStats {
     pub pairs_generated: u64,
     /// Distinct document pairs sharing at least one fingerprint.
     pub distinct_pairs: u64,
-    /// Rows of the Overlap table (F >= T).
+    /// Rows of the Overlap table (the pairs that pass the criterion).
     pub pairs_emitted: u64,
     /// `--max-df`, when given.
     pub max_df: Option<u32>,
@@ -78,10 +85,17 @@ pub struct AutoStats {
 
 impl Summary for PairsStats {
     fn summary(&self) -> String {
+        let kept = if self.jaccard.is_some() || self.containment.is_some() {
+            format!("{} {}", count(self.pairs_emitted, "pair passes", "pairs pass"), self.criterion)
+        } else {
+            format!(
+                "{} >= {}",
+                count(self.pairs_emitted, "pair shares", "pairs share"),
+                count(u64::from(self.threshold), "fingerprint", "fingerprints")
+            )
+        };
         format!(
-            "pairs: {} >= {} ({} generated, method {}) in {:.1} s",
-            count(self.pairs_emitted, "pair shares", "pairs share"),
-            count(u64::from(self.threshold), "fingerprint", "fingerprints"),
+            "pairs: {kept} ({} generated, method {}) in {:.1} s",
             count(self.pairs_generated, "pair", "pairs"),
             self.method,
             self.seconds

@@ -120,6 +120,11 @@ impl ReadSettings {
 pub(crate) struct PairsSettings {
     pub threshold: u32,
     pub max_df: Option<u32>,
+    /// `--jaccard` and `--containment` as given (decimals), when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jaccard: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub containment: Option<String>,
 }
 
 /// One input: its identity and its docIDs.
@@ -314,7 +319,7 @@ mod tests {
                 carried_inputs,
             }),
             exact: None,
-            pairs: Some(PairsSettings { threshold: 15, max_df: None }),
+            pairs: Some(PairsSettings { threshold: 15, max_df: None, jaccard: None, containment: None }),
         }
     }
 

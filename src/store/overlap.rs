@@ -1,11 +1,13 @@
 //! The Overlap table, `overlap.csv`: `doc_i,doc_j,shared`, one row per
 //! document pair with i < j sharing F >= T chunk fingerprints, sorted by
 //! (i, j). Both documents are exact-group centers (copies are removed
-//! before counting).
+//! before counting). A run with `--jaccard` or `--containment` keeps only
+//! the pairs that pass it and adds a `jaccard` and/or a `containment`
+//! column (in that order), each with six decimals (`0.812500`, `1.000000`).
 //!
 //! Written with plain formatting rather than through the CSV writer: it is
-//! the one table that grows with the pairs, three numbers a row that never
-//! need quoting.
+//! the one table that grows with the pairs, numbers that never need
+//! quoting.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Write};
@@ -14,8 +16,48 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 
 use super::{CannotWrite, commit, temp_path};
+use crate::pairs::criterion::Criterion;
+pub use crate::pairs::criterion::Measures;
 
 const HEADER: &str = "doc_i,doc_j,shared";
+
+/// The similarity columns after `shared`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Columns {
+    pub jaccard: bool,
+    pub containment: bool,
+}
+
+impl Columns {
+    /// The columns a criterion's table has.
+    pub(crate) fn of(criterion: &Criterion) -> Columns {
+        Columns { jaccard: criterion.jaccard.is_some(), containment: criterion.containment.is_some() }
+    }
+
+    fn header(self) -> String {
+        let mut h = HEADER.to_string();
+        if self.jaccard {
+            h.push_str(",jaccard");
+        }
+        if self.containment {
+            h.push_str(",containment");
+        }
+        h
+    }
+
+    /// The columns a header names, if it is one of the table's.
+    fn from_header(line: &[u8]) -> Option<Columns> {
+        let rest = line.strip_prefix(HEADER.as_bytes())?;
+        [(false, false), (true, false), (false, true), (true, true)]
+            .into_iter()
+            .map(|(jaccard, containment)| Columns { jaccard, containment })
+            .find(|c| c.header().as_bytes()[HEADER.len()..] == *rest)
+    }
+
+    fn extra(self) -> usize {
+        usize::from(self.jaccard) + usize::from(self.containment)
+    }
+}
 
 /// One Overlap-table row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -31,28 +73,51 @@ pub(crate) struct OverlapWriter {
     path: PathBuf,
     out: BufWriter<File>,
     numbers: [itoa::Buffer; 3],
+    columns: Columns,
     rows: u64,
 }
 
 impl OverlapWriter {
-    pub(crate) fn create(path: &Path) -> anyhow::Result<OverlapWriter> {
+    pub(crate) fn create(path: &Path, columns: Columns) -> anyhow::Result<OverlapWriter> {
         let tmp = temp_path(path);
         let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
         let mut w = OverlapWriter {
             path: path.to_path_buf(),
             out: BufWriter::with_capacity(1 << 16, file),
             numbers: Default::default(),
+            columns,
             rows: 0,
         };
         w.out
-            .write_all(HEADER.as_bytes())
+            .write_all(columns.header().as_bytes())
             .and_then(|()| w.out.write_all(b"\n"))
             .with_context(|| w.error())?;
         Ok(w)
     }
 
-    /// Appends a row; rows come in (i, j) order.
+    /// Appends a row with its similarity values, which must be those of
+    /// the table's columns; rows come in (i, j) order.
+    pub(crate) fn push_measured(&mut self, o: Overlap, m: Measures) -> anyhow::Result<()> {
+        debug_assert_eq!(
+            (m.jaccard.is_some(), m.containment.is_some()),
+            (self.columns.jaccard, self.columns.containment)
+        );
+        if self.columns.extra() == 0 {
+            return self.push(o);
+        }
+        let mut line = format!("{},{},{}", o.doc_i, o.doc_j, o.shared);
+        for millionths in [m.jaccard, m.containment].into_iter().flatten() {
+            line.push_str(&format!(",{}.{:06}", millionths / 1_000_000, millionths % 1_000_000));
+        }
+        line.push('\n');
+        self.rows += 1;
+        self.out.write_all(line.as_bytes()).with_context(|| self.error())
+    }
+
+    /// Appends a row of a table without similarity columns; rows come in
+    /// (i, j) order.
     pub(crate) fn push(&mut self, o: Overlap) -> anyhow::Result<()> {
+        debug_assert_eq!(self.columns.extra(), 0);
         let [i, j, f] = &mut self.numbers;
         let line = [
             i.format(o.doc_i).as_bytes(),
@@ -71,7 +136,7 @@ impl OverlapWriter {
     /// `push` would write it, line feed included. A carried-forward table
     /// copies the previous table's rows this way, not formatted again.
     pub(crate) fn push_line(&mut self, line: &[u8]) -> anyhow::Result<()> {
-        debug_assert!(plain_row(line).is_some_and(|(_, used)| used == line.len()));
+        debug_assert!(plain_row(line, 0).is_some_and(|(_, _, used)| used == line.len()));
         self.rows += 1;
         self.out.write_all(line).with_context(|| self.error())
     }
@@ -104,7 +169,7 @@ pub(crate) fn for_each_pair(
     path: &Path,
     mut f: impl FnMut(Overlap) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    for_each_row(path, |o, _| f(o))
+    read_rows(path, |o, _, _| f(o))
 }
 
 /// [`for_each_pair`], with each row's line (line feed included) when it is
@@ -114,20 +179,29 @@ pub(crate) fn for_each_row(
     path: &Path,
     mut f: impl FnMut(Overlap, Option<&[u8]>) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
+    read_rows(path, |o, _, line| f(o, line))
+}
+
+fn read_rows(
+    path: &Path,
+    mut f: impl FnMut(Overlap, Measures, Option<&[u8]>) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
     let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     let mut reader = BufReader::with_capacity(1 << 16, file);
     let mut line = Vec::with_capacity(64);
     let mut number = 0u64;
     let mut last: Option<(u32, u32)> = None;
+    let mut columns = Columns::default();
     loop {
         while number > 0 {
-            let Some((o, used)) = plain_row(reader.buffer()) else { break };
+            let Some((o, m, used)) = plain_row(reader.buffer(), columns.extra()) else { break };
             number += 1;
             if let Some(what) = out_of_order(o, last) {
                 bail!("{} line {number}: {what}", path.display());
             }
             last = Some((o.doc_i, o.doc_j));
-            f(o, Some(&reader.buffer()[..used])).map_err(|e| super::row_error(e, path, number))?;
+            let m = measures(columns, m);
+            f(o, m, Some(&reader.buffer()[..used])).map_err(|e| super::row_error(e, path, number))?;
             reader.consume(used);
         }
         line.clear();
@@ -154,11 +228,11 @@ pub(crate) fn for_each_row(
             })
         };
         if number == 1 {
-            if text != HEADER.as_bytes() {
-                return Err(unreadable().unwrap_or_else(|| {
+            columns = Columns::from_header(text).ok_or_else(|| {
+                unreadable().unwrap_or_else(|| {
                     anyhow::anyhow!("{} line 1: expected the header {HEADER}", path.display())
-                }));
-            }
+                })
+            })?;
             continue;
         }
         let bad = |what: &str| {
@@ -172,16 +246,25 @@ pub(crate) fn for_each_row(
                 .ok_or_else(|| bad(&format!("{name} is missing or not a number")))
         };
         let o = Overlap { doc_i: next("doc_i")?, doc_j: next("doc_j")?, shared: next("shared")? };
+        let mut values = [0u32; 2];
+        for (k, value) in values.iter_mut().take(columns.extra()).enumerate() {
+            let name = if k == 0 && columns.jaccard { "jaccard" } else { "containment" };
+            *value = fields
+                .next()
+                .and_then(parse_ratio)
+                .ok_or_else(|| bad(&format!("{name} is missing or not a number from 0 to 1")))?;
+        }
         if fields.next().is_some() {
-            return Err(bad("expected 3 columns"));
+            return Err(bad(&format!("expected {} columns", 3 + columns.extra())));
         }
         if let Some(what) = out_of_order(o, last) {
             return Err(bad(what));
         }
         last = Some((o.doc_i, o.doc_j));
         // A row as written that crossed the end of the reader's buffer.
-        let written = plain_row(&line).is_some_and(|(_, used)| used == line.len());
-        f(o, written.then_some(line.as_slice())).map_err(|e| super::row_error(e, path, number))?;
+        let written = plain_row(&line, columns.extra()).is_some_and(|(_, _, used)| used == line.len());
+        f(o, measures(columns, values), written.then_some(line.as_slice()))
+            .map_err(|e| super::row_error(e, path, number))?;
     }
     if number == 0 {
         bail!("{} is empty: expected the header {HEADER}", path.display());
@@ -200,11 +283,21 @@ fn out_of_order(o: Overlap, last: Option<(u32, u32)>) -> Option<&'static str> {
     }
 }
 
-/// The row at the start of `bytes` and its length with its line feed, if
-/// it is as the writer writes it: three numbers of digits only, without
-/// leading zeros, separated by commas and ended by a line feed; `None` for
-/// anything else, a row that does not end in `bytes` included.
-fn plain_row(bytes: &[u8]) -> Option<(Overlap, usize)> {
+/// The values of a row's similarity columns, `values` in column order.
+fn measures(columns: Columns, values: [u32; 2]) -> Measures {
+    let mut next = values.into_iter();
+    Measures {
+        jaccard: columns.jaccard.then(|| next.next().unwrap_or(0)),
+        containment: columns.containment.then(|| next.next().unwrap_or(0)),
+    }
+}
+
+/// The row at the start of `bytes`, its `extra` similarity values and its
+/// length with its line feed, if it is as the writer writes it: three
+/// numbers of digits only, without leading zeros, then `extra` values of
+/// the form `d.dddddd`, separated by commas and ended by a line feed;
+/// `None` for anything else, a row that does not end in `bytes` included.
+fn plain_row(bytes: &[u8], extra: usize) -> Option<(Overlap, [u32; 2], usize)> {
     let mut i = 0;
     let mut number = |end: u8| -> Option<u32> {
         let first = i;
@@ -219,8 +312,38 @@ fn plain_row(bytes: &[u8]) -> Option<(Overlap, usize)> {
             v
         })
     };
-    let o = Overlap { doc_i: number(b',')?, doc_j: number(b',')?, shared: number(b'\n')? };
-    Some((o, i))
+    let doc_i = number(b',')?;
+    let doc_j = number(b',')?;
+    let o = Overlap { doc_i, doc_j, shared: number(if extra == 0 { b'\n' } else { b',' })? };
+    let mut values = [0u32; 2];
+    for (k, value) in values.iter_mut().take(extra).enumerate() {
+        let field = bytes.get(i..i + 9)?;
+        let end = if k + 1 == extra { b'\n' } else { b',' };
+        if field[8] != end {
+            return None;
+        }
+        *value = parse_ratio(&field[..8]).filter(|_| field[1] == b'.')?;
+        i += 9;
+    }
+    Some((o, values, i))
+}
+
+/// A value of a similarity column, from 0 to 1 with at most six decimals,
+/// in millionths.
+fn parse_ratio(field: &[u8]) -> Option<u32> {
+    let (whole, frac) = match field.iter().position(|&b| b == b'.') {
+        Some(dot) => (&field[..dot], &field[dot + 1..]),
+        None => (field, &b""[..]),
+    };
+    if whole.is_empty() || frac.len() > 6 || !whole.iter().chain(frac).all(u8::is_ascii_digit) {
+        return None;
+    }
+    let whole = parse_u32(whole).filter(|&w| w <= 1)?;
+    let mut millionths = whole * 1_000_000;
+    for (k, &b) in frac.iter().enumerate() {
+        millionths += u32::from(b - b'0') * 10u32.pow(5 - k as u32);
+    }
+    (millionths <= 1_000_000).then_some(millionths)
 }
 
 /// A decimal `u32` as `str::parse` reads it: an optional `+`, then at
@@ -251,7 +374,7 @@ mod tests {
         let path = dir.path().join("overlap.csv");
         let rows =
             [Overlap { doc_i: 0, doc_j: 3, shared: 20 }, Overlap { doc_i: 1, doc_j: 2, shared: u32::MAX }];
-        let mut w = OverlapWriter::create(&path).unwrap();
+        let mut w = OverlapWriter::create(&path, Columns::default()).unwrap();
         for r in rows {
             w.push(r).unwrap();
         }
@@ -301,8 +424,8 @@ mod tests {
         })
         .unwrap();
         assert_eq!(back, rows);
-        assert_eq!(plain_row(b"1,2,3\n"), Some((Overlap { doc_i: 1, doc_j: 2, shared: 3 }, 6)));
-        assert_eq!(plain_row(b"0,10,3\n"), Some((Overlap { doc_i: 0, doc_j: 10, shared: 3 }, 7)));
+        assert_eq!(plain_row(b"1,2,3\n", 0), Some((Overlap { doc_i: 1, doc_j: 2, shared: 3 }, [0, 0], 6)));
+        assert_eq!(plain_row(b"0,10,3\n", 0), Some((Overlap { doc_i: 0, doc_j: 10, shared: 3 }, [0, 0], 7)));
         for other in [
             &b"1,2,3"[..],
             b"1,2,3\r\n",
@@ -313,7 +436,7 @@ mod tests {
             b"01,2,3\n",
             b"1,2,00\n",
         ] {
-            assert_eq!(plain_row(other), None, "{:?}", String::from_utf8_lossy(other));
+            assert_eq!(plain_row(other, 0), None, "{:?}", String::from_utf8_lossy(other));
         }
     }
 
@@ -333,7 +456,7 @@ mod tests {
         }
         std::fs::write(&path, &text).unwrap();
         let copy = dir.path().join("copy.csv");
-        let mut w = OverlapWriter::create(&copy).unwrap();
+        let mut w = OverlapWriter::create(&copy, Columns::default()).unwrap();
         let mut lines = 0;
         for_each_row(&path, |o, line| {
             assert_eq!(line.is_some(), o.doc_i % 4 >= 2, "{o:?}");

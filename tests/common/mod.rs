@@ -495,6 +495,9 @@ pub struct Reference {
     /// Stop chunks (shared by more surviving documents than max-df): text
     /// and document frequency.
     pub stops: BTreeMap<String, usize>,
+    /// Each surviving document's distinct chunks, stop chunks left out:
+    /// the set size a similarity criterion divides by.
+    pub sizes: Vec<usize>,
 }
 
 impl Reference {
@@ -569,7 +572,30 @@ impl Reference {
             exact_center,
             shared,
             stops,
+            sizes: sets.iter().map(BTreeSet::len).collect(),
         }
+    }
+
+    /// The Overlap table under a similarity criterion: pairs with F >= t
+    /// whose Jaccard similarity reaches `jaccard` and whose containment
+    /// (|A ∩ B| / min(|A|, |B|)) reaches `containment`, both given in
+    /// ten-thousandths and compared as exact fractions.
+    pub fn similar(
+        &self,
+        t: usize,
+        jaccard: Option<u64>,
+        containment: Option<u64>,
+    ) -> Vec<(usize, usize, usize)> {
+        self.shared
+            .iter()
+            .copied()
+            .filter(|&(i, j, f)| {
+                let (a, b, s) = (self.sizes[i] as u64, self.sizes[j] as u64, f as u64);
+                f >= t
+                    && jaccard.is_none_or(|q| s * 10_000 >= q * (a + b - s))
+                    && containment.is_none_or(|q| s * 10_000 >= q * a.min(b))
+            })
+            .collect()
     }
 
     /// The Overlap table for threshold `t`: pairs with F >= t, sorted by (i, j).
