@@ -23,7 +23,7 @@ use crate::stage::Outcome;
 use crate::stats::Summary;
 use crate::store::OutDir;
 use crate::store::scopes::Scope;
-use crate::{dump, export, manual};
+use crate::{dump, explain, export, manual};
 
 /// Measures how much of a web crawl is copied: exact copies, and every pair
 /// of documents sharing at least T chunk fingerprints (the Overlap table).
@@ -55,6 +55,25 @@ enum Command {
     Report(ReportArgs),
     /// Print the FPrint-DocID records of an output directory as CSV.
     Dump(DumpArgs),
+    /// Show what two documents share: F, their Jaccard similarity and the text of every shared
+    /// chunk.
+    ///
+    /// A and B are docIDs or URLs as docs.csv records them (a URL of several documents is refused,
+    /// with their docIDs).
+    ///
+    /// Prints both URLs; F, the distinct chunk fingerprints both documents hold, as overlap.csv's
+    /// `shared` counts them (the stop chunks of --max-df left out); the Jaccard similarity of their
+    /// chunk sets (stop chunks in); whether overlap.csv lists the pair, and why not; then every
+    /// chunk they share, in the order it first appears in A, with its fingerprint and its text,
+    /// stop chunks marked. An exact copy has its center's chunks, and the table lists only the
+    /// center's pairs.
+    ///
+    /// The two documents' records are read again from the inputs, at the offsets docs.csv keeps,
+    /// and their texts checked against the ones the analysis fingerprinted: a document read from
+    /// standard input, or from an input changed or removed since, cannot be explained (exit 2).
+    /// Nothing is written into DIR and its lock is not taken, so it runs while another command
+    /// holds DIR; an analysis with a stage not finished is refused.
+    Explain(ExplainArgs),
     /// Print the completion script for a shell (bash, zsh, fish, elvish, powershell).
     Completions(CompletionsArgs),
     /// Print the overlap(1) man page as roff, or write every command's page into a directory.
@@ -187,6 +206,23 @@ struct DumpArgs {
     /// Print FPrint-DocID-Exact (whole-text hashes) instead of the chunk fingerprints.
     #[arg(long)]
     exact: bool,
+}
+
+#[derive(Args, Debug)]
+struct ExplainArgs {
+    /// Output directory of `overlap run` (or of `overlap exact` or `overlap pairs`).
+    dir: PathBuf,
+    /// The first document: its docID, or its URL.
+    #[arg(value_name = "A")]
+    a: String,
+    /// The second document: its docID, or its URL.
+    #[arg(value_name = "B")]
+    b: String,
+    /// Print one JSON object: doc_i, doc_j, url_i, url_j, shared (F), jaccard, chunks (one
+    /// {fprint, text, stop} per shared chunk), size_i, size_j (distinct chunks of each),
+    /// shared_stop, threshold, max_df and in_table.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -576,19 +612,32 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             }
             None => Ok(manual::page(Cli::command(), &mut io::stdout().lock())?),
         },
+        Command::Explain(args) => {
+            // Read-only: no lock, so that it runs beside a command writing DIR.
+            let out = existing(&args.dir)?;
+            let explained = explain::explain(&out, &args.a, &args.b)?;
+            to_stdout(|w| {
+                if args.json {
+                    explain::write_json(&explained, w)
+                } else {
+                    Ok(explain::write_text(&explained, w)?)
+                }
+            })
+        }
         Command::Dump(args) => {
             let out = existing(&args.dir)?;
-            let stdout = io::stdout();
-            let mut w = io::BufWriter::new(stdout.lock());
-            if args.exact {
-                dump::exact(&out, &mut w)?;
-            } else {
-                dump::chunks(&out, &mut w)?;
-            }
-            w.flush()?;
-            Ok(())
+            to_stdout(|w| if args.exact { dump::exact(&out, w) } else { dump::chunks(&out, w) })
         }
     }
+}
+
+/// Runs `print` on standard output, buffered (a closed pipe ends the
+/// command quietly, see `main`).
+fn to_stdout(print: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>) -> anyhow::Result<()> {
+    let mut w = io::BufWriter::new(io::stdout().lock());
+    print(&mut w)?;
+    w.flush()?;
+    Ok(())
 }
 
 /// Runs `work`, a command that writes into `out`, holding the directory's

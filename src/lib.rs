@@ -16,7 +16,10 @@
 //!    host overlap, URL aliases, per-document flags, report.html);
 //!
 //! with [`stats`] for what each stage counted, [`cli`] for the command
-//! line, and [`manual`] for its completion scripts and man pages.
+//! line, [`manual`] for its completion scripts and man pages, and
+//! [`reread`], which reads documents' texts again from their inputs for
+//! [`explain`] (what two documents share, chunk by chunk) and for the stop
+//! chunks' texts.
 //! `ARCHITECTURE.md` maps the stages and the store.
 //!
 //! The public surface is what the benchmarks and `main` need; the rest is
@@ -29,6 +32,7 @@ pub mod chunk;
 pub mod cli;
 pub(crate) mod dump;
 pub(crate) mod exact;
+pub(crate) mod explain;
 pub(crate) mod export;
 pub mod extract;
 pub(crate) mod fingerprint;
@@ -42,6 +46,7 @@ pub mod pairs;
 pub mod progress;
 pub mod read;
 pub(crate) mod report;
+pub(crate) mod reread;
 pub(crate) mod stage;
 pub(crate) mod stats;
 pub mod store;

@@ -133,20 +133,6 @@ fn run(input: &Path, out: &Path, threads: &str) {
     ]);
 }
 
-/// FPrint-DocID records by document.
-fn fprints_by_doc(dir: &Path) -> BTreeMap<usize, Vec<String>> {
-    let out = overlap_ok(["dump", &arg(dir)]);
-    let mut by_doc: BTreeMap<usize, Vec<String>> = BTreeMap::new();
-    for line in String::from_utf8(out.stdout).unwrap().lines().skip(1) {
-        let (fprint, doc) = line.split_once(',').unwrap();
-        by_doc.entry(doc.parse().unwrap()).or_default().push(fprint.to_string());
-    }
-    for v in by_doc.values_mut() {
-        v.sort();
-    }
-    by_doc
-}
-
 #[test]
 fn declared_copies_are_documents_in_their_originals_group() {
     let tmp = tempdir();
@@ -191,7 +177,7 @@ fn declared_copies_are_documents_in_their_originals_group() {
     assert_eq!(docs[2].exact_center, Some(2));
     assert_ne!(docs[2].lines, docs[0].lines);
     // Copies carry their original's fingerprints.
-    let fprints = fprints_by_doc(&out);
+    let fprints = fingerprints_by_doc(&out);
     assert_eq!(fprints[&1], fprints[&0]);
     assert_eq!(fprints[&5], fprints[&0]);
     assert_eq!(fprints[&6], fprints[&3]);
@@ -259,7 +245,7 @@ fn the_digest_shortcut_gives_what_extraction_gives() {
     let da: Vec<_> = read_docs(&a).iter().take(5).map(strip).collect();
     let db: Vec<_> = read_docs(&b).iter().take(5).map(strip).collect();
     assert_eq!(da, db);
-    let (fa, fb) = (fprints_by_doc(&a), fprints_by_doc(&b));
+    let (fa, fb) = (fingerprints_by_doc(&a), fingerprints_by_doc(&b));
     for doc in 0..5 {
         assert_eq!(fa.get(&doc), fb.get(&doc), "doc {doc}");
     }

@@ -3,28 +3,12 @@
 
 mod common;
 
-use std::fs::{self, File, OpenOptions};
-use std::io::Write;
+use std::fs;
 use std::path::Path;
 
 use common::*;
 
 const SAMPLE: &str = "testdata/sample.warc.gz";
-
-/// Takes `dir`'s lock the way `overlap` does, writing this process's id.
-fn hold_lock(dir: &Path) -> File {
-    fs::create_dir_all(dir.join(".overlap")).unwrap();
-    let mut file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(dir.join(".overlap/lock"))
-        .unwrap();
-    file.try_lock().expect("the lock is free");
-    writeln!(file, "{}", std::process::id()).unwrap();
-    file
-}
 
 fn assert_refused(args: &[String]) {
     let out = overlap(args);

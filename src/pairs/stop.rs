@@ -13,9 +13,7 @@ use rayon::prelude::*;
 
 use super::{Counted, scan_groups};
 use crate::chunk::Chunker;
-use crate::extract;
-use crate::read::{self, Item};
-use crate::store::docs::{DocTable, for_each_doc};
+use crate::reread::{self, Located, Reread};
 use crate::store::handles::DocIds;
 use crate::store::{CsvOut, Manifest, OutDir};
 
@@ -134,50 +132,27 @@ pub(super) fn read_csv(path: &Path) -> anyhow::Result<Vec<StopChunk>> {
 /// again from the input and cutting it into chunks.
 fn texts(out: &OutDir, stops: &[StopChunk], manifest: &Manifest) -> anyhow::Result<HashMap<u64, String>> {
     let chunking = manifest.chunking()?;
-    let read_opts = manifest.read.options();
     let mut wanted: HashMap<u32, Vec<u64>> = HashMap::new();
     for s in stops {
         wanted.entry(s.example_doc).or_default().push(s.fprint);
     }
-    let sources = sources(&out.docs(), manifest, &wanted)?;
+    let located = reread::locate_rows(out, manifest, |row| wanted.contains_key(&row))?;
     let mut texts = HashMap::new();
     let mut chunker = Chunker::new();
     for (doc, fprints) in &wanted {
-        let Some((path, offset)) = sources.get(doc) else { continue };
-        // Any failure only costs the example text.
-        let Ok(Some(mut reader)) = read::open_at(path, *offset, &read_opts) else { continue };
-        let Ok(Some(Item::Doc(raw))) = reader.next_item() else { continue };
-        let Ok(text) = extract::extract(&raw) else { continue };
-        chunker.for_each_chunk(&text.text, chunking, |fp, chunk| {
+        let Some(Located { file: Ok(path), offset, .. }) = located.get(doc) else { continue };
+        // Any failure only costs the example text; a record inside a gzip
+        // member that starts before it is not read, since reaching it
+        // means reading the input from its start, for each of up to a
+        // thousand documents.
+        let Ok(Reread::Text(text)) = reread::text_at(path, *offset, &manifest.read) else { continue };
+        chunker.for_each_chunk(&text, chunking, |fp, chunk| {
             if fprints.contains(&fp) {
                 texts.entry(fp).or_insert_with(|| chunk.to_string());
             }
         });
     }
     Ok(texts)
-}
-
-/// Where to read each wanted document again: its input's file and the
-/// record's offset, from docs.csv and the manifest (nothing for standard
-/// input).
-fn sources<T>(
-    docs_csv: &Path,
-    manifest: &Manifest,
-    wanted: &HashMap<u32, T>,
-) -> anyhow::Result<HashMap<u32, (PathBuf, u64)>> {
-    let locator = manifest.locator();
-    let mut found = HashMap::new();
-    let mut row = 0u32;
-    for_each_doc(docs_csv, DocTable::Final, |doc| {
-        if wanted.contains_key(&row)
-            && let Some(path) = locator.locate(&doc.source)
-        {
-            found.insert(row, (path, doc.source.offset));
-        }
-        row += 1;
-        Ok(())
-    })?;
-    Ok(found)
 }
 
 #[cfg(test)]

@@ -234,16 +234,24 @@ impl Manifest {
         let carried = self.chain.iter().flat_map(|c| &c.carried_inputs);
         let mut files = std::collections::HashMap::new();
         for identity in self.inputs.iter().map(|i| &i.identity).chain(carried) {
-            let readable = identity
-                .canonical
-                .as_ref()
-                .filter(|c| InputIdentity::of(Path::new(c)).same_input(identity))
-                .map(PathBuf::from);
+            let found = match &identity.canonical {
+                None => Err(Unreadable::StandardInput),
+                Some(c) => {
+                    let now = InputIdentity::of(Path::new(c));
+                    if now.same_input(identity) {
+                        Ok(PathBuf::from(c))
+                    } else if now.canonical.is_none() {
+                        Err(Unreadable::Gone(c.clone()))
+                    } else {
+                        Err(Unreadable::Changed(c.clone()))
+                    }
+                }
+            };
             // The same spelling may name inputs of two crawls; the one that is
             // still the file it was is the one to read.
-            let slot = files.entry(identity.path.clone()).or_insert(None);
-            if slot.is_none() {
-                *slot = readable;
+            let slot = files.entry(identity.path.clone()).or_insert_with(|| found.clone());
+            if slot.is_err() && found.is_ok() {
+                *slot = found;
             }
         }
         Locator { files }
@@ -259,8 +267,8 @@ impl Manifest {
 /// Finds the file to read a document's record from again.
 pub(crate) struct Locator {
     /// By the input's name in `source`: its canonical path, when the file
-    /// there is still the one the analysis read.
-    files: std::collections::HashMap<String, Option<PathBuf>>,
+    /// there is still the one the analysis read, or why not.
+    files: std::collections::HashMap<String, Result<PathBuf, Unreadable>>,
 }
 
 impl Locator {
@@ -270,7 +278,43 @@ impl Locator {
     /// `None` for standard input, an input changed since, or a source the
     /// manifest does not name.
     pub(crate) fn locate(&self, source: &Source<'_>) -> Option<PathBuf> {
-        self.files.get(source.input).cloned().flatten()
+        self.find(source).ok()
+    }
+
+    /// [`Locator::locate`], saying why when the record cannot be read
+    /// again.
+    pub(crate) fn find(&self, source: &Source<'_>) -> Result<PathBuf, Unreadable> {
+        self.files.get(source.input).cloned().unwrap_or(Err(Unreadable::NotAnInput))
+    }
+}
+
+/// Why a document's record cannot be read again from its input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Unreadable {
+    /// The input was standard input.
+    StandardInput,
+    /// The file (its canonical path) has another size or modification time
+    /// than the analysis recorded: it is another file now.
+    Changed(String),
+    /// The file (its canonical path) is not there any more.
+    Gone(String),
+    /// The source names no input of the analysis.
+    NotAnInput,
+}
+
+impl std::fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unreadable::StandardInput => {
+                f.write_str("it was read from standard input, which cannot be read again")
+            }
+            Unreadable::Changed(path) => write!(
+                f,
+                "{path} has changed since the analysis (another size or modification time): run the analysis again"
+            ),
+            Unreadable::Gone(path) => write!(f, "{path} is gone"),
+            Unreadable::NotAnInput => f.write_str("its input is not one manifest.json names"),
+        }
     }
 }
 
@@ -363,7 +407,14 @@ mod tests {
         assert_eq!(at(&kept.path), Some(std::fs::canonicalize(&b).unwrap()));
         assert_eq!(at("-"), None);
         assert_eq!(at("c.warc"), None);
+        let why = |input| locator.find(&Source { input, offset: 0 }).unwrap_err();
+        assert_eq!(why("-"), Unreadable::StandardInput);
+        assert_eq!(why("c.warc"), Unreadable::NotAnInput);
         std::fs::write(&b, "changed").unwrap();
-        assert_eq!(m.locator().locate(&Source { input: &kept.path, offset: 0 }), None);
+        let canonical_b = std::fs::canonicalize(&b).unwrap().to_string_lossy().into_owned();
+        let source = Source { input: &kept.path, offset: 0 };
+        assert_eq!(m.locator().find(&source), Err(Unreadable::Changed(canonical_b.clone())));
+        std::fs::remove_file(&b).unwrap();
+        assert_eq!(m.locator().find(&source), Err(Unreadable::Gone(canonical_b)));
     }
 }

@@ -101,6 +101,7 @@ mod lock;
 pub(crate) mod manifest;
 pub(crate) mod overlap;
 pub(crate) mod parquet;
+pub(crate) mod postings;
 pub(crate) mod replicas;
 pub(crate) mod scopes;
 pub mod sort;

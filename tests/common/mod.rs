@@ -136,6 +136,22 @@ pub fn limit_file_size(cmd: &mut Command, bytes: u64) -> &mut Command {
     }
 }
 
+/// Takes `dir`'s lock the way `overlap` does, writing this process's id;
+/// held until the file is dropped.
+pub fn hold_lock(dir: &Path) -> fs::File {
+    fs::create_dir_all(dir.join(".overlap")).unwrap();
+    let mut file = fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(dir.join(".overlap/lock"))
+        .unwrap();
+    file.try_lock().expect("the lock is free");
+    writeln!(file, "{}", std::process::id()).unwrap();
+    file
+}
+
 /// `path` as a string argument.
 pub fn arg(path: &Path) -> String {
     path.to_str().expect("test paths are UTF-8").to_string()
@@ -322,6 +338,18 @@ pub fn read_overlap(dir: &Path) -> Vec<(usize, usize, usize)> {
             (n(&r[0]), n(&r[1]), n(&r[2]))
         })
         .collect()
+}
+
+/// Each docID's chunk fingerprints (16 hex digits), from `overlap dump`:
+/// the FPrint-DocID records as the analysis stored them.
+pub fn fingerprints_by_doc(dir: &Path) -> BTreeMap<usize, BTreeSet<String>> {
+    let out = overlap_ok(["dump", &arg(dir)]);
+    let mut by_doc: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
+    for line in String::from_utf8(out.stdout).unwrap().lines().skip(1) {
+        let (fprint, doc) = line.split_once(',').unwrap();
+        by_doc.entry(doc.parse().unwrap()).or_default().insert(fprint.to_string());
+    }
+    by_doc
 }
 
 pub fn read_stats(dir: &Path) -> serde_json::Value {
