@@ -16,7 +16,8 @@
 //!    host overlap, URL aliases, per-document flags, report.html);
 //!
 //! with [`stats`] for what each stage counted, [`cli`] for the command
-//! line, and [`manual`] for its completion scripts and man pages.
+//! line, [`dedup`] for writing out the documents a recrawl would keep, and
+//! [`manual`] for its completion scripts and man pages.
 //! `ARCHITECTURE.md` maps the stages and the store.
 //!
 //! The public surface is what the benchmarks and `main` need; the rest is
@@ -27,6 +28,7 @@
 
 pub mod chunk;
 pub mod cli;
+pub(crate) mod dedup;
 pub(crate) mod dump;
 pub(crate) mod exact;
 pub(crate) mod export;

@@ -172,6 +172,21 @@ impl InputIdentity {
         Some(format!("{canonical}\n{}:{}", self.size?, self.modified_ns.unwrap_or(0)))
     }
 
+    /// The file to read this input's records from again: its canonical
+    /// path (so that a command run from another directory finds it), if
+    /// the file there is still the one the analysis read.
+    pub(crate) fn reread(&self) -> Result<PathBuf, Unreadable> {
+        let Some(canonical) = &self.canonical else { return Err(Unreadable::Stdin) };
+        let now = InputIdentity::of(Path::new(canonical));
+        if now.canonical.is_none() {
+            Err(Unreadable::Gone)
+        } else if now.same_input(self) {
+            Ok(PathBuf::from(canonical))
+        } else {
+            Err(Unreadable::Changed)
+        }
+    }
+
     /// Whether two entries name the same input. Standard input cannot be
     /// told apart from standard input, so two are taken to be the same.
     pub(crate) fn same_input(&self, other: &InputIdentity) -> bool {
@@ -224,16 +239,19 @@ impl Manifest {
         self.chunk.parse().map_err(|e: String| anyhow::anyhow!("manifest.json: chunk: {e}"))
     }
 
+    /// Every input documents' `source` may name, in order: this analysis's
+    /// inputs, then the earlier analyses' inputs that documents kept from
+    /// them are read from (`chain.carried_inputs`).
+    pub(crate) fn sources(&self) -> impl Iterator<Item = &InputIdentity> {
+        let carried = self.chain.iter().flat_map(|c| &c.carried_inputs);
+        self.inputs.iter().map(|i| &i.identity).chain(carried)
+    }
+
     /// Where to read documents' records again ([`Locator`]).
     pub(crate) fn locator(&self) -> Locator {
-        let carried = self.chain.iter().flat_map(|c| &c.carried_inputs);
         let mut files = std::collections::HashMap::new();
-        for identity in self.inputs.iter().map(|i| &i.identity).chain(carried) {
-            let readable = identity
-                .canonical
-                .as_ref()
-                .filter(|c| InputIdentity::of(Path::new(c)).same_input(identity))
-                .map(PathBuf::from);
+        for identity in self.sources() {
+            let readable = identity.reread().ok();
             // The same spelling may name inputs of two crawls; the one that is
             // still the file it was is the one to read.
             let slot = files.entry(identity.path.clone()).or_insert(None);
@@ -248,6 +266,31 @@ impl Manifest {
     pub(crate) fn same_inputs(&self, other: &Manifest) -> bool {
         self.inputs.len() == other.inputs.len()
             && self.inputs.iter().zip(&other.inputs).all(|(a, b)| a.identity.same_input(&b.identity))
+    }
+}
+
+/// Why an input's records cannot be read again ([`InputIdentity::reread`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Unreadable {
+    /// Standard input (or a file that could not be examined when it was
+    /// read): nothing to open.
+    Stdin,
+    /// No file is there any more.
+    Gone,
+    /// The file there has another size or modification time: it is not
+    /// the file the analysis read, and its offsets mean nothing.
+    Changed,
+}
+
+impl std::fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Unreadable::Stdin => "it was standard input",
+            Unreadable::Gone => "it is no longer there",
+            Unreadable::Changed => {
+                "it has changed since the analysis read it (its size or modification time)"
+            }
+        })
     }
 }
 
@@ -360,5 +403,11 @@ mod tests {
         assert_eq!(at("c.warc"), None);
         std::fs::write(&b, "changed").unwrap();
         assert_eq!(m.locator().locate(&Source { input: &kept.path, offset: 0 }), None);
+        // Why, for a command that must say it.
+        assert_eq!(kept.reread(), Err(Unreadable::Changed));
+        std::fs::remove_file(&b).unwrap();
+        assert_eq!(kept.reread(), Err(Unreadable::Gone));
+        assert_eq!(InputIdentity::of(Path::new("-")).reread(), Err(Unreadable::Stdin));
+        assert_eq!(InputIdentity::of(&a).reread(), Ok(std::fs::canonicalize(&a).unwrap()));
     }
 }
