@@ -12,6 +12,7 @@ use anyhow::Context;
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
 use crate::chunk::Chunking;
+use crate::dedup::{self, DedupConfig};
 use crate::exact::{self, ExactConfig};
 use crate::fingerprint::{self, FingerprintConfig, FingerprintStats, PreviousConfig};
 use crate::memory::ByteSize;
@@ -53,6 +54,9 @@ enum Command {
     /// Audit the crawl: replica histogram, recrawl savings, groups, mirrors, URL aliases,
     /// per-document flags; writes report.json, report.html and CSV tables.
     Report(ReportArgs),
+    /// Write the documents a recrawl would keep (the report's savings rule) as JSONL, WARC or a
+    /// URL list.
+    Dedup(DedupArgs),
     /// Print the FPrint-DocID records of an output directory as CSV.
     Dump(DumpArgs),
     /// Show what two documents share: F, their Jaccard similarity and the text of every shared
@@ -197,6 +201,68 @@ struct AuditArgs {
     /// Leave the fuzzy signatures out of flags.csv.
     #[arg(long)]
     no_fuzzy: bool,
+}
+
+#[derive(Args, Debug)]
+struct DedupArgs {
+    /// Output directory of `overlap run` (or of `overlap pairs`; of `overlap exact` is enough for
+    /// --level exact). It is only read.
+    dir: PathBuf,
+    /// Which documents are kept, by the savings rule of the report.
+    #[arg(long, value_name = "LEVEL", value_enum, default_value_t = LevelArg::Near)]
+    level: LevelArg,
+    /// What is written for each kept document.
+    #[arg(long, value_name = "FORMAT", value_enum, default_value_t = DedupFormatArg::Jsonl)]
+    format: DedupFormatArg,
+    /// The file to write (under a temporary name, renamed when complete; not inside DIR); `-`
+    /// writes to standard output.
+    #[arg(short, long, value_name = "FILE")]
+    out: PathBuf,
+    #[command(flatten)]
+    resources: ResourceArgs,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum LevelArg {
+    /// Keep one copy of each exact group (its smallest docID) and every empty document.
+    Exact,
+    /// Skip near-replicas too: pages in docID order, each skipped when a kept page is its exact
+    /// copy or shares at least T chunks with it.
+    Near,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum DedupFormatArg {
+    /// One JSON object per line, in input order: doc_id, url, source and the normalized text the
+    /// fingerprints were taken of (null for a record holding no page of its own, a revisit).
+    Jsonl,
+    /// Each document's WARC record, header and block byte for byte, one gzip member per record,
+    /// in input order (WARC inputs only).
+    Warc,
+    /// One URL per line, in docID order (reads no input; documents without a URL are left out).
+    Urls,
+}
+
+impl DedupArgs {
+    fn config(&self, memory: ByteSize) -> DedupConfig {
+        DedupConfig {
+            level: match self.level {
+                LevelArg::Exact => dedup::Level::Exact,
+                LevelArg::Near => dedup::Level::Near,
+            },
+            format: match self.format {
+                DedupFormatArg::Jsonl => dedup::Format::Jsonl,
+                DedupFormatArg::Warc => dedup::Format::Warc,
+                DedupFormatArg::Urls => dedup::Format::Urls,
+            },
+            out: if self.out.as_os_str() == "-" {
+                dedup::Destination::Stdout
+            } else {
+                dedup::Destination::File(self.out.clone())
+            },
+            memory: memory.0,
+        }
+    }
 }
 
 #[derive(Args, Debug)]
@@ -597,6 +663,15 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                 report(&progress, report::run(&out, &cfg, &progress)?);
                 Ok(())
             })
+        }
+        Command::Dedup(args) => {
+            let memory = args.resources.apply(&progress)?;
+            let out = existing(&args.dir)?;
+            // Only read: no lock, so it runs beside a command writing
+            // there (see `dedup` for what it checks instead).
+            let stats = dedup::run(&out, &args.config(memory), &progress)?;
+            progress.summary(&stats.summary());
+            Ok(())
         }
         Command::StopTexts(args) => {
             let out = existing(&args.dir)?;

@@ -16,7 +16,8 @@
 //!    host overlap, URL aliases, per-document flags, report.html);
 //!
 //! with [`stats`] for what each stage counted, [`cli`] for the command
-//! line, [`manual`] for its completion scripts and man pages, and
+//! line, [`manual`] for its completion scripts and man pages,
+//! [`dedup`] for writing out the documents a recrawl would keep, and
 //! [`reread`], which reads documents' texts again from their inputs for
 //! [`explain`] (what two documents share, chunk by chunk) and for the stop
 //! chunks' texts.
@@ -30,6 +31,7 @@
 
 pub mod chunk;
 pub mod cli;
+pub(crate) mod dedup;
 pub(crate) mod dump;
 pub(crate) mod exact;
 pub(crate) mod explain;

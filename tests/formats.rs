@@ -208,26 +208,6 @@ fn warc_sources_give_record_offsets_for_each_compression() {
     assert_eq!(sources(&out), want, "plain WARC: source is PATH:offset of the record");
 }
 
-/// `records` as a `.warc.zst` the way Wget-AT writes one: a dictionary
-/// trained on them, stored compressed in the dictionary frame, then one
-/// frame per record with its size and checksum. Returns the file and each
-/// record's frame offset.
-fn warc_zst(records: &[Vec<u8>]) -> (Vec<u8>, Vec<u64>) {
-    let dict = zstd::dict::from_samples(records, 16 << 10).unwrap();
-    let stored = zstd::bulk::compress(&dict, 19).unwrap();
-    let mut file = [&[0x5d, 0x2a, 0x4d, 0x18][..], &(stored.len() as u32).to_le_bytes(), &stored].concat();
-    let mut c = zstd::bulk::Compressor::with_dictionary(3, &dict).unwrap();
-    c.include_checksum(true).unwrap();
-    c.include_contentsize(true).unwrap();
-    c.include_dictid(true).unwrap();
-    let mut offsets = Vec::new();
-    for r in records {
-        offsets.push(file.len() as u64);
-        file.extend(c.compress(r).unwrap());
-    }
-    (file, offsets)
-}
-
 #[test]
 fn equiv_warc_zst_matches_per_record_gzip_with_frame_offsets() {
     let members = gzip_members(&testdata("equiv/docs.warc.gz"));
@@ -442,21 +422,6 @@ fn jsonl_url_and_text_fields_can_be_renamed() {
 }
 
 // ------------------------------------------------------------ ARC
-
-/// The gzip members of a per-record gzip file: each member's offset and
-/// its decompressed bytes.
-fn gzip_members(path: &Path) -> Vec<(u64, Vec<u8>)> {
-    let data = fs::read(path).unwrap();
-    let mut rest: &[u8] = &data;
-    let mut out = Vec::new();
-    while !rest.is_empty() {
-        let offset = (data.len() - rest.len()) as u64;
-        let mut raw = Vec::new();
-        flate2::bufread::GzDecoder::new(&mut rest).read_to_end(&mut raw).unwrap();
-        out.push((offset, raw));
-    }
-    out
-}
 
 #[test]
 fn sample_arc_documents_are_the_page_records_in_order() {

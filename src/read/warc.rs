@@ -83,6 +83,11 @@ pub struct WarcReader {
     head: Vec<u8>,
     /// Which pages' bodies need not be read.
     known: Option<Known>,
+    /// Whether the bytes of each record whose block is read are kept
+    /// ([`WarcReader::keeping_records`]).
+    keep_records: bool,
+    /// The last such record: its offset, header and block as read.
+    record: Option<(u64, Vec<u8>)>,
 }
 
 /// How reading a record header ended.
@@ -147,7 +152,30 @@ struct Fields {
 impl WarcReader {
     /// A reader of `src`, keeping blocks of at most `max_record_bytes`.
     pub fn new(src: Source, max_record_bytes: u64) -> WarcReader {
-        WarcReader { core: Core::new(src), max_record_bytes, head: Vec::new(), known: None }
+        WarcReader {
+            core: Core::new(src),
+            max_record_bytes,
+            head: Vec::new(),
+            known: None,
+            keep_records: false,
+            record: None,
+        }
+    }
+
+    /// A reader that also keeps the bytes of each record that may be a
+    /// document (its header and block exactly as they are in the input,
+    /// without the record end), for [`WarcReader::take_record`]: what
+    /// `overlap dedup` copies into the WARC file it writes. Costs one copy
+    /// of each such record.
+    pub(crate) fn keeping_records(mut self) -> WarcReader {
+        self.keep_records = true;
+        self
+    }
+
+    /// The bytes of the record at `offset`, if it is the last one read
+    /// whose bytes were kept.
+    pub(crate) fn take_record(&mut self, offset: u64) -> Option<Vec<u8>> {
+        self.record.take_if(|(at, _)| *at == offset).map(|(_, bytes)| bytes)
     }
 
     /// A reader that leaves compressed the body of every per-record gzip
@@ -227,6 +255,9 @@ impl WarcReader {
             return Ok(());
         }
         self.skip_record_end()?;
+        if self.keep_records && keep {
+            self.record = Some((start.offset, [self.head.as_slice(), &block].concat()));
+        }
         let item = self.item(start.offset, &fields, kind, keep, block);
         self.core.push_unless_damaged(start, item)
     }
@@ -657,6 +688,28 @@ mod tests {
             let mut out = Vec::new();
             flate2::bufread::GzDecoder::new(&file[offset as usize..]).read_to_end(&mut out).unwrap();
             assert_eq!(out, records[i]);
+        }
+    }
+
+    #[test]
+    fn keeps_the_bytes_of_each_record_that_may_be_a_document() {
+        use crate::read::Reader;
+        let records = crawl();
+        let members: Vec<Vec<u8>> = records.iter().map(|r| gz(r)).collect();
+        // The response, the 404, the revisit, the resource, the conversion.
+        let want: Vec<&[u8]> = [2, 4, 5, 6, 7].iter().map(|&i| &records[i][..records[i].len() - 4]).collect();
+        for file in [records.concat(), members.concat(), gz(&records.concat())] {
+            let mut reader = WarcReader::new(source(file), MAX).keeping_records();
+            let mut kept = Vec::new();
+            while let Some(item) = reader.next_item().unwrap() {
+                kept.extend(reader.take_record(item.offset()));
+                assert_eq!(reader.take_record(item.offset()), None, "taken once");
+            }
+            assert_eq!(kept, want);
+        }
+        let mut reader = WarcReader::new(source(records.concat()), MAX);
+        while let Some(item) = reader.next_item().unwrap() {
+            assert_eq!(reader.take_record(item.offset()), None, "kept only when asked");
         }
     }
 

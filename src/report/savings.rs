@@ -12,10 +12,12 @@
 //!
 //! Empty documents are never skipped: there is nothing to compare them by.
 
+use std::path::Path;
+
 use serde::{Deserialize, Serialize};
 
 use super::histogram::percent;
-use super::input::{Docs, EMPTY};
+use super::input::{self, Docs, EMPTY};
 
 /// The rule, as report.json and report.html state it.
 pub const RULE: &str = "Exact: keep the smallest docID of each exact group, skip the other copies. \
@@ -95,9 +97,27 @@ pub fn skippable(docs: &Docs, kept: impl Fn(u32) -> bool) -> Skippable {
     }
 }
 
+/// Whether keeping one copy of each exact group keeps `d`: its center, and
+/// every empty document.
+pub fn exact_kept(docs: &Docs, d: u32) -> bool {
+    docs.center[d as usize] == EMPTY || docs.is_center(d)
+}
+
 /// Exact savings: every non-center is skipped.
 pub fn exact(docs: &Docs) -> Skippable {
-    skippable(docs, |d| docs.center[d as usize] == EMPTY || docs.is_center(d))
+    skippable(docs, |d| exact_kept(docs, d))
+}
+
+/// Whether the near-replica rule keeps each document: [`Greedy`] over the
+/// Overlap table at `overlap`, on its own pass (the report runs it in the
+/// pass that gathers its other figures).
+pub fn near_kept(docs: &Docs, overlap: &Path) -> anyhow::Result<Vec<bool>> {
+    let mut greedy = Greedy::new(docs);
+    input::for_each_pair(overlap, docs, |i, j, _| {
+        greedy.pair(docs, i, j);
+        Ok(())
+    })?;
+    Ok(greedy.finish(docs))
 }
 
 #[cfg(test)]

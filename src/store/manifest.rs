@@ -177,6 +177,21 @@ impl InputIdentity {
         Some(format!("{canonical}\n{}:{}", self.size?, self.modified_ns.unwrap_or(0)))
     }
 
+    /// The file to read this input's records from again: its canonical
+    /// path (so that a command run from another directory finds it), if
+    /// the file there is still the one the analysis read.
+    pub(crate) fn reread(&self) -> Result<PathBuf, Unreadable> {
+        let Some(canonical) = &self.canonical else { return Err(Unreadable::StandardInput) };
+        let now = InputIdentity::of(Path::new(canonical));
+        if now.same_input(self) {
+            Ok(PathBuf::from(canonical))
+        } else if now.canonical.is_none() {
+            Err(Unreadable::Gone(canonical.clone()))
+        } else {
+            Err(Unreadable::Changed(canonical.clone()))
+        }
+    }
+
     /// Whether two entries name the same input. Standard input cannot be
     /// told apart from standard input, so two are taken to be the same.
     pub(crate) fn same_input(&self, other: &InputIdentity) -> bool {
@@ -229,24 +244,19 @@ impl Manifest {
         self.chunk.parse().map_err(|e: String| anyhow::anyhow!("manifest.json: chunk: {e}"))
     }
 
+    /// Every input documents' `source` may name, in order: this analysis's
+    /// inputs, then the earlier analyses' inputs that documents kept from
+    /// them are read from (`chain.carried_inputs`).
+    pub(crate) fn sources(&self) -> impl Iterator<Item = &InputIdentity> {
+        let carried = self.chain.iter().flat_map(|c| &c.carried_inputs);
+        self.inputs.iter().map(|i| &i.identity).chain(carried)
+    }
+
     /// Where to read documents' records again ([`Locator`]).
     pub(crate) fn locator(&self) -> Locator {
-        let carried = self.chain.iter().flat_map(|c| &c.carried_inputs);
         let mut files = std::collections::HashMap::new();
-        for identity in self.inputs.iter().map(|i| &i.identity).chain(carried) {
-            let found = match &identity.canonical {
-                None => Err(Unreadable::StandardInput),
-                Some(c) => {
-                    let now = InputIdentity::of(Path::new(c));
-                    if now.same_input(identity) {
-                        Ok(PathBuf::from(c))
-                    } else if now.canonical.is_none() {
-                        Err(Unreadable::Gone(c.clone()))
-                    } else {
-                        Err(Unreadable::Changed(c.clone()))
-                    }
-                }
-            };
+        for identity in self.sources() {
+            let found = identity.reread();
             // The same spelling may name inputs of two crawls; the one that is
             // still the file it was is the one to read.
             let slot = files.entry(identity.path.clone()).or_insert_with(|| found.clone());
@@ -414,7 +424,11 @@ mod tests {
         let canonical_b = std::fs::canonicalize(&b).unwrap().to_string_lossy().into_owned();
         let source = Source { input: &kept.path, offset: 0 };
         assert_eq!(m.locator().find(&source), Err(Unreadable::Changed(canonical_b.clone())));
+        assert_eq!(kept.reread(), Err(Unreadable::Changed(canonical_b.clone())));
         std::fs::remove_file(&b).unwrap();
-        assert_eq!(m.locator().find(&source), Err(Unreadable::Gone(canonical_b)));
+        assert_eq!(m.locator().find(&source), Err(Unreadable::Gone(canonical_b.clone())));
+        assert_eq!(kept.reread(), Err(Unreadable::Gone(canonical_b)));
+        assert_eq!(InputIdentity::of(Path::new("-")).reread(), Err(Unreadable::StandardInput));
+        assert_eq!(InputIdentity::of(&a).reread(), Ok(std::fs::canonicalize(&a).unwrap()));
     }
 }

@@ -194,6 +194,41 @@ pub fn gunzip(path: &Path) -> Vec<u8> {
     out
 }
 
+/// The gzip members of a per-record gzip file: each member's offset and
+/// its decompressed bytes.
+pub fn gzip_members(path: &Path) -> Vec<(u64, Vec<u8>)> {
+    let data = fs::read(path).unwrap();
+    let mut rest: &[u8] = &data;
+    let mut out = Vec::new();
+    while !rest.is_empty() {
+        let offset = (data.len() - rest.len()) as u64;
+        let mut raw = Vec::new();
+        flate2::bufread::GzDecoder::new(&mut rest).read_to_end(&mut raw).unwrap();
+        out.push((offset, raw));
+    }
+    out
+}
+
+/// `records` as a `.warc.zst` the way Wget-AT writes one: a dictionary
+/// trained on them, stored compressed in the dictionary frame, then one
+/// frame per record with its size and checksum. Returns the file and each
+/// record's frame offset.
+pub fn warc_zst(records: &[Vec<u8>]) -> (Vec<u8>, Vec<u64>) {
+    let dict = zstd::dict::from_samples(records, 16 << 10).unwrap();
+    let stored = zstd::bulk::compress(&dict, 19).unwrap();
+    let mut file = [&[0x5d, 0x2a, 0x4d, 0x18][..], &(stored.len() as u32).to_le_bytes(), &stored].concat();
+    let mut c = zstd::bulk::Compressor::with_dictionary(3, &dict).unwrap();
+    c.include_checksum(true).unwrap();
+    c.include_contentsize(true).unwrap();
+    c.include_dictid(true).unwrap();
+    let mut offsets = Vec::new();
+    for r in records {
+        offsets.push(file.len() as u64);
+        file.extend(c.compress(r).unwrap());
+    }
+    (file, offsets)
+}
+
 /// One JSONL record as the tests see it.
 #[derive(Clone, Debug)]
 pub struct JsonDoc {
