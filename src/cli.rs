@@ -23,7 +23,7 @@ use crate::stage::Outcome;
 use crate::stats::Summary;
 use crate::store::OutDir;
 use crate::store::scopes::Scope;
-use crate::{dump, export, manual};
+use crate::{dump, eval, export, manual};
 
 /// Measures how much of a web crawl is copied: exact copies, and every pair
 /// of documents sharing at least T chunk fingerprints (the Overlap table).
@@ -55,6 +55,9 @@ enum Command {
     Report(ReportArgs),
     /// Print the FPrint-DocID records of an output directory as CSV.
     Dump(DumpArgs),
+    /// Measure a run's near-duplicate pairs and clusters, or another tool's, against an exact
+    /// answer: precision, recall and F1, and recall per Jaccard bin.
+    Eval(EvalArgs),
     /// Print the completion script for a shell (bash, zsh, fish, elvish, powershell).
     Completions(CompletionsArgs),
     /// Print the overlap(1) man page as roff, or write every command's page into a directory.
@@ -187,6 +190,23 @@ struct DumpArgs {
     /// Print FPrint-DocID-Exact (whole-text hashes) instead of the chunk fingerprints.
     #[arg(long)]
     exact: bool,
+}
+
+#[derive(Args, Debug)]
+struct EvalArgs {
+    /// What is measured: an overlap output directory, or another tool's CSV file of URL pairs
+    /// (header `url_a,url_b`) or of clusters (header `url,cluster`).
+    run: PathBuf,
+    /// The exact answer: an overlap output directory over the same crawl (documents are matched
+    /// by URL).
+    truth: PathBuf,
+    /// Measure against TRUTH's pairs with a Jaccard similarity of at least X only (TRUTH must be
+    /// made with --jaccard); without it, against every pair of TRUTH.
+    #[arg(long, value_name = "X", value_parser = parse_ratio)]
+    min_jaccard: Option<Ratio>,
+    /// Print one JSON object instead of the tables.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -576,6 +596,19 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             }
             None => Ok(manual::page(Cli::command(), &mut io::stdout().lock())?),
         },
+        Command::Eval(args) => {
+            // Read-only: no lock, so it runs beside a command writing either directory.
+            let cfg = eval::EvalConfig { run: args.run, truth: args.truth, min_jaccard: args.min_jaccard };
+            let evaluation = eval::evaluate(&cfg)?;
+            let mut w = io::BufWriter::new(io::stdout().lock());
+            if args.json {
+                eval::write_json(&evaluation, &mut w)?;
+            } else {
+                eval::write_table(&evaluation, &mut w)?;
+            }
+            w.flush()?;
+            Ok(())
+        }
         Command::Dump(args) => {
             let out = existing(&args.dir)?;
             let stdout = io::stdout();

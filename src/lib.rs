@@ -16,7 +16,8 @@
 //!    host overlap, URL aliases, per-document flags, report.html);
 //!
 //! with [`stats`] for what each stage counted, [`cli`] for the command
-//! line, and [`manual`] for its completion scripts and man pages.
+//! line, [`manual`] for its completion scripts and man pages, and [`eval`]
+//! to measure a run (or another tool's answer) against an exact one.
 //! `ARCHITECTURE.md` maps the stages and the store.
 //!
 //! The public surface is what the benchmarks and `main` need; the rest is
@@ -28,6 +29,7 @@
 pub mod chunk;
 pub mod cli;
 pub(crate) mod dump;
+pub(crate) mod eval;
 pub(crate) mod exact;
 pub(crate) mod export;
 pub mod extract;
