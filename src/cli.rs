@@ -24,7 +24,7 @@ use crate::stage::Outcome;
 use crate::stats::Summary;
 use crate::store::OutDir;
 use crate::store::scopes::Scope;
-use crate::{dump, explain, export, manual};
+use crate::{dump, eval, explain, export, manual};
 
 /// Measures how much of a web crawl is copied: exact copies, and every pair
 /// of documents sharing at least T chunk fingerprints (the Overlap table).
@@ -78,6 +78,9 @@ enum Command {
     /// Nothing is written into DIR and its lock is not taken, so it runs while another command
     /// holds DIR; an analysis with a stage not finished is refused.
     Explain(ExplainArgs),
+    /// Measure a run's near-duplicate pairs and clusters, or another tool's, against an exact
+    /// answer: precision, recall and F1, and recall per Jaccard bin.
+    Eval(EvalArgs),
     /// Print the completion script for a shell (bash, zsh, fish, elvish, powershell).
     Completions(CompletionsArgs),
     /// Print the overlap(1) man page as roff, or write every command's page into a directory.
@@ -287,6 +290,23 @@ struct ExplainArgs {
     /// Print one JSON object: doc_i, doc_j, url_i, url_j, shared (F), jaccard, chunks (one
     /// {fprint, text, stop} per shared chunk), size_i, size_j (distinct chunks of each),
     /// shared_stop, threshold, max_df and in_table.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+struct EvalArgs {
+    /// What is measured: an overlap output directory, or another tool's CSV file of URL pairs
+    /// (header `url_a,url_b`) or of clusters (header `url,cluster`).
+    run: PathBuf,
+    /// The exact answer: an overlap output directory over the same crawl (documents are matched
+    /// by URL).
+    truth: PathBuf,
+    /// Measure against TRUTH's pairs with a Jaccard similarity of at least X only (TRUTH must be
+    /// made with --jaccard); without it, against every pair of TRUTH.
+    #[arg(long, value_name = "X", value_parser = parse_ratio)]
+    min_jaccard: Option<Ratio>,
+    /// Print one JSON object instead of the tables.
     #[arg(long)]
     json: bool,
 }
@@ -696,6 +716,18 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                     explain::write_json(&explained, w)
                 } else {
                     Ok(explain::write_text(&explained, w)?)
+                }
+            })
+        }
+        Command::Eval(args) => {
+            // Read-only: no lock, so it runs beside a command writing either directory.
+            let cfg = eval::EvalConfig { run: args.run, truth: args.truth, min_jaccard: args.min_jaccard };
+            let evaluation = eval::evaluate(&cfg)?;
+            to_stdout(|mut w| {
+                if args.json {
+                    eval::write_json(&evaluation, &mut w)
+                } else {
+                    eval::write_table(&evaluation, &mut w)
                 }
             })
         }

@@ -17,10 +17,11 @@
 //!
 //! with [`stats`] for what each stage counted, [`cli`] for the command
 //! line, [`manual`] for its completion scripts and man pages,
-//! [`dedup`] for writing out the documents a recrawl would keep, and
-//! [`reread`], which reads documents' texts again from their inputs for
-//! [`explain`] (what two documents share, chunk by chunk) and for the stop
-//! chunks' texts.
+//! [`dedup`] for writing out the documents a recrawl would keep,
+//! [`eval`] to measure a run (or another tool's answer) against an exact
+//! one, and [`reread`], which reads documents' texts again from their
+//! inputs for [`explain`] (what two documents share, chunk by chunk) and
+//! for the stop chunks' texts.
 //! `ARCHITECTURE.md` maps the stages and the store.
 //!
 //! The public surface is what the benchmarks and `main` need; the rest is
@@ -33,6 +34,7 @@ pub mod chunk;
 pub mod cli;
 pub(crate) mod dedup;
 pub(crate) mod dump;
+pub(crate) mod eval;
 pub(crate) mod exact;
 pub(crate) mod explain;
 pub(crate) mod export;

@@ -172,6 +172,16 @@ pub(crate) fn for_each_pair(
     read_rows(path, |o, _, _| f(o))
 }
 
+/// [`for_each_pair`], with each row's similarity values: the table's
+/// `jaccard` and `containment` columns in millionths, `None` for a column
+/// the table does not have.
+pub(crate) fn for_each_measured(
+    path: &Path,
+    mut f: impl FnMut(Overlap, Measures) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    read_rows(path, |o, m, _| f(o, m))
+}
+
 /// [`for_each_pair`], with each row's line (line feed included) when it is
 /// exactly as [`OverlapWriter::push`] writes the row, for
 /// [`OverlapWriter::push_line`].
@@ -473,6 +483,35 @@ mod tests {
         assert_eq!(w.finish().unwrap(), 20_000);
         assert_eq!(lines, 10_000);
         assert!(std::fs::read_to_string(&copy).unwrap() == written);
+    }
+
+    #[test]
+    fn measured_rows_read_back_with_their_columns() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("overlap.csv");
+        let o = Overlap { doc_i: 0, doc_j: 1, shared: 8 };
+        for (columns, m) in [
+            (
+                Columns { jaccard: true, containment: false },
+                Measures { jaccard: Some(800_000), containment: None },
+            ),
+            (
+                Columns { jaccard: true, containment: true },
+                Measures { jaccard: Some(666_667), containment: Some(1_000_000) },
+            ),
+            (Columns::default(), Measures::default()),
+        ] {
+            let mut w = OverlapWriter::create(&path, columns).unwrap();
+            w.push_measured(o, m).unwrap();
+            w.finish().unwrap();
+            let mut back = Vec::new();
+            for_each_measured(&path, |o, m| {
+                back.push((o, m));
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(back, [(o, m)], "{columns:?}");
+        }
     }
 
     #[test]
