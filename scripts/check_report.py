@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Recompute an `overlap report` from docs.csv and overlap.csv, independently
-of the tool, and compare with report.json and the CSV tables.
+of the tool, and compare with report.json, the CSV tables and docs.csv's
+near_group column.
 
 Usage: python3 scripts/check_report.py OUT_DIR
 
@@ -265,6 +266,11 @@ def main():
     c.eq("near.largest_group", report["near"]["largest_group"], max((g["documents"] for g in want_groups), default=0))
     c.eq("near.chained_groups", report["near"]["chained_groups"], sum(1 for g in want_groups if g["chained"]))
     c.eq("groups.top", [g["group"] for g in report["groups"]["top"]], [g["group"] for g in want_groups[:20]])
+    # docs.csv's near_group: the group's id (its smallest docID), empty alone.
+    for comp in comps:
+        want = str(comp[0]) if len(comp) >= 2 else ""
+        for d in comp:
+            c.eq(f"docs.csv doc {d} near_group", docs[d]["near_group"], want)
 
     # Host overlap: each document's replicas, listed.
     host = [d["host"] for d in docs]
@@ -303,6 +309,26 @@ def main():
         c.eq(f"hosts.csv {key} mirror", row["mirror"], str(mirror).lower())
     c.eq("hosts.host_pairs", report["hosts"]["host_pairs"], len(want_hosts))
     c.eq("hosts.mirror_pairs", report["hosts"]["mirror_pairs"], mirror_pairs)
+
+    # Per host: documents, with an exact copy, with a near-replica, and the
+    # hosts it has the most documents replicated on.
+    per_host = defaultdict(lambda: [0, 0, 0])
+    for d in range(n):
+        if host[d]:
+            per_host[host[d]][0] += 1
+            per_host[host[d]][1] += center[d] is not None and size[center[d]] >= 2
+            per_host[host[d]][2] += len(comps[component[d]]) >= 2
+    want_rows = []
+    for h, (docs_h, exact_h, near_h) in per_host.items():
+        partners = sorted(((-k, b) for (a, b), k in on_other.items() if a == h and k > 0))
+        shares = " ".join(f"{b}={-k}" for k, b in partners[:3])
+        want_rows.append((h, docs_h, exact_h, near_h, len(partners), shares))
+    want_rows.sort(key=lambda r: (-r[3], -r[1], r[0]))
+    got_rows = [(r["host"], int(r["documents"]), int(r["exact_copies"]), int(r["near_replicas"]),
+                 int(r["partner_hosts"]), r["shares_most_with"])
+                for r in read_csv(os.path.join(out, "host-summary.csv"))]
+    c.eq_rows("host-summary.csv", got_rows, want_rows)
+    c.eq("hosts.hosts", report["hosts"]["hosts"], len(want_rows))
 
     # URL aliases.
     parts = [url_parts(d["url"]) for d in docs]
@@ -343,6 +369,11 @@ def main():
         c.eq(f"aliases.{kind}.pairs", got["pairs"], len(mine))
         for content in ("exact", "near", "different", "empty"):
             c.eq(f"aliases.{kind}.{content}", got[content], sum(1 for a in mine if a[3] == content))
+    total = report["aliases"]["total"]
+    c.eq("aliases.total.pairs", total["pairs"], len(want_aliases))
+    for content in ("exact", "near", "different", "empty"):
+        c.eq(f"aliases.total.{content}", total[content], sum(1 for a in want_aliases if a[3] == content))
+    c.eq("aliases.same_content", report["aliases"]["same_content"], sum(1 for a in want_aliases if a[3] in ("exact", "near")))
 
     # Per-document flags.
     flags = read_csv(os.path.join(out, "flags.csv"))

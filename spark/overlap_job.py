@@ -123,7 +123,7 @@ def run(spark, args, out):
         "doc_i,doc_j,shared", os.path.join(private, "spark", "overlap"))
     timer.lap("pairs")
     write_sorted_csv(docs_lines(tables["centers"]), os.path.join(out, "docs.csv"),
-                     "doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for",
+                     "doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for,near_group",
                      os.path.join(private, "spark", "docs"))
     concat_fuzzy(maps, os.path.join(out, "fuzzy.fpd"))
     concat_redirects(maps, os.path.join(out, "redirects.csv"))
@@ -348,9 +348,11 @@ def csv_field(col):
 
 
 def docs_lines(centers):
-    """docs.csv rows as text lines, in docID order."""
+    """docs.csv rows as text lines, in docID order, with near_group empty
+    as the exact stage writes it: `overlap report` fills it in."""
     cols = ["doc", "url", "host", "source", "bytes", "lines", "chunks", "exact_center", "title", "missing_for"]
-    return centers.orderBy("doc").select(F.concat_ws(",", *[csv_field(F.col(c)) for c in cols]).alias("value"))
+    fields = [csv_field(F.col(c)) for c in cols] + [F.lit("")]
+    return centers.orderBy("doc").select(F.concat_ws(",", *fields).alias("value"))
 
 
 def write_sorted_csv(df, path, header, parts_dir):

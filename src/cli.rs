@@ -781,14 +781,8 @@ fn read_inputs(
 fn read_counts(out: &OutDir, outcome: &Outcome<FingerprintStats>) -> anyhow::Result<FingerprintStats> {
     match outcome {
         Outcome::Ran(stats) => Ok(stats.clone()),
-        Outcome::UpToDate => {
-            let path = out.stats();
-            let bytes = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
-            let mut root: serde_json::Value =
-                serde_json::from_slice(&bytes).with_context(|| format!("{} is not JSON", path.display()))?;
-            serde_json::from_value(root["fingerprint"].take())
-                .with_context(|| format!("{} has no fingerprint section", path.display()))
-        }
+        Outcome::UpToDate => crate::stats::read_section(out, fingerprint::STAGE)?
+            .with_context(|| format!("{} has no fingerprint section", out.stats().display())),
     }
 }
 

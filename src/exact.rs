@@ -20,7 +20,7 @@ use crate::store::changes::{ChangeTable, ChangesWriter, for_each_change};
 use crate::store::docs::{Doc, DocTable, DocsReader, DocsWriter, for_each_doc};
 use crate::store::manifest::ExactSettings;
 use crate::store::scopes::{Scope, ScopeId, ScopeNumbers};
-use crate::store::{self, Center, ExactRecord, Header, Manifest, Mapped, OutDir, RecordWriter};
+use crate::store::{self, Center, ExactRecord, Header, Manifest, Mapped, OutDir, RecordWriter, Stamp};
 use xxhash_rust::xxh3::xxh3_128;
 
 pub(crate) const STAGE: &str = "exact";
@@ -78,6 +78,9 @@ pub(crate) fn run(
     let Some(stage) = Stage::begin(out, STAGE, key, progress)? else {
         return Ok(Outcome::UpToDate);
     };
+    // docs.csv is written anew with near_group empty: the report fills it
+    // in again even when its key is unchanged (see `store::docs`).
+    Stamp::remove(&out.stamp(crate::report::STAGE))?;
     let mut manifest = Manifest::read(out)?;
     let spec = manifest.chunk.clone();
     let scratch = stage.scratch()?;

@@ -849,6 +849,9 @@ impl<'a> Sink<'a> {
 
     fn skip(&mut self, input: usize, skip: Skip) {
         let Skip { offset, line, reason, detail } = skip;
+        let of_input = &mut self.stats.inputs[input];
+        *of_input.skipped_records.entry(reason.name().to_string()).or_insert(0) += 1;
+        of_input.corrupt_records += u64::from(reason.is_corrupt());
         let count = self.stats.skipped.entry(reason.name().to_string()).or_insert(0);
         *count += 1;
         let file = &self.inputs[input];
@@ -901,6 +904,7 @@ impl<'a> Sink<'a> {
             text: None,
             center: None,
             missing_for: 0,
+            near_group: None,
         })?;
         self.capture(&u.url, CaptureKind::Doc(id))?;
         Ok(id)
@@ -974,6 +978,7 @@ impl<'a> Sink<'a> {
             text: None,
             center: None,
             missing_for: 0,
+            near_group: None,
         })?;
         self.capture(&copy.url, CaptureKind::Doc(id))?;
         self.copy_list.row([id.to_string().as_str(), &original.to_string(), kind])
@@ -988,6 +993,7 @@ impl<'a> Sink<'a> {
         self.stats.fingerprints += doc.fprints.len() as u64;
         if doc.capped {
             self.stats.capped_documents += 1;
+            self.stats.inputs[input].capped_documents += 1;
         }
         if let Some((source, encoding, malformed)) = doc.charset {
             *self.stats.charset_sources.entry(source.name().to_string()).or_insert(0) += 1;
@@ -1018,6 +1024,7 @@ impl<'a> Sink<'a> {
             }),
             center: None,
             missing_for: 0,
+            near_group: None,
         })?;
         self.capture(&doc.url, CaptureKind::Doc(id32))?;
         if self.input_starts.is_none() {

@@ -1,7 +1,8 @@
 //! `stats.json`: what each stage counted, one section per stage. Each
 //! stage owns the type of its section (`fingerprint::FingerprintStats`,
 //! `exact::ExactStats`, `pairs::PairsStats`, `report::ReportStats`,
-//! `store::parquet::ParquetStats`); this module only files the sections.
+//! `store::parquet::ParquetStats`); this module only files the sections
+//! and reads one back into its owner's type.
 //!
 //! Every field is deterministic for the same inputs and flags except
 //! `seconds` and `peak_rss_bytes`, which measure the run itself.
@@ -10,6 +11,7 @@ use std::fs;
 
 use anyhow::Context;
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::store::{OutDir, write_atomic};
@@ -38,6 +40,26 @@ pub(crate) fn write_section<S: Serialize>(out: &OutDir, stage: &str, section: &S
     let mut json = serde_json::to_vec_pretty(&Value::Object(root)).context("cannot encode stats")?;
     json.push(b'\n');
     write_atomic(&path, &json)
+}
+
+/// Reads one stage's section of `stats.json` into its owner's type;
+/// `None` when the file or the section is not there (a stage not run, or
+/// run by another tool that does not write it).
+pub(crate) fn read_section<S: DeserializeOwned>(out: &OutDir, stage: &str) -> anyhow::Result<Option<S>> {
+    let path = out.stats();
+    let bytes = match fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let mut root: Value =
+        serde_json::from_slice(&bytes).with_context(|| format!("{} is not JSON", path.display()))?;
+    match root.get_mut(stage).map(Value::take) {
+        None | Some(Value::Null) => Ok(None),
+        Some(section) => serde_json::from_value(section).map(Some).with_context(|| {
+            format!("{}: the {stage} section is not as this overlap writes it", path.display())
+        }),
+    }
 }
 
 /// `n` and the noun for it: `1 document`, `2 documents`.

@@ -493,6 +493,10 @@ fn check(
     let ref_centers: Vec<Option<u32>> =
         ref_docs.iter().map(|d| d.exact_center.map(|c| to_id(c as u32))).collect();
     assert_eq!(centers, ref_centers, "{what}: exact groups");
+    let groups: Vec<Option<u32>> = docs.iter().map(|d| d.near_group.map(|g| g as u32)).collect();
+    let ref_groups: Vec<Option<u32>> =
+        ref_docs.iter().map(|d| d.near_group.map(|g| to_id(g as u32))).collect();
+    assert_eq!(groups, ref_groups, "{what}: near_group");
     assert_eq!(
         mapped_csv(&out.join("overlap.csv"), &[], &|x| x),
         mapped_csv(&reference.join("overlap.csv"), &[0, 1], &to_id),
@@ -532,6 +536,11 @@ fn check(
     let since = ours.as_object_mut().unwrap().remove("since_previous").unwrap();
     let mut theirs = report(reference, &to_id);
     assert_eq!(theirs.as_object_mut().unwrap().remove("since_previous"), Some(serde_json::Value::Null));
+    // How the inputs were read is not the analysis: the chain read other
+    // files than the reference's one.
+    for r in [&mut ours, &mut theirs] {
+        assert!(r.as_object_mut().unwrap().remove("data_quality").is_some_and(|q| q.is_object()));
+    }
     assert_eq!(ours, theirs, "{what}: report.json");
 
     let Some(expected) = expected else {

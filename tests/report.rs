@@ -145,6 +145,40 @@ fn figures_match_the_construction() {
         ]
     );
     assert_eq!(r["hosts"]["mirror_pairs"], 3);
+    // Per host, the most near-replicas first: the manual's hosts share
+    // every chapter with each other (the old edition by near-replicas
+    // only), the chain is on one host, and misc.example.org has none.
+    let summary: Vec<String> = rows(&out.join("host-summary.csv"))
+        .into_iter()
+        .map(|h| {
+            let f = |k: &str| h[k].clone();
+            [
+                f("host"),
+                f("documents"),
+                f("exact_copies"),
+                f("near_replicas"),
+                f("partner_hosts"),
+                f("shares_most_with"),
+            ]
+            .join(" ")
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            "docs.example.org 6 6 6 2 mirror.example.net=6 old.example.com=6",
+            "mirror.example.net 6 6 6 2 docs.example.org=6 old.example.com=6",
+            "old.example.com 6 0 6 2 docs.example.org=6 mirror.example.net=6",
+            "chain.example.org 4 0 4 0 ",
+            "news.example.com 4 0 2 0 ",
+            "blog.example.com 2 2 2 0 ",
+            "shop.example.com 2 2 2 0 ",
+            "example.com 1 1 1 1 www.example.com=1",
+            "www.example.com 1 1 1 1 example.com=1",
+            "misc.example.org 4 0 0 0 ",
+        ]
+    );
+    assert_eq!(r["hosts"]["hosts"], 10);
 
     // Aliases and their content class.
     let aliases: Vec<(String, String, String, String)> = rows(&out.join("aliases.csv"))
@@ -263,13 +297,116 @@ fn the_html_report_is_self_contained() {
     assert!(html.starts_with("<!DOCTYPE html>") && html.trim_end().ends_with("</html>"));
     assert!(html.contains("<svg"));
     assert_eq!(html.matches("<rect").count(), 6, "one bar per non-empty bin: 2 exact, 4 near");
-    for fetch in ["src=", "href=", "url(", "<script", "@import"] {
+    for fetch in ["src=", "url(", "@import", "<link", "<iframe"] {
         assert!(!html.contains(fetch), "report.html must not fetch anything ({fetch})");
     }
-    assert!(html.contains("mirror.example.net") && html.contains("http://chain.example.org/x"));
+    // Its one script is inline, and it is the last thing in the page.
+    assert_eq!(html.matches("<script").count(), 1);
+    assert!(html.contains("<script>\n") && html.trim_end().ends_with("</script>\n</body>\n</html>"));
+    // Links go to the page's own sections or to the crawl's http(s) URLs.
+    for (at, _) in html.match_indices("href=\"") {
+        let target = &html[at + 6..];
+        assert!(
+            target.starts_with('#') || target.starts_with("http://") || target.starts_with("https://"),
+            "{}",
+            &target[..40.min(target.len())]
+        );
+    }
+    assert!(html.contains("mirror.example.net") && html.contains(">http://chain.example.org/x</a>"));
     // One alias example per kind, the most similar content first.
-    assert!(html.contains("https://shop.example.com/cart</span>: exact"));
-    assert!(html.contains("http://news.example.com/article?page=1</span>: near"));
+    assert!(html.contains(">https://shop.example.com/cart</a>: exact"));
+    assert!(html.contains(">http://news.example.com/article?page=1</a>: near"));
+}
+
+/// The text of `html` outside tags, scripts and styles, each piece with
+/// whether it lies inside an `<a rel="noreferrer">`.
+fn text_runs(html: &str) -> Vec<(String, bool)> {
+    let mut runs = Vec::new();
+    let mut links: Vec<bool> = Vec::new();
+    let mut rest = html;
+    while let Some(lt) = rest.find('<') {
+        runs.push((rest[..lt].to_string(), links.last() == Some(&true)));
+        let gt = lt + rest[lt..].find('>').expect("tags close");
+        let tag = &rest[lt + 1..gt];
+        rest = &rest[gt + 1..];
+        let name: String = tag.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '/').collect();
+        match name.as_str() {
+            "script" | "style" => rest = &rest[rest.find(&format!("</{name}>")).expect("closed")..],
+            "a" => links.push(tag.contains(" rel=\"noreferrer\"") && tag.contains(" href=\"http")),
+            "/a" => {
+                links.pop();
+            }
+            _ => {}
+        }
+    }
+    runs.push((rest.to_string(), false));
+    runs
+}
+
+/// Every group of groups.csv (up to the page's cap of 100) is in
+/// report.html with its id, and opens to its first 50 documents, those
+/// docs.csv's near_group puts in it, smallest docID first; every URL the
+/// page shows is a link that sends no referrer.
+#[test]
+fn the_html_report_lists_every_group_with_its_members_and_links_every_url() {
+    let tmp = tempdir();
+    // 60 copies of one page make a group larger than the members listed.
+    let big = tmp.path().join("big.jsonl");
+    let mut pages: Vec<JsonDoc> = (0..60)
+        .map(|i| JsonDoc {
+            url: format!("https://copies.example/p{i}"),
+            text: "one\ntext\nof\nfour lines".into(),
+        })
+        .collect();
+    pages.push(JsonDoc { url: "javascript:alert(1)".into(), text: "not a link\nat all".into() });
+    pages.push(JsonDoc { url: "https://copies.example/other".into(), text: "not a link\nat all".into() });
+    write_jsonl(&big, &pages);
+    let mut dirs = vec![run_crawl(tmp.path(), &[])];
+    for (name, input) in [("sample", "testdata/sample.warc.gz"), ("big", big.to_str().unwrap())] {
+        let dir = tmp.path().join(name);
+        overlap_ok(["run", input, "-T", "3", "-q", "--out", &arg(&dir)]);
+        dirs.push(dir);
+    }
+    for dir in &dirs {
+        let html = fs::read_to_string(dir.join("report.html")).unwrap();
+        let groups = rows(&dir.join("groups.csv"));
+        assert!(!groups.is_empty() && groups.len() <= 100, "test data: {} groups", groups.len());
+        let docs = read_docs(dir);
+        for g in &groups {
+            let id: usize = g["group"].parse().unwrap();
+            let start = format!("<tr><td class=\"n\" data-v=\"{id}\">{id}</td><td class=\"url\">");
+            let at =
+                html.find(&start).unwrap_or_else(|| panic!("{}: group {id} is not listed", dir.display()));
+            let row = &html[at..at + html[at..].find("</tr>").unwrap()];
+            let listed: Vec<usize> = row
+                .split("<span class=\"id\">#")
+                .skip(1)
+                .map(|s| s[..s.find(|c: char| !c.is_ascii_digit()).unwrap()].parse().unwrap())
+                .collect();
+            let members: Vec<usize> =
+                docs.iter().filter(|d| d.near_group == Some(id)).map(|d| d.doc_id).collect();
+            assert_eq!(members.len().to_string(), g["documents"], "group {id}");
+            assert_eq!(listed, members[..members.len().min(50)], "group {id}'s members in {}", dir.display());
+            if members.len() > 50 {
+                let more =
+                    format!("and {} more: the rows of docs.csv whose near_group is {id}", members.len() - 50);
+                assert!(row.contains(&more), "{row}");
+            }
+        }
+        let urls: Vec<String> = text_runs(&html)
+            .into_iter()
+            .filter(|(text, _)| text.contains("http://") || text.contains("https://"))
+            .map(|(text, link)| {
+                assert!(link, "{}: a URL that is not a link: {text}", dir.display());
+                text
+            })
+            .collect();
+        assert!(urls.len() > groups.len(), "{}: {} URLs", dir.display(), urls.len());
+        assert!(!html.contains("href=\"javascript"), "only http(s) URLs are links");
+    }
+    let html = fs::read_to_string(dirs[2].join("report.html")).unwrap();
+    assert!(html.contains("and 10 more"), "the group of 60 lists 50");
+    assert!(html.contains("javascript:alert(1)"), "shown as text");
 }
 
 #[test]
@@ -379,4 +516,193 @@ fn stored_fuzzy_signatures_equal_those_of_the_texts_read_again() {
     let stats = read_stats(&out);
     assert_eq!(stats["report"]["texts_read"], signed as u64, "every signed text was read again");
     assert_eq!(fs::read(out.join("flags.csv")).unwrap(), stored);
+}
+
+/// Each document's near-replica group, recomputed here: the components of
+/// the graph linking every document to its exact center and every
+/// Overlap-table pair, named by their smallest docID; `None` alone.
+fn components(docs: &[DocRow], pairs: &[(usize, usize, usize)]) -> Vec<Option<usize>> {
+    fn find(parent: &mut [usize], mut x: usize) -> usize {
+        while parent[x] != x {
+            parent[x] = parent[parent[x]];
+            x = parent[x];
+        }
+        x
+    }
+    let mut parent: Vec<usize> = (0..docs.len()).collect();
+    let links = docs.iter().filter_map(|d| d.exact_center.map(|c| (c, d.doc_id)));
+    for (a, b) in links.chain(pairs.iter().map(|&(i, j, _)| (i, j))) {
+        let (a, b) = (find(&mut parent, a), find(&mut parent, b));
+        parent[a.max(b)] = a.min(b);
+    }
+    let roots: Vec<usize> = (0..docs.len()).map(|d| find(&mut parent, d)).collect();
+    let mut size = vec![0usize; docs.len()];
+    for &r in &roots {
+        size[r] += 1;
+    }
+    // With the smaller root kept, a root is its component's smallest docID.
+    roots.iter().map(|&r| (size[r] >= 2).then_some(r)).collect()
+}
+
+/// docs.csv's near_group against the groups recomputed from the Overlap
+/// table and the exact centers, and against groups.csv's own rows.
+fn assert_near_groups(dir: &Path) {
+    let docs = read_docs(dir);
+    let got: Vec<Option<usize>> = docs.iter().map(|d| d.near_group).collect();
+    assert_eq!(got, components(&docs, &read_overlap(dir)), "{}: near_group", dir.display());
+    let groups = rows(&dir.join("groups.csv"));
+    let mut sizes: std::collections::BTreeMap<usize, usize> = std::collections::BTreeMap::new();
+    for g in got.iter().flatten() {
+        *sizes.entry(*g).or_default() += 1;
+    }
+    let listed: std::collections::BTreeMap<usize, usize> =
+        groups.iter().map(|g| (g["group"].parse().unwrap(), g["documents"].parse().unwrap())).collect();
+    assert_eq!(sizes, listed, "{}: groups.csv's groups and sizes", dir.display());
+}
+
+#[test]
+fn near_group_names_each_documents_group_in_groups_csv() {
+    let tmp = tempdir();
+    let crawl = run_crawl(tmp.path(), &[]);
+    assert_near_groups(&crawl);
+    let docs = read_docs(&crawl);
+    assert_eq!((docs[30].near_group, docs[31].near_group), (Some(28), Some(28)), "the chain X~Y~Z~W");
+    assert_eq!(docs[35].near_group, None, "the empty page");
+    assert_eq!(docs[32].near_group, None, "a page alone");
+    let sample = tmp.path().join("sample");
+    overlap_ok([
+        "run",
+        "testdata/sample.warc.gz",
+        "testdata/sample.arc.gz",
+        "-T",
+        "3",
+        "-q",
+        "--out",
+        &arg(&sample),
+    ]);
+    assert_near_groups(&sample);
+}
+
+/// near_group is never older than the tables it comes from: a pairs stage
+/// that runs empties it, an exact stage writes it empty, and the report
+/// fills it in again even when its own key did not change.
+#[test]
+fn near_group_follows_the_stages_that_change_it() {
+    let tmp = tempdir();
+    let out = run_crawl(tmp.path(), &[]);
+    let full = fs::read(out.join("docs.csv")).unwrap();
+    let groups = |dir: &Path| read_docs(dir).iter().filter(|d| d.near_group.is_some()).count();
+    assert_eq!(groups(&out), 30);
+
+    overlap_ok(["pairs", &arg(&out), "-T", "40", "-q"]);
+    assert_eq!(groups(&out), 0, "the pairs stage empties near_group");
+    overlap_ok(["report", &arg(&out), "-q"]);
+    assert_near_groups(&out);
+    assert_eq!(groups(&out), 18, "at T = 40 only the exact groups are left");
+
+    overlap_ok(["pairs", &arg(&out), "-T", "3", "-q"]);
+    overlap_ok(["report", &arg(&out), "-q"]);
+    assert!(fs::read(out.join("docs.csv")).unwrap() == full);
+
+    // The exact stage rebuilding docs.csv under the same flags leaves the
+    // pairs stage up to date, and the report's key as it was: the report
+    // runs all the same.
+    fs::remove_file(out.join("docs.csv")).unwrap();
+    overlap_ok(["exact", &arg(&out), "-q"]);
+    assert_eq!(groups(&out), 0);
+    overlap_ok(["pairs", &arg(&out), "-q", "-T", "3"]);
+    overlap_ok(["report", &arg(&out), "-q"]);
+    assert!(fs::read(out.join("docs.csv")).unwrap() == full);
+    // And a report that is up to date leaves docs.csv alone.
+    let before = fs::metadata(out.join("docs.csv")).unwrap().modified().unwrap();
+    overlap_ok(["report", &arg(&out), "-q"]);
+    assert_eq!(fs::metadata(out.join("docs.csv")).unwrap().modified().unwrap(), before);
+}
+
+/// report.html's data quality names each corrupt record stats.json
+/// samples by file and offset, and the per-input counts add up.
+#[test]
+fn the_data_quality_section_lists_the_corrupt_records() {
+    let tmp = tempdir();
+    let out = tmp.path().join("out");
+    overlap_ok(["run", "testdata/sample.warc.gz", "testdata/corrupt.warc.gz", "-q", "--out", &arg(&out)]);
+    // The page's text, without the places a path may wrap.
+    let html = fs::read_to_string(out.join("report.html")).unwrap().replace("<wbr>", "");
+    let fp = &read_stats(&out)["fingerprint"];
+    let samples = fp["corrupt"].as_array().unwrap();
+    assert!(samples.len() >= 3, "test data: {fp:#}");
+    for c in samples {
+        let at = format!("<code>{}:{}</code>", c["file"].as_str().unwrap(), c["offset"]);
+        assert!(at.contains("testdata/corrupt.warc.gz:"), "{at}");
+        assert!(html.contains(&at), "{at} is not in report.html");
+        assert!(html.contains(&format!("<code>{}</code>", c["reason"].as_str().unwrap())));
+    }
+    assert!(html.contains("<strong>Not every record was read:</strong>"), "the alert");
+    let q = &report_json(&out)["data_quality"];
+    assert_eq!(q["corrupt_records"], fp["corrupt_records"]);
+    assert_eq!((q["inputs"].as_u64(), q["inputs_with_corrupt_records"].as_u64()), (Some(2), Some(1)));
+    // Each input's records are its documents and its skipped records, and
+    // the inputs' skips add up to the whole run's, reason by reason.
+    let mut by_reason: std::collections::BTreeMap<String, u64> = Default::default();
+    for input in fp["inputs"].as_array().unwrap() {
+        let skipped = input["skipped_records"].as_object().unwrap();
+        let n: u64 = skipped.values().map(|v| v.as_u64().unwrap()).sum();
+        assert_eq!(input["records"].as_u64().unwrap(), input["documents"].as_u64().unwrap() + n, "{input:#}");
+        for (k, v) in skipped {
+            *by_reason.entry(k.clone()).or_default() += v.as_u64().unwrap();
+        }
+    }
+    assert_eq!(by_reason, nonzero_skipped(fp));
+    assert_eq!(fp["inputs"][1]["corrupt_records"], fp["corrupt_records"]);
+    assert_eq!(q["skipped_records"], serde_json::to_value(&by_reason).unwrap());
+
+    // A run that read every record says so, and raises no alert.
+    let clean = run_crawl(tmp.path(), &[]);
+    let html = fs::read_to_string(clean.join("report.html")).unwrap();
+    assert!(!html.contains("Not every record was read") && html.contains("No corrupt record"));
+    assert_eq!(report_json(&clean)["data_quality"]["corrupt_records"], 0);
+}
+
+/// The alias counts by content are aliases.csv's, and the summaries lead
+/// with the aliases of the same content.
+#[test]
+fn aliases_are_counted_by_content_and_the_real_ones_lead() {
+    let tmp = tempdir();
+    let out = tmp.path().join("out");
+    let run =
+        overlap_ok(["run", CRAWL, "--chunk", "lines:4", "-T", "3", "-q", "--stats", "--out", &arg(&out)]);
+    let r = report_json(&out);
+    let aliases = rows(&out.join("aliases.csv"));
+    let count = |kind: Option<&str>, content: &str| -> u64 {
+        let of_kind = |a: &&std::collections::BTreeMap<String, String>| kind.is_none_or(|k| a["kind"] == k);
+        aliases.iter().filter(of_kind).filter(|a| content == "pairs" || a["content"] == content).count()
+            as u64
+    };
+    for kind in ["www", "scheme", "index", "query"] {
+        for content in ["pairs", "exact", "near", "different", "empty"] {
+            assert_eq!(
+                r["aliases"][kind][content].as_u64(),
+                Some(count(Some(kind), content)),
+                "{kind} {content}"
+            );
+        }
+    }
+    for content in ["pairs", "exact", "near", "different", "empty"] {
+        assert_eq!(r["aliases"]["total"][content].as_u64(), Some(count(None, content)), "total {content}");
+    }
+    let same = count(None, "exact") + count(None, "near");
+    assert_eq!((r["aliases"]["same_content"].as_u64(), same), (Some(same), 4));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("4 URL aliases with the same content (1 more URL pair whose content differs)"),
+        "{stderr}"
+    );
+    let html = fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        html.contains(
+            "<strong>4 URL aliases</strong> with the same content: 3 exact copies and 1 near-replica"
+        )
+    );
+    let stats = &read_stats(&out)["report"];
+    assert_eq!((stats["alias_pairs"].as_u64(), stats["alias_same_content"].as_u64()), (Some(5), Some(4)));
 }

@@ -739,6 +739,7 @@ fn write_tables(
                     source: Source { input, offset: doc.source.offset },
                     center: None,
                     missing_for,
+                    near_group: None,
                     ..doc
                 })?;
                 changes.push(&ChangeRow {

@@ -37,6 +37,13 @@ pub struct InputStats {
     /// was.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
+    /// Records of this input that are not documents, by reason (only the
+    /// reasons met), for the report's data quality per input.
+    pub skipped_records: BTreeMap<String, u64>,
+    /// Of those, the corrupt ones.
+    pub corrupt_records: u64,
+    /// Documents of this input whose text was cut at `--max-doc-bytes`.
+    pub capped_documents: u64,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

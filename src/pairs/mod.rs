@@ -36,7 +36,7 @@ use crate::store::handles::DocIds;
 use crate::store::manifest::PairsSettings;
 use crate::store::overlap::{Columns, OverlapWriter};
 use crate::store::scopes::{Scope, ScopeId};
-use crate::store::{self, Center, ChunkRecord, Manifest, Mapped, OutDir};
+use crate::store::{self, Center, ChunkRecord, Manifest, Mapped, OutDir, Stamp};
 use criterion::Measures;
 
 pub(crate) const STAGE: &str = "pairs";
@@ -354,6 +354,12 @@ pub(crate) fn run(
     let Some(stage) = Stage::begin(out, STAGE, key, progress)? else {
         return Ok(Outcome::UpToDate);
     };
+    // Another Overlap table makes other groups: docs.csv's near_group,
+    // the report's, must not outlive the table it came from, and the
+    // report fills it in again even when its key is unchanged (see
+    // `store::docs`).
+    Stamp::remove(&out.stamp(crate::report::STAGE))?;
+    store::docs::clear_near_groups(&out.docs())?;
     let scratch = stage.scratch()?;
     let mut manifest = Manifest::read(out)?;
     if manifest.chunk == "doc" && threshold > 1 {

@@ -104,6 +104,97 @@ pub fn rows(groups: &[Group]) -> Vec<u32> {
     groups.iter().map(|g| g.group).collect()
 }
 
+/// A member of a group as report.html lists it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Member {
+    pub doc_id: u32,
+    pub url: String,
+    /// The center's docID, for a member that is an exact copy of another.
+    pub copy_of: Option<u32>,
+}
+
+/// A group report.html shows, with its first members (the others are the
+/// rows of docs.csv whose `near_group` is its `group`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Shown {
+    pub group: Group,
+    pub members: Vec<Member>,
+}
+
+/// The groups with their members, from the members' rows
+/// ([`first_members`]) and `urls` (holding theirs); `groups` are named
+/// ([`name`]).
+pub fn shown(groups: &[Group], members: Vec<Vec<u32>>, docs: &Docs, urls: &Urls) -> Vec<Shown> {
+    groups
+        .iter()
+        .zip(members)
+        .map(|(g, rows)| Shown {
+            group: g.clone(),
+            members: rows
+                .into_iter()
+                .map(|r| {
+                    let center = docs.center[r as usize];
+                    Member {
+                        doc_id: docs.doc_id(r),
+                        url: urls.get(r).unwrap_or("").to_string(),
+                        copy_of: (center != EMPTY && center != r).then(|| docs.doc_id(center)),
+                    }
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+/// Which components are groups (two or more documents): a bit per row,
+/// set at the row that labels a group, so that each document's group is
+/// its label's bit away.
+pub struct Membership {
+    bits: Vec<u64>,
+}
+
+impl Membership {
+    /// For `groups` named by row, over `n` rows.
+    pub fn new(n: usize, groups: &[Group]) -> Membership {
+        let mut bits = vec![0u64; n.div_ceil(64)];
+        for g in groups {
+            bits[g.group as usize / 64] |= 1 << (g.group % 64);
+        }
+        Membership { bits }
+    }
+
+    /// The row naming `row`'s group, `None` when its component is itself
+    /// alone.
+    pub fn group_of(&self, label: &[u32], row: u32) -> Option<u32> {
+        let l = label[row as usize];
+        (self.bits[l as usize / 64] & (1 << (l % 64)) != 0).then_some(l)
+    }
+}
+
+/// The first `per_group` members (smallest docIDs first) of each of
+/// `groups`, named by row, in one pass over the labels: what report.html
+/// lists under each group it shows, a bounded number whatever the groups'
+/// sizes (docs.csv's `near_group` has them all).
+pub fn first_members(label: &[u32], groups: &[Group], per_group: usize) -> Vec<Vec<u32>> {
+    let index: FxHashMap<u32, usize> = groups.iter().enumerate().map(|(i, g)| (g.group, i)).collect();
+    let mut members: Vec<Vec<u32>> =
+        groups.iter().map(|g| Vec::with_capacity(per_group.min(g.documents as usize))).collect();
+    let mut open = groups.len();
+    for (row, l) in label.iter().enumerate() {
+        if open == 0 {
+            break;
+        }
+        if let Some(&i) = index.get(l)
+            && members[i].len() < per_group
+        {
+            members[i].push(row as u32);
+            if members[i].len() == per_group.min(groups[i].documents as usize) {
+                open -= 1;
+            }
+        }
+    }
+    members
+}
+
 /// Gives each group its sample URL, from `urls` (holding those of
 /// [`rows`]), and names it by docID, as report.json shows it.
 pub fn name(groups: &mut [Group], docs: &Docs, urls: &Urls) {
@@ -223,10 +314,10 @@ mod tests {
         // host plus a document without a host (5); 6 is alone.
         std::fs::write(
             &docs_csv,
-            "doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for\n\
-             0,http://a/x,a,s:0,1,1,1,0,,0\n1,http://b/x,b,s:1,1,1,1,0,,0\n\
-             2,http://c/1,c,s:2,1,1,1,2,,0\n3,http://c/2,c,s:3,1,1,1,3,,0\n4,http://c/3,c,s:4,1,1,1,4,,0\n\
-             5,,,s:5,1,1,1,5,,0\n6,http://d/z,d,s:6,1,1,1,6,,0\n",
+            "doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for,near_group\n\
+             0,http://a/x,a,s:0,1,1,1,0,,0,\n1,http://b/x,b,s:1,1,1,1,0,,0,\n\
+             2,http://c/1,c,s:2,1,1,1,2,,0,\n3,http://c/2,c,s:3,1,1,1,3,,0,\n4,http://c/3,c,s:4,1,1,1,4,,0,\n\
+             5,,,s:5,1,1,1,5,,0,\n6,http://d/z,d,s:6,1,1,1,6,,0,\n",
         )
         .unwrap();
         let overlap = dir.path().join("overlap.csv");
@@ -258,5 +349,12 @@ mod tests {
         assert_eq!(summary, ["2 4 4 3 1 Some(3) true", "0 2 1 0 2 Some(0) false"]);
         assert_eq!(got[0].sample_url, "http://c/1");
         assert_eq!(got[0].density, 0.5);
+        // Members, smallest first and at most as many as asked; the group
+        // of every row, none for the document alone.
+        let (by_row, label) = (groups(&docs, &linked, &overlap, 1).unwrap(), &linked.label);
+        assert_eq!(first_members(label, &by_row, 3), [vec![2, 3, 4], vec![0, 1]]);
+        let membership = Membership::new(docs.len(), &by_row);
+        let of: Vec<Option<u32>> = (0..7).map(|r| membership.group_of(label, r)).collect();
+        assert_eq!(of, [Some(0), Some(0), Some(2), Some(2), Some(2), Some(2), None]);
     }
 }

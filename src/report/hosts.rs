@@ -178,6 +178,18 @@ impl HostTable {
         }
     }
 
+    /// Calls `f(a, b, a_on_b, b_on_a)` for every pair in order, with the
+    /// hosts' numbers in [`Docs`] and the documents of each replicated on
+    /// the other.
+    pub fn for_each(&self, mut f: impl FnMut(usize, usize, u64, u64)) -> anyhow::Result<()> {
+        for link in self.links() {
+            let link = link?;
+            let (a, b) = self.hosts(link);
+            f(a, b, link.a_on_b.into(), link.b_on_a.into());
+        }
+        Ok(())
+    }
+
     /// The host numbers of a link's two ranks.
     fn hosts(&self, link: HostLink) -> (usize, usize) {
         (self.by_rank[link.a as usize] as usize, self.by_rank[link.b as usize] as usize)

@@ -1,43 +1,91 @@
-//! `report.html`: the report as one self-contained page (inline CSS and
-//! SVG, no scripts, no fetches), for people rather than pipelines.
+//! `report.html`: the report as one self-contained page for people rather
+//! than pipelines: inline CSS, SVG and script, nothing fetched.
+//!
+//! Every URL is a link (`rel="noreferrer"`, http and https only: a crawl's
+//! URLs are not to be trusted with other schemes). Every table sorts by
+//! its column headers and, past ten rows, filters, through the small
+//! script in `report.js`; without it the page shows every row of every
+//! table, and each group still opens to its members (`<details>`). Tables
+//! wrap their long names rather than widen the page, from 700 pixels up.
+//! How many rows each table lists is bounded (see the report module's
+//! "report.html's bounds"), so the page of a crawl of millions of
+//! documents opens as fast as that of a small one.
 
 use std::fmt::Write;
 
 use super::Report;
 use super::histogram::{BINS, Histogram};
+use super::quality::{self, Quality};
 
 const STYLE: &str = r#"
-:root { --ink:#1d2430; --muted:#5b6575; --line:#e3e7ee; --bg:#f6f8fb; --exact:#1f4e8c; --near:#6fa8dc; --warn:#b54708; }
+:root { --ink:#1d2430; --muted:#5b6575; --line:#e3e7ee; --bg:#f6f8fb; --exact:#1f4e8c; --near:#6fa8dc; --warn:#b54708; --link:#2b4a75; }
 * { box-sizing:border-box; }
 body { margin:0; font:15px/1.5 -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; color:var(--ink); background:var(--bg); }
 main { max-width:1080px; margin:0 auto; padding:32px 28px 48px; }
 h1 { font-size:26px; margin:0 0 4px; letter-spacing:-0.01em; }
 h2 { font-size:18px; margin:0 0 12px; }
-.sub { color:var(--muted); margin:0 0 24px; }
-.cards { display:grid; grid-template-columns:repeat(4, 1fr); gap:14px; margin-bottom:22px; }
+h3 { font-size:15px; margin:18px 0 8px; }
+a { color:var(--link); }
+.sub { color:var(--muted); margin:0 0 12px; }
+nav.toc { display:flex; flex-wrap:wrap; gap:4px 16px; font-size:13px; margin:0 0 20px; }
+nav.toc a { text-decoration:none; }
+.cards { display:grid; grid-template-columns:repeat(4, 1fr); gap:14px; margin-bottom:18px; }
 .card { background:#fff; border:1px solid var(--line); border-radius:10px; padding:14px 16px; }
 .card .v { font-size:26px; font-weight:650; font-variant-numeric:tabular-nums; }
 .card .l { color:var(--muted); font-size:13px; }
+.alert { background:#fff4e5; border:1px solid #f3c58c; color:#7a3e00; border-radius:10px; padding:12px 16px; margin:0 0 18px; }
+.ok { color:#1e7b4f; }
 section { background:#fff; border:1px solid var(--line); border-radius:10px; padding:20px 22px; margin-bottom:18px; }
 .note { color:var(--muted); font-size:13px; margin:10px 0 0; }
+.lead { margin:0 0 12px; }
+.tw { overflow-x:auto; }
+.tw + .tw, .tw + div.filter, .tw + p.note { margin-top:16px; }
 table { border-collapse:collapse; width:100%; font-size:14px; }
 th, td { text-align:left; padding:7px 10px; border-bottom:1px solid var(--line); vertical-align:top; }
 th { font-size:12px; text-transform:uppercase; letter-spacing:.04em; color:var(--muted); font-weight:600; }
-td.n, th.n { text-align:right; font-variant-numeric:tabular-nums; white-space:nowrap; }
-td.url { word-break:break-all; color:#2b4a75; }
+td.n, th.n { text-align:right; font-variant-numeric:tabular-nums; }
+td.n { white-space:nowrap; }
+td.url, td.wrap, td.file { overflow-wrap:anywhere; }
+td.file { min-width:8em; }
+td.url a, li a, .examples a { word-break:break-all; }
+tfoot td { font-weight:600; border-bottom:0; }
+th button.sort { font:inherit; color:inherit; text-transform:inherit; letter-spacing:inherit; text-align:inherit; background:none; border:0; padding:0; cursor:pointer; }
+th[aria-sort=ascending] button.sort::after { content:" \25B2"; }
+th[aria-sort=descending] button.sort::after { content:" \25BC"; }
+div.filter { display:flex; flex-wrap:wrap; gap:4px 12px; align-items:center; margin:0 0 8px; font-size:13px; color:var(--muted); }
+div.filter input { font:inherit; padding:5px 9px; border:1px solid var(--line); border-radius:6px; width:min(100%, 300px); }
 .badge { display:inline-block; padding:1px 8px; border-radius:9px; font-size:12px; background:#fdecdc; color:var(--warn); }
+.muted, .id { color:var(--muted); }
+.id { font-variant-numeric:tabular-nums; font-size:12px; }
+details.members { display:inline; margin-left:6px; font-size:13px; }
+details.members[open] { display:block; margin:2px 0 0; }
+details.members summary { display:inline; cursor:pointer; color:var(--muted); white-space:nowrap; }
+details.members summary::before { content:"\25B8  "; }
+details.members[open] summary::before { content:"\25BE  "; }
+details.members ol { margin:6px 0 2px; padding-left:24px; }
+details.members li { margin:2px 0; }
 .empty { color:var(--muted); font-style:italic; }
-.legend { display:flex; gap:18px; font-size:13px; color:var(--muted); margin-bottom:6px; }
+.legend { display:flex; flex-wrap:wrap; gap:4px 18px; font-size:13px; color:var(--muted); margin-bottom:6px; }
 .legend i { display:inline-block; width:12px; height:12px; border-radius:2px; margin-right:6px; vertical-align:-1px; }
 ul.examples { margin:12px 0 0; padding:0; list-style:none; font-size:13px; color:var(--muted); }
 ul.examples li { margin:4px 0; }
-ul.examples .url { color:#2b4a75; overflow-wrap:anywhere; }
 ul.examples .kind { display:inline-block; min-width:52px; font-weight:600; color:var(--ink); }
 footer { color:var(--muted); font-size:12px; text-align:center; margin-top:18px; }
+@media (max-width:760px) {
+  main { padding:18px 10px 32px; }
+  section { padding:14px 12px; }
+  .cards { grid-template-columns:repeat(2, 1fr); gap:10px; }
+  table { font-size:13px; }
+  th, td { padding:6px 5px; }
+  th { font-size:11px; letter-spacing:0; }
+}
 "#;
 
-/// Rows a table on the page shows; the CSV files have them all.
-const TOP_ROWS: usize = 20;
+/// The page's script (sorting and filtering), inlined.
+const SCRIPT: &str = include_str!("report.js");
+
+/// Rows the mirror table lists, most covered first; hosts.csv has them all.
+pub const TABLE_ROWS: usize = 100;
 
 /// Bar colors of the near-replica series, this run's first.
 const NEAR_COLORS: [&str; 4] = ["var(--near)", "#2a9d8f", "#e9a23b", "#9b72cf"];
@@ -56,6 +104,37 @@ pub fn escape(s: &str) -> String {
         }
     }
     out
+}
+
+/// The characters of a URL a link shows; a longer one is cut (its target
+/// is whole), so that thousands of them keep the page small.
+pub const URL_SHOWN: usize = 160;
+
+/// A URL as a link that sends no referrer; one that is not http(s) (a
+/// `javascript:` URL in a crawl, say) is shown as text, and a missing
+/// one says so.
+pub fn link(url: &str) -> String {
+    let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+    let shown = match url.char_indices().nth(URL_SHOWN) {
+        Some((cut, _)) => format!("{}&hellip;", escape(&url[..cut])),
+        None => escape(url),
+    };
+    match scheme.as_deref() {
+        _ if url.is_empty() => "<span class=\"muted\">(no URL)</span>".to_string(),
+        Some("http" | "https") => format!("<a href=\"{}\" rel=\"noreferrer\">{shown}</a>", escape(url)),
+        _ => shown,
+    }
+}
+
+/// A host name that may wrap after its dots, where a reader expects it
+/// to, in a narrow column.
+fn host(name: &str) -> String {
+    escape(name).replace('.', ".<wbr>")
+}
+
+/// An input's path, which may wrap after its slashes.
+fn path(name: &str) -> String {
+    escape(name).replace('/', "/<wbr>")
 }
 
 /// A whole number with thousands separators.
@@ -88,13 +167,42 @@ fn bytes(n: u64) -> String {
     if u == 0 { format!("{n} B") } else { format!("{v:.1} {}", UNITS[u]) }
 }
 
+/// A number cell that sorts by its value.
+fn n_cell(n: u64) -> String {
+    format!("<td class=\"n\" data-v=\"{n}\">{}</td>", num(n))
+}
+
+/// Opens a table: its scrolling frame (a last resort; tables are made to
+/// fit), its header row, its body. `columns` are (label, numeric).
+fn table_start(h: &mut String, columns: &[(&str, bool)]) {
+    h.push_str("<div class=\"tw\"><table>\n<thead><tr>");
+    for &(label, numeric) in columns {
+        let _ = write!(h, "<th{}>{label}</th>", if numeric { " class=\"n\"" } else { "" });
+    }
+    h.push_str("</tr></thead>\n<tbody>\n");
+}
+
+fn table_end(h: &mut String) {
+    h.push_str("</tbody>\n</table></div>\n");
+}
+
+/// A table of counts, one row per (label, count); labels are HTML.
+fn counts_table(h: &mut String, columns: [&str; 2], rows: impl IntoIterator<Item = (String, u64)>) {
+    table_start(h, &[(columns[0], false), (columns[1], true)]);
+    for (label, n) in rows {
+        let _ = writeln!(h, "<tr><td>{label}</td>{}</tr>", n_cell(n));
+    }
+    table_end(h);
+}
+
 /// Renders the page.
 pub fn render(r: &Report) -> String {
-    let mut h = String::with_capacity(32 << 10);
+    let mut h = String::with_capacity(64 << 10);
     let _ = writeln!(
         h,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <meta name=\"referrer\" content=\"no-referrer\">\n\
          <title>Crawl audit</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<main>"
     );
     let _ = writeln!(
@@ -109,7 +217,26 @@ pub fn render(r: &Report) -> String {
         escape(&r.scope),
         escape(&r.overlap_version)
     );
+    let mut toc =
+        vec![("replicas", "Replicas"), ("savings", "Savings"), ("groups", "Groups"), ("hosts", "Hosts")];
+    toc.extend([
+        ("mirrors", "Mirrors"),
+        ("aliases", "URL aliases"),
+        ("flags", "Flags"),
+        ("quality", "Data quality"),
+    ]);
+    if r.since_previous.is_some() {
+        toc.insert(0, ("since", "Since the previous analysis"));
+    }
+    h.push_str("<nav class=\"toc\">");
+    for (id, name) in toc {
+        let _ = write!(h, "<a href=\"#{id}\">{name}</a>");
+    }
+    h.push_str("</nav>\n");
     cards(&mut h, r);
+    if let Some(q) = r.quality.as_ref().filter(|q| q.has_problems()) {
+        alert(&mut h, q);
+    }
     if let Some(s) = &r.since_previous {
         since_previous(&mut h, s);
     }
@@ -120,7 +247,7 @@ pub fn render(r: &Report) -> String {
     }
     let _ = writeln!(
         h,
-        "<section>\n<h2>Replicas per document</h2>\n<div class=\"legend\">{}</div>\n{}\
+        "<section id=\"replicas\">\n<h2>Replicas per document</h2>\n<div class=\"legend\">{}</div>\n{}\
          <p class=\"note\">For each non-empty document, the number of replicas counting itself, as a percentage of documents \
          (after Shivakumar &amp; Garcia-Molina, Figure&nbsp;1). Near-replicas are the document's connected component over exact \
          copies and pairs sharing at least T chunks.</p>\n</section>",
@@ -135,11 +262,16 @@ pub fn render(r: &Report) -> String {
     );
     savings(&mut h, r);
     groups(&mut h, r);
+    hosts(&mut h, r);
     mirrors(&mut h, r);
     aliases(&mut h, r);
     flags(&mut h, r);
-    h.push_str(
-        "<footer>Tables: groups.csv, hosts.csv, aliases.csv, flags.csv &middot; figures: report.json</footer>\n</main>\n</body>\n</html>\n",
+    data_quality(&mut h, r.quality.as_ref());
+    let _ = writeln!(
+        h,
+        "<footer>Tables: groups.csv, host-summary.csv, hosts.csv, aliases.csv, flags.csv, and docs.csv's near_group \
+         &middot; figures: report.json &middot; how the inputs were read: stats.json</footer>\n</main>\n\
+         <script>\n{SCRIPT}</script>\n</body>\n</html>"
     );
     h
 }
@@ -157,6 +289,35 @@ fn cards(h: &mut String, r: &Report) {
     card(h, format!("{:.1}%", r.histogram.near_replicated_percent), "have a near-replica");
     card(h, format!("{:.1}%", r.savings.near.pages_percent), "of pages a recrawl could skip");
     h.push_str("</div>\n");
+}
+
+/// What went wrong in reading, above everything else: a run that skipped
+/// corrupt records must not look like one that read every record.
+fn alert(h: &mut String, q: &Quality) {
+    let s = &q.summary;
+    let mut what = Vec::new();
+    if s.corrupt_records > 0 {
+        what.push(format!(
+            "{} skipped as corrupt, in {}",
+            plural(s.corrupt_records, "record was", "records were"),
+            plural(s.inputs_with_corrupt_records, "input", "inputs")
+        ));
+    }
+    if s.inputs_skipped > 0 {
+        what.push(format!("{} skipped whole", plural(s.inputs_skipped, "input was", "inputs were")));
+    }
+    if s.capped_documents > 0 {
+        what.push(format!(
+            "{} cut at --max-doc-bytes",
+            plural(s.capped_documents, "document was", "documents were")
+        ));
+    }
+    let _ = writeln!(
+        h,
+        "<p class=\"alert\" role=\"status\"><strong>Not every record was read:</strong> {}. \
+         <a href=\"#quality\">Data quality</a></p>",
+        what.join("; ")
+    );
 }
 
 /// The grouped bar chart: exact and near side by side for every bin.
@@ -249,18 +410,28 @@ fn chart(series: &[(String, &Histogram, &str)]) -> String {
 }
 
 fn savings(h: &mut String, r: &Report) {
-    h.push_str(
-        "<section>\n<h2>What a recrawl could skip</h2>\n<table>\n<tr><th>keeping</th><th class=\"n\">pages skipped</th>\
-         <th class=\"n\">of pages</th><th class=\"n\">bytes skipped</th><th class=\"n\">of bytes</th></tr>\n",
+    h.push_str("<section id=\"savings\">\n<h2>What a recrawl could skip</h2>\n");
+    table_start(
+        h,
+        &[
+            ("keeping", false),
+            ("pages skipped", true),
+            ("of pages", true),
+            ("bytes skipped", true),
+            ("of bytes", true),
+        ],
     );
     let row = |h: &mut String, what: &str, s: &super::savings::Skippable| {
         let _ = writeln!(
             h,
-            "<tr><td>{what}</td><td class=\"n\">{}</td><td class=\"n\">{:.1}%</td><td class=\"n\">{}</td>\
-             <td class=\"n\">{:.1}%</td></tr>",
-            num(s.pages),
+            "<tr><td>{what}</td>{}<td class=\"n\" data-v=\"{}\">{:.1}%</td><td class=\"n\" data-v=\"{}\">{}</td>\
+             <td class=\"n\" data-v=\"{}\">{:.1}%</td></tr>",
+            n_cell(s.pages),
             s.pages_percent,
+            s.pages_percent,
+            s.bytes,
             bytes(s.bytes),
+            s.bytes_percent,
             s.bytes_percent
         );
     };
@@ -273,13 +444,14 @@ fn savings(h: &mut String, r: &Report) {
         );
         row(h, &what, &run.savings_near);
     }
-    let _ = writeln!(h, "</table>\n<p class=\"note\">{}</p>\n</section>", escape(r.savings.rule));
+    table_end(h);
+    let _ = writeln!(h, "<p class=\"note\">{}</p>\n</section>", escape(r.savings.rule));
 }
 
 fn groups(h: &mut String, r: &Report) {
     let _ = writeln!(
         h,
-        "<section>\n<h2>Largest replica groups</h2>\n<p class=\"note\" style=\"margin:0 0 10px\">{} of two or more \
+        "<section id=\"groups\">\n<h2>Largest replica groups</h2>\n<p class=\"lead\">{} of two or more \
          documents {} {}; the largest has {}. {} chained.</p>",
         plural(r.near.groups, "group", "groups"),
         if r.near.groups == 1 { "holds" } else { "hold" },
@@ -291,36 +463,138 @@ fn groups(h: &mut String, r: &Report) {
             format!("{} look", num(r.near.chained_groups))
         }
     );
-    if r.groups.top.is_empty() {
+    if r.shown_groups.is_empty() {
         h.push_str("<p class=\"empty\">No document has a replica.</p>\n</section>\n");
         return;
     }
-    h.push_str(
-        "<table>\n<tr><th>sample URL</th><th class=\"n\">documents</th><th class=\"n\">distinct texts</th>\
-         <th class=\"n\">hosts</th><th class=\"n\">diameter</th><th></th></tr>\n",
+    table_start(
+        h,
+        &[
+            ("group", true),
+            ("sample URL and members", false),
+            ("documents", true),
+            ("distinct texts", true),
+            ("hosts", true),
+            ("diameter", true),
+            ("chained", false),
+        ],
     );
-    for g in &r.groups.top {
+    for s in &r.shown_groups {
+        let g = &s.group;
+        let _ = write!(
+            h,
+            "<tr><td class=\"n\" data-v=\"{0}\">{0}</td><td class=\"url\">{1} <details class=\"members\">\
+             <summary>members</summary><ol>",
+            g.group,
+            link(&g.sample_url),
+        );
+        for m in &s.members {
+            let _ = write!(h, "<li>{} <span class=\"id\">#{}", link(&m.url), m.doc_id);
+            if let Some(c) = m.copy_of {
+                let _ = write!(h, ", exact copy of #{c}");
+            }
+            h.push_str("</span></li>");
+        }
+        let more = g.documents.saturating_sub(s.members.len() as u64);
+        if more > 0 {
+            let _ = write!(
+                h,
+                "<li class=\"muted\">&hellip; and {} more: the rows of docs.csv whose near_group is {}</li>",
+                num(more),
+                g.group
+            );
+        }
         let _ = writeln!(
             h,
-            "<tr><td class=\"url\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>\
-             <td class=\"n\">{}</td><td>{}</td></tr>",
-            escape(&g.sample_url),
-            num(g.documents),
-            num(g.centers),
-            num(g.hosts),
+            "</ol></details></td>{}{}{}<td class=\"n\" data-v=\"{}\">{}</td>{}</tr>",
+            n_cell(g.documents),
+            n_cell(g.centers),
+            n_cell(g.hosts),
+            g.diameter.map_or(String::new(), |d| d.to_string()),
             g.diameter.map_or("&ndash;".to_string(), |d| d.to_string()),
-            if g.chained { "<span class=\"badge\">chained</span>" } else { "" }
+            if g.chained {
+                "<td data-v=\"1\"><span class=\"badge\">chained</span></td>"
+            } else {
+                "<td data-v=\"0\" class=\"muted\">no</td>"
+            }
         );
     }
-    let _ = writeln!(h, "</table>\n<p class=\"note\">{}</p>\n</section>", escape(&r.groups.chain_rule));
+    table_end(h);
+    let listed = r.shown_groups.len() as u64;
+    let _ = writeln!(
+        h,
+        "<p class=\"note\">{} Each opens to its first {} documents, smallest docID first (#docID); docs.csv's \
+         near_group column names the group of every document, and groups.csv lists every group. {}</p>\n</section>",
+        if listed < r.near.groups {
+            format!("The {} largest of {} groups.", num(listed), num(r.near.groups))
+        } else {
+            format!("All {}.", plural(listed, "group", "groups"))
+        },
+        super::MEMBERS_SHOWN,
+        escape(&r.groups.chain_rule)
+    );
+}
+
+/// Per host: its documents with exact copies and near-replicas, and the
+/// hosts it shares most with.
+fn hosts(h: &mut String, r: &Report) {
+    let _ = writeln!(
+        h,
+        "<section id=\"hosts\">\n<h2>Hosts</h2>\n<p class=\"lead\">{}{}</p>",
+        plural(r.hosts.hosts, "host", "hosts"),
+        if (r.host_rows.len() as u64) < r.hosts.hosts {
+            format!(
+                ", the {} with the most near-replicas listed (host-summary.csv has every host).",
+                num(r.host_rows.len() as u64)
+            )
+        } else {
+            ".".to_string()
+        }
+    );
+    if r.host_rows.is_empty() {
+        h.push_str("<p class=\"empty\">No document has a host.</p>\n</section>\n");
+        return;
+    }
+    table_start(
+        h,
+        &[
+            ("host", false),
+            ("documents", true),
+            ("with an exact copy", true),
+            ("with a near-replica", true),
+            ("shares most with", false),
+        ],
+    );
+    for row in &r.host_rows {
+        let partners: Vec<String> =
+            row.shares_most_with.iter().map(|(p, n)| format!("{} ({})", escape(p), num(*n))).collect();
+        let _ = writeln!(
+            h,
+            "<tr><td class=\"wrap\">{}</td>{}{}{}<td class=\"wrap\">{}</td></tr>",
+            host(&row.host),
+            n_cell(row.documents),
+            n_cell(row.exact_copies),
+            n_cell(row.near_replicas),
+            if partners.is_empty() {
+                "<span class=\"muted\">none</span>".to_string()
+            } else {
+                partners.join(", ")
+            }
+        );
+    }
+    table_end(h);
+    h.push_str(
+        "<p class=\"note\">A document counts when it has an exact copy, or a near-replica, anywhere in the crawl. \
+         A host shares with another the documents it has replicated there (an exact copy, or sharing at least T chunks: \
+         direct links, as in hosts.csv); in brackets, how many.</p>\n</section>\n",
+    );
 }
 
 /// The comparison with the previous analysis of a chain.
 fn since_previous(h: &mut String, s: &super::since::SincePrevious) {
-    let _ = writeln!(h, "<section>\n<h2>Since the previous analysis</h2>");
+    let _ = writeln!(h, "<section id=\"since\">\n<h2>Since the previous analysis</h2>");
     let p = &s.pages;
-    h.push_str("<table>\n<tr><th>pages</th><th class=\"n\">URLs</th></tr>\n");
-    for (what, n) in [
+    let pages = [
         ("new", p.new),
         ("unchanged", p.unchanged),
         ("modified", p.modified),
@@ -329,34 +603,21 @@ fn since_previous(h: &mut String, s: &super::since::SincePrevious) {
         ("redirected", p.redirected),
         ("returned", p.returned),
         ("lost or orphaned, still kept (--keep-missing)", p.kept_missing),
-    ] {
-        let _ = writeln!(h, "<tr><td>{what}</td><td class=\"n\">{}</td></tr>", num(n));
-    }
-    h.push_str("</table>\n");
-    h.push_str(
-        "<table>\n<tr><th>pages in both analyses</th><th class=\"n\">became</th><th class=\"n\">stopped</th></tr>\n",
-    );
+    ];
+    counts_table(h, ["pages", "URLs"], pages.map(|(what, n)| (what.to_string(), n)));
+    table_start(h, &[("pages in both analyses", false), ("became", true), ("stopped", true)]);
     for (what, b) in [("with an exact copy", &s.exact), ("with a near-replica", &s.near)] {
-        let _ = writeln!(
-            h,
-            "<tr><td>{what}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
-            num(b.became),
-            num(b.stopped)
-        );
+        let _ = writeln!(h, "<tr><td>{what}</td>{}{}</tr>", n_cell(b.became), n_cell(b.stopped));
     }
+    table_end(h);
     let _ = writeln!(
         h,
-        "</table>\n<p class=\"note\" style=\"margin:0 0 10px\">{} promoted to center of their exact group.</p>",
+        "<p class=\"note\" style=\"margin:0 0 10px\">{} promoted to center of their exact group.</p>",
         plural(s.promotions, "copy", "copies")
     );
     let g = &s.groups;
-    let _ = writeln!(
-        h,
-        "<table>\n<tr><th>near-replica groups ({} before, {} now)</th><th class=\"n\">groups</th></tr>",
-        num(g.before),
-        num(g.after)
-    );
-    for (what, n) in [
+    let title = format!("near-replica groups ({} before, {} now)", num(g.before), num(g.after));
+    let groups = [
         ("unchanged", g.unchanged),
         ("grew", g.grew),
         ("shrank", g.shrank),
@@ -365,12 +626,16 @@ fn since_previous(h: &mut String, s: &super::since::SincePrevious) {
         ("merged", g.merged),
         ("appeared", g.appeared),
         ("vanished", g.vanished),
-    ] {
-        let _ = writeln!(h, "<tr><td>{what}</td><td class=\"n\">{}</td></tr>", num(n));
-    }
-    h.push_str(
-        "</table>\n<table>\n<tr><th>the previous analysis said a recrawl could skip</th>\
-         <th class=\"n\">pages</th><th class=\"n\">found unchanged</th><th class=\"n\"></th></tr>\n",
+    ];
+    counts_table(h, [&title, "groups"], groups.map(|(what, n)| (what.to_string(), n)));
+    table_start(
+        h,
+        &[
+            ("the previous analysis said a recrawl could skip", false),
+            ("pages", true),
+            ("found unchanged", true),
+            ("", true),
+        ],
     );
     for (what, c) in [
         ("keeping one copy of each exact group", &s.recrawl.exact),
@@ -378,27 +643,29 @@ fn since_previous(h: &mut String, s: &super::since::SincePrevious) {
     ] {
         let _ = writeln!(
             h,
-            "<tr><td>{what}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.1}%</td></tr>",
-            num(c.skippable),
-            num(c.unchanged),
+            "<tr><td>{what}</td>{}{}<td class=\"n\" data-v=\"{}\">{:.1}%</td></tr>",
+            n_cell(c.skippable),
+            n_cell(c.unchanged),
+            c.unchanged_percent,
             c.unchanged_percent
         );
     }
-    let _ = writeln!(h, "</table>\n<p class=\"note\">{}</p>\n</section>", escape(s.rules));
+    table_end(h);
+    let _ = writeln!(h, "<p class=\"note\">{}</p>\n</section>", escape(s.rules));
 }
 
 fn mirrors(h: &mut String, r: &Report) {
     if r.scope == "host" {
         let _ = writeln!(
             h,
-            "<section>\n<h2>Mirrored hosts</h2>\n<p class=\"note\">{}</p>\n</section>",
+            "<section id=\"mirrors\">\n<h2>Mirrored hosts</h2>\n<p class=\"note\">{}</p>\n</section>",
             escape(r.hosts.scope_note.as_deref().unwrap_or_default())
         );
         return;
     }
     let _ = writeln!(
         h,
-        "<section>\n<h2>Mirrored hosts</h2>\n<p class=\"note\" style=\"margin:0 0 10px\">{} share replicas; {} {}.</p>",
+        "<section id=\"mirrors\">\n<h2>Mirrored hosts</h2>\n<p class=\"lead\">{} share replicas; {} {}.</p>",
         plural(r.hosts.host_pairs, "host pair", "host pairs"),
         num(r.hosts.mirror_pairs),
         if r.hosts.mirror_pairs == 1 { "is a mirror" } else { "are mirrors" }
@@ -406,27 +673,38 @@ fn mirrors(h: &mut String, r: &Report) {
     if r.hosts.mirrors.is_empty() {
         h.push_str("<p class=\"empty\">No mirrored hosts.</p>\n");
     } else {
-        h.push_str("<table>\n<tr><th>host A</th><th>host B</th><th class=\"n\">of A replicated on B</th><th class=\"n\">of B replicated on A</th></tr>\n");
-        for m in r.hosts.mirrors.iter().take(TOP_ROWS) {
+        table_start(
+            h,
+            &[
+                ("host A", false),
+                ("host B", false),
+                ("of A replicated on B", true),
+                ("of B replicated on A", true),
+            ],
+        );
+        for m in r.hosts.mirrors.iter().take(TABLE_ROWS) {
             let _ = writeln!(
                 h,
-                "<tr><td>{}</td><td>{}</td><td class=\"n\">{:.0}% <span class=\"note\">({}/{})</span></td>\
-                 <td class=\"n\">{:.0}% <span class=\"note\">({}/{})</span></td></tr>",
-                escape(&m.host_a),
-                escape(&m.host_b),
+                "<tr><td class=\"wrap\">{}</td><td class=\"wrap\">{}</td><td class=\"n\" data-v=\"{}\">{:.0}% \
+                 <span class=\"muted\">({}/{})</span></td><td class=\"n\" data-v=\"{}\">{:.0}% \
+                 <span class=\"muted\">({}/{})</span></td></tr>",
+                host(&m.host_a),
+                host(&m.host_b),
+                m.coverage_a,
                 m.coverage_a,
                 m.replicated_a_on_b,
                 m.docs_a,
+                m.coverage_b,
                 m.coverage_b,
                 m.replicated_b_on_a,
                 m.docs_b
             );
         }
-        h.push_str("</table>\n");
-        if r.hosts.mirrors.len() > TOP_ROWS {
+        table_end(h);
+        if r.hosts.mirrors.len() > TABLE_ROWS {
             let _ = writeln!(
                 h,
-                "<p class=\"note\">The {TOP_ROWS} most covered of {} mirror pairs; all host pairs are in hosts.csv.</p>",
+                "<p class=\"note\">The {TABLE_ROWS} most covered of {} mirror pairs; all host pairs are in hosts.csv.</p>",
                 num(r.hosts.mirrors.len() as u64)
             );
         }
@@ -439,36 +717,67 @@ fn mirrors(h: &mut String, r: &Report) {
 }
 
 fn aliases(h: &mut String, r: &Report) {
-    h.push_str(
-        "<section>\n<h2>URL aliases</h2>\n<table>\n<tr><th>URLs differ only by</th><th class=\"n\">pairs</th>\
-         <th class=\"n\">exact</th><th class=\"n\">near</th><th class=\"n\">different</th></tr>\n",
-    );
     let a = &r.aliases;
+    let t = &a.total;
+    let _ = writeln!(
+        h,
+        "<section id=\"aliases\">\n<h2>URL aliases</h2>\n<p class=\"lead\"><strong>{}</strong> with the same content: \
+         {} and {}, fetches that URL normalization would have saved. {}</p>",
+        plural(a.same_content, "URL alias", "URL aliases"),
+        plural(t.exact, "exact copy", "exact copies"),
+        plural(t.near, "near-replica", "near-replicas"),
+        match t.different + t.empty {
+            0 => "No URL pair that looks like an alias holds different content.".to_string(),
+            1 => "One more URL pair looks like an alias but holds different content (or an empty page): it is not one."
+                .to_string(),
+            n => format!(
+                "{} more URL pairs look like aliases but hold different content (or an empty page): they are not.",
+                num(n)
+            ),
+        }
+    );
+    table_start(
+        h,
+        &[
+            ("URLs differ only by", false),
+            ("same content", true),
+            ("exact", true),
+            ("near", true),
+            ("different content", true),
+            ("all pairs", true),
+        ],
+    );
+    let row = |name: &str, c: &super::aliases::AliasCounts| {
+        format!(
+            "<tr><td>{name}</td>{}{}{}{}{}</tr>",
+            n_cell(c.exact + c.near),
+            n_cell(c.exact),
+            n_cell(c.near),
+            n_cell(c.different + c.empty),
+            n_cell(c.pairs)
+        )
+    };
     for (name, c) in [
         ("<code>www.</code> prefix", &a.www),
         ("scheme (http/https)", &a.scheme),
         ("trailing slash or index page", &a.index),
         ("query string", &a.query),
     ] {
-        let _ = writeln!(
-            h,
-            "<tr><td>{name}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
-            num(c.pairs),
-            num(c.exact),
-            num(c.near),
-            num(c.different + c.empty)
-        );
+        h.push_str(&row(name, c));
+        h.push('\n');
     }
-    h.push_str("</table>\n");
+    h.push_str("</tbody>\n<tfoot>");
+    h.push_str(&row("all kinds", t));
+    h.push_str("</tfoot>\n</table></div>\n");
     if !r.alias_examples.is_empty() {
         h.push_str("<ul class=\"examples\">\n");
         for e in &r.alias_examples {
             let _ = writeln!(
                 h,
-                "<li><span class=\"kind\">{}</span> <span class=\"url\">{}</span> and <span class=\"url\">{}</span>: {}</li>",
+                "<li><span class=\"kind\">{}</span> {} and {}: {}</li>",
                 e.kind.name(),
-                escape(&e.url_a),
-                escape(&e.url_b),
+                link(&e.url_a),
+                link(&e.url_b),
                 e.content.name()
             );
         }
@@ -476,31 +785,163 @@ fn aliases(h: &mut String, r: &Report) {
     }
     h.push_str(
         "<p class=\"note\">Exact and near pairs are copies that URL normalization would have avoided fetching; \
-         different pairs show where it would be wrong.</p>\n</section>\n",
+         pairs of different content show where it would be wrong. aliases.csv lists every pair.</p>\n</section>\n",
     );
 }
 
 fn flags(h: &mut String, r: &Report) {
     let f = &r.flags;
+    h.push_str("<section id=\"flags\">\n<h2>Double-content flags</h2>\n");
+    let flags = [
+        ("www_unique", f.www_not_unique),
+        ("http_unique", f.http_not_unique),
+        ("exact_signature_unique", f.exact_signature_not_unique),
+        ("fuzzy_signature_unique", f.fuzzy_signature_not_unique),
+        ("title_unique", f.title_not_unique),
+    ];
+    counts_table(h, ["flag", "not unique"], flags.map(|(name, n)| (format!("<code>{name}</code>"), n)));
     let _ = writeln!(
         h,
-        "<section>\n<h2>Double-content flags</h2>\n<table>\n<tr><th>flag</th><th class=\"n\">not unique</th></tr>\n\
-         <tr><td><code>www_unique</code></td><td class=\"n\">{}</td></tr>\n\
-         <tr><td><code>http_unique</code></td><td class=\"n\">{}</td></tr>\n\
-         <tr><td><code>exact_signature_unique</code></td><td class=\"n\">{}</td></tr>\n\
-         <tr><td><code>fuzzy_signature_unique</code></td><td class=\"n\">{}</td></tr>\n\
-         <tr><td><code>title_unique</code></td><td class=\"n\">{}</td></tr>\n</table>\n\
-         <p class=\"note\">Per document in flags.csv, after YaCy's double-content detection. Fuzzy signatures of {}, MIN_TOKEN_LEN&nbsp;=&nbsp;{}, \
-         QUANT_RATE&nbsp;=&nbsp;{}.</p>\n</section>",
-        num(f.www_not_unique),
-        num(f.http_not_unique),
-        num(f.exact_signature_not_unique),
-        num(f.fuzzy_signature_not_unique),
-        num(f.title_not_unique),
+        "<p class=\"note\">Per document in flags.csv, after YaCy's double-content detection. Fuzzy signatures of {}, \
+         MIN_TOKEN_LEN&nbsp;=&nbsp;{}, QUANT_RATE&nbsp;=&nbsp;{}.</p>\n</section>",
         plural(f.fuzzy_signatures, "document", "documents"),
         f.min_token_len,
         f.quant_rate
     );
+}
+
+/// Each input with what reading it gave, the records skipped by reason,
+/// and the corrupt records with where they are.
+fn data_quality(h: &mut String, q: Option<&Quality>) {
+    h.push_str("<section id=\"quality\">\n<h2>Data quality</h2>\n");
+    let Some(q) = q else {
+        h.push_str(
+            "<p class=\"empty\">stats.json has no fingerprint section: nothing is known of how the inputs were read.</p>\n\
+             </section>\n",
+        );
+        return;
+    };
+    let s = &q.summary;
+    let skipped: u64 = s.skipped_records.values().sum();
+    let _ = write!(
+        h,
+        "<p class=\"lead\">{} read from {} made {}; {} not documents",
+        plural(s.records, "record", "records"),
+        plural(s.inputs, "input", "inputs"),
+        plural(s.documents, "document", "documents"),
+        plural(skipped, "record was", "records were"),
+    );
+    if s.corrupt_records > 0 {
+        let _ = write!(h, ", <span class=\"badge\">{} of them corrupt</span>", num(s.corrupt_records));
+    }
+    h.push('.');
+    if s.inputs_skipped > 0 {
+        let _ = write!(
+            h,
+            " <span class=\"badge\">{} skipped whole</span>",
+            plural(s.inputs_skipped, "input was", "inputs were")
+        );
+    }
+    if s.capped_documents > 0 {
+        let _ = write!(
+            h,
+            " <span class=\"badge\">{} cut at --max-doc-bytes</span>",
+            plural(s.capped_documents, "document was", "documents were")
+        );
+    }
+    if !q.has_problems() {
+        h.push_str(" <span class=\"ok\">No corrupt record, no input skipped, no document cut.</span>");
+    }
+    h.push_str("</p>\n<h3>Inputs</h3>\n");
+    table_start(
+        h,
+        &[
+            ("input", false),
+            ("records", true),
+            ("documents", true),
+            ("not documents", false),
+            ("corrupt", true),
+            ("cut", true),
+        ],
+    );
+    for i in &q.inputs {
+        let reasons = match &i.skipped {
+            Some(why) => format!("<span class=\"badge\">whole input: {}</span>", escape(why)),
+            None if i.skipped_records.is_empty() => "<span class=\"muted\">none</span>".to_string(),
+            None => i
+                .skipped_records
+                .iter()
+                .map(|(why, n)| format!("{} {}", escape(why), num(*n)))
+                .collect::<Vec<_>>()
+                .join(", "),
+        };
+        let _ = writeln!(
+            h,
+            "<tr><td class=\"file\">{}</td>{}{}<td class=\"wrap\">{}</td>{}{}</tr>",
+            path(&i.file),
+            n_cell(i.records),
+            n_cell(i.documents),
+            reasons,
+            n_cell(i.corrupt_records),
+            n_cell(i.capped_documents)
+        );
+    }
+    table_end(h);
+    if (q.inputs.len() as u64) < s.inputs {
+        let _ = writeln!(
+            h,
+            "<p class=\"note\">{} of {} inputs, those with the most corrupt and skipped records; stats.json's \
+             fingerprint.inputs lists every input.</p>",
+            num(q.inputs.len() as u64),
+            num(s.inputs)
+        );
+    }
+    if !s.skipped_records.is_empty() {
+        h.push_str("<h3>Records that are not documents</h3>\n");
+        table_start(h, &[("reason", false), ("records", true), ("kind", false)]);
+        for (why, n) in &s.skipped_records {
+            let kind = if quality::is_corrupt(why) {
+                "<span class=\"badge\">corrupt</span>"
+            } else {
+                "<span class=\"muted\">not a document</span>"
+            };
+            let _ =
+                writeln!(h, "<tr><td><code>{}</code></td>{}<td>{kind}</td></tr>", escape(why), n_cell(*n));
+        }
+        table_end(h);
+    }
+    if !q.corrupt.is_empty() {
+        h.push_str("<h3>Corrupt records</h3>\n");
+        table_start(h, &[("where", false), ("reason", false), ("what was wrong", false)]);
+        for c in &q.corrupt {
+            let at = match c.line {
+                Some(line) => format!("{}:{} (line {line})", path(&c.file), c.offset),
+                None => format!("{}:{}", path(&c.file), c.offset),
+            };
+            let _ = writeln!(
+                h,
+                "<tr><td class=\"file\"><code>{at}</code></td><td><code>{}</code></td><td class=\"wrap\">{}</td></tr>",
+                escape(&c.reason),
+                escape(&c.detail)
+            );
+        }
+        table_end(h);
+        let _ = writeln!(
+            h,
+            "<p class=\"note\">{} as stats.json's fingerprint.corrupt lists them: file and byte offset (for a gzip or \
+             zstd input, of its member or frame), as the warnings named them.</p>",
+            if (q.corrupt.len() as u64) < s.corrupt_records {
+                format!(
+                    "The first {} of {} corrupt records,",
+                    num(q.corrupt.len() as u64),
+                    num(s.corrupt_records)
+                )
+            } else {
+                "Every corrupt record,".to_string()
+            }
+        );
+    }
+    h.push_str("</section>\n");
 }
 
 #[cfg(test)]
@@ -514,5 +955,21 @@ mod tests {
         assert_eq!(num(12), "12");
         assert_eq!(bytes(999), "999 B");
         assert_eq!(bytes(1_500_000), "1.5 MB");
+    }
+
+    #[test]
+    fn only_web_urls_are_links() {
+        assert_eq!(
+            link("http://a.example/?q=\"x\"&y"),
+            "<a href=\"http://a.example/?q=&quot;x&quot;&amp;y\" rel=\"noreferrer\">http://a.example/?q=&quot;x&quot;&amp;y</a>"
+        );
+        assert!(link("HTTPS://a.example/").starts_with("<a href"));
+        assert_eq!(link("javascript:alert(1)"), "javascript:alert(1)");
+        assert_eq!(link("urn:isbn:1"), "urn:isbn:1");
+        assert!(link("").contains("no URL"));
+        let long = format!("https://a.example/{}", "\u{e9}".repeat(400));
+        let a = link(&long);
+        assert!(a.contains(&format!("href=\"{long}\"")) && a.ends_with("&hellip;</a>"));
+        assert_eq!(a.matches('\u{e9}').count(), 400 + URL_SHOWN - "https://a.example/".len());
     }
 }

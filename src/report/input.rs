@@ -186,27 +186,51 @@ impl Urls {
 }
 
 /// The URLs of the `wanted` rows (sorted), from another pass over
-/// docs.csv.
+/// docs.csv (the report gathers them in a pass of its own making, with
+/// [`UrlsWanted`]).
+#[cfg(test)]
 pub fn urls_of(path: &Path, wanted: &[u32]) -> anyhow::Result<Urls> {
-    let mut urls = Urls {
-        rows: Vec::with_capacity(wanted.len()),
-        ends: Vec::with_capacity(wanted.len()),
-        text: String::new(),
-    };
-    if wanted.is_empty() {
-        return Ok(urls);
+    let mut urls = UrlsWanted::new(wanted);
+    if !wanted.is_empty() {
+        for_each_doc(path, |r, row| {
+            urls.add(r, row.url);
+            Ok(())
+        })?;
     }
-    let mut next = wanted.iter().peekable();
-    for_each_doc(path, |r, row| {
-        while next.next_if(|&&w| w < r).is_some() {}
-        if next.next_if_eq(&&r).is_some() {
-            urls.rows.push(r);
-            urls.text.push_str(row.url);
-            urls.ends.push(urls.text.len());
+    Ok(urls.finish())
+}
+
+/// Gathers [`Urls`] from rows seen in order, for a pass over docs.csv
+/// that does something else too.
+pub struct UrlsWanted<'a> {
+    next: std::iter::Peekable<std::slice::Iter<'a, u32>>,
+    urls: Urls,
+}
+
+impl<'a> UrlsWanted<'a> {
+    /// For the `wanted` rows, sorted.
+    pub fn new(wanted: &'a [u32]) -> Self {
+        let urls = Urls {
+            rows: Vec::with_capacity(wanted.len()),
+            ends: Vec::with_capacity(wanted.len()),
+            text: String::new(),
+        };
+        UrlsWanted { next: wanted.iter().peekable(), urls }
+    }
+
+    /// Row `r`, with its URL; rows come in ascending order.
+    pub fn add(&mut self, r: u32, url: &str) {
+        while self.next.next_if(|&&w| w < r).is_some() {}
+        if self.next.next_if_eq(&&r).is_some() {
+            self.urls.rows.push(r);
+            self.urls.text.push_str(url);
+            self.urls.ends.push(self.urls.text.len());
         }
-        Ok(())
-    })?;
-    Ok(urls)
+    }
+
+    pub fn finish(self) -> Urls {
+        self.urls
+    }
 }
 
 #[cfg(test)]
@@ -219,7 +243,8 @@ mod tests {
         p
     }
 
-    const HEADER: &str = "doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for\n";
+    const HEADER: &str =
+        "doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for,near_group\n";
 
     #[test]
     fn loads_docs_and_groups() {
@@ -228,7 +253,7 @@ mod tests {
             dir.path(),
             "docs.csv",
             &format!(
-                "{HEADER}0,http://a/x,a,in:0,10,1,1,0,,0\n1,http://b/x,b,in:5,10,1,1,0,T,0\n2,,,in:9,0,0,0,,,0\n"
+                "{HEADER}0,http://a/x,a,in:0,10,1,1,0,,0,\n1,http://b/x,b,in:5,10,1,1,0,T,0,\n2,,,in:9,0,0,0,,,0,\n"
             ),
         );
         let docs = load_docs(&p, |_, _| Ok(())).unwrap();
@@ -244,12 +269,12 @@ mod tests {
         let p = write(
             dir.path(),
             "docs.csv",
-            &format!("{HEADER}0,u,h,s:0,10,1,1,0,,0\n1,u,h,s:1,ten,1,1,1,,0\n"),
+            &format!("{HEADER}0,u,h,s:0,10,1,1,0,,0,\n1,u,h,s:1,ten,1,1,1,,0,\n"),
         );
         let e = format!("{:#}", load_docs(&p, |_, _| Ok(())).unwrap_err());
         assert!(e.contains("docs.csv line 3") && e.contains("bytes"), "{e}");
         let docs = load_docs(
-            &write(dir.path(), "d2.csv", &format!("{HEADER}0,u,h,s:0,1,1,1,0,,0\n1,u,h,s:1,1,1,1,1,,0\n")),
+            &write(dir.path(), "d2.csv", &format!("{HEADER}0,u,h,s:0,1,1,1,0,,0,\n1,u,h,s:1,1,1,1,1,,0,\n")),
             |_, _| Ok(()),
         )
         .unwrap();

@@ -11,7 +11,8 @@
 //! the Overlap table, which is streamed: once for components, savings,
 //! near-replica counts and alias content, once each for group diameters
 //! and host overlap. docs.csv is read three times: for every per-document
-//! column, for the URLs the tables show, and to write flags.csv. Two
+//! column; to write it again with each document's near_group, gathering
+//! the URLs the tables show in the same pass; and to write flags.csv. Two
 //! structures depend on the links, each within a quarter of `--memory`:
 //! the host overlap's linked (exact group, host) entries and host-pair
 //! counts, spilled to the stage's scratch directory beyond it
@@ -19,8 +20,22 @@
 //! held a batch at a time.
 //!
 //! Outputs: `report.json` (below), `groups.csv` ([`groups`]), `hosts.csv`
-//! ([`hosts`]), `aliases.csv` ([`aliases`]), `flags.csv` ([`flags`]) and
-//! `report.html` ([`html`]).
+//! ([`hosts`]), `host-summary.csv` ([`host_summary`]), `aliases.csv`
+//! ([`aliases`]), `flags.csv` ([`flags`]), `report.html` ([`html`]), and
+//! docs.csv's `near_group` column (see [`crate::store::docs`]), written
+//! right after the groups are found, while each document's component is
+//! still known.
+//!
+//! # report.html's bounds
+//!
+//! The page stays a few hundred kilobytes to a couple of megabytes
+//! whatever the crawl (a link's text is cut at [`html::URL_SHOWN`]
+//! characters, its target never): it lists the [`GROUPS_SHOWN`] largest groups, each
+//! with its first [`MEMBERS_SHOWN`] members (gathered in one pass over
+//! the components, never more), the [`HOSTS_SHOWN`] hosts with the most
+//! near-replicas, the [`html::TABLE_ROWS`] most covered mirror pairs, the
+//! first [`quality::INPUTS_SHOWN`] inputs, and the corrupt records
+//! stats.json samples; the CSV tables and docs.csv hold the rest.
 //!
 //! # report.json
 //!
@@ -41,9 +56,11 @@ pub mod fields;
 pub mod flags;
 pub mod groups;
 pub mod histogram;
+pub mod host_summary;
 pub mod hosts;
 pub mod html;
 pub mod input;
+pub mod quality;
 pub mod runs;
 pub mod savings;
 pub mod since;
@@ -81,7 +98,14 @@ pub struct ReportStats {
     /// Connected components of two or more documents.
     pub groups: u64,
     pub mirror_host_pairs: u64,
+    /// URL alias pairs of every kind, whatever their content ...
     pub alias_pairs: u64,
+    /// ... of which the real aliases: the same text, or near-replicas ...
+    pub alias_same_content: u64,
+    /// ... and those whose content differs (or one is empty).
+    pub alias_different: u64,
+    /// Records the fingerprint stage skipped as corrupt.
+    pub corrupt_records: u64,
     /// Documents whose text was read again for the fuzzy signature.
     pub texts_read: u64,
     pub seconds: f64,
@@ -91,11 +115,11 @@ pub struct ReportStats {
 impl Summary for ReportStats {
     /// A few lines: the figures a crawl's owner asks for first.
     fn summary(&self) -> String {
-        format!(
+        let mut s = format!(
             "report: {} ({} empty) in {:.1} s\n  \
              {:.1}% have an exact copy, {:.1}% a near-replica\n  \
              a recrawl could skip {:.1}% of pages keeping one copy of each exact group, {:.1}% skipping near-replicas too\n  \
-             {}, {}, {}: see report.html",
+             {}, {}, {} with the same content ({} whose content differs): see report.html",
             count(self.documents, "document", "documents"),
             self.empty_documents,
             self.seconds,
@@ -105,15 +129,32 @@ impl Summary for ReportStats {
             self.savings_near_percent,
             count(self.groups, "replica group", "replica groups"),
             count(self.mirror_host_pairs, "mirrored host pair", "mirrored host pairs"),
-            count(self.alias_pairs, "URL alias pair", "URL alias pairs")
-        )
+            count(self.alias_same_content, "URL alias", "URL aliases"),
+            count(self.alias_different, "more URL pair", "more URL pairs"),
+        );
+        if self.corrupt_records > 0 {
+            s.push_str(&format!(
+                "\n  {} skipped as corrupt: see report.html's data quality",
+                count(self.corrupt_records, "record was", "records were")
+            ));
+        }
+        s
     }
 }
 
 crate::stats::measured!(ReportStats);
 
-/// How many groups report.json and report.html list.
+/// How many groups report.json lists.
 pub const TOP_GROUPS: usize = 20;
+
+/// How many groups report.html lists, the largest first ...
+pub const GROUPS_SHOWN: usize = 100;
+/// ... with the first members of each (docs.csv's `near_group` names
+/// them all).
+pub const MEMBERS_SHOWN: usize = 50;
+
+/// How many hosts report.html lists (host-summary.csv has them all).
+pub const HOSTS_SHOWN: usize = 100;
 
 #[derive(Clone, Debug)]
 pub struct ReportConfig {
@@ -154,9 +195,21 @@ pub struct Report {
     /// What changed since the previous analysis of a chain; null in a
     /// first analysis.
     pub since_previous: Option<since::SincePrevious>,
+    /// What the fingerprint stage made of the inputs; null where
+    /// stats.json has no fingerprint section.
+    pub data_quality: Option<quality::QualitySummary>,
     /// One alias pair per kind, for report.html (aliases.csv has them all).
     #[serde(skip)]
     pub alias_examples: Vec<aliases::Example>,
+    /// The groups report.html lists, with their first members.
+    #[serde(skip)]
+    pub shown_groups: Vec<groups::Shown>,
+    /// The hosts report.html lists (host-summary.csv has them all).
+    #[serde(skip)]
+    pub host_rows: Vec<host_summary::HostRow>,
+    /// The data quality's detail, for report.html.
+    #[serde(skip)]
+    pub quality: Option<quality::Quality>,
     /// Documents whose text was read again for fuzzy signatures with
     /// other than the default parameters (stats.json only).
     #[serde(skip)]
@@ -203,6 +256,8 @@ pub struct GroupsSummary {
 
 #[derive(Clone, Debug, Serialize)]
 pub struct HostsSummary {
+    /// Hosts with a name (host-summary.csv's rows).
+    pub hosts: u64,
     pub host_pairs: u64,
     pub mirror_pairs: u64,
     pub mirror_rule: String,
@@ -218,6 +273,31 @@ pub struct AliasSummary {
     pub scheme: aliases::AliasCounts,
     pub index: aliases::AliasCounts,
     pub query: aliases::AliasCounts,
+    /// The four kinds together.
+    pub total: aliases::AliasCounts,
+    /// The real aliases: pairs of every kind with the same text or
+    /// near-replicas (`total.exact + total.near`).
+    pub same_content: u64,
+}
+
+impl AliasSummary {
+    fn new(
+        www: aliases::AliasCounts,
+        scheme: aliases::AliasCounts,
+        index: aliases::AliasCounts,
+        query: aliases::AliasCounts,
+    ) -> AliasSummary {
+        let mut total = aliases::AliasCounts::default();
+        for c in [&www, &scheme, &index, &query] {
+            total.pairs += c.pairs;
+            total.exact += c.exact;
+            total.near += c.near;
+            total.different += c.different;
+            total.empty += c.empty;
+        }
+        let same_content = total.exact + total.near;
+        AliasSummary { www, scheme, index, query, total, same_content }
+    }
 }
 
 /// Builds the report of `out` and writes its files.
@@ -253,15 +333,10 @@ pub(crate) fn run(
         savings_near_percent: report.savings.near.pages_percent,
         groups: report.near.groups,
         mirror_host_pairs: report.hosts.mirror_pairs,
-        alias_pairs: [
-            &report.aliases.www,
-            &report.aliases.scheme,
-            &report.aliases.index,
-            &report.aliases.query,
-        ]
-        .iter()
-        .map(|c| c.pairs)
-        .sum(),
+        alias_pairs: report.aliases.total.pairs,
+        alias_same_content: report.aliases.same_content,
+        alias_different: report.aliases.total.different + report.aliases.total.empty,
+        corrupt_records: report.data_quality.as_ref().map_or(0, |q| q.corrupt_records),
         texts_read: report.texts_read,
         ..ReportStats::default()
     };
@@ -270,9 +345,11 @@ pub(crate) fn run(
         out.report_html(),
         out.groups(),
         out.hosts(),
+        out.host_summary(),
         out.aliases(),
         out.flags(),
         out.replicas(),
+        out.docs(),
     ];
     stage.finish(&mut stats, &outputs)?;
     Ok(Outcome::Ran(stats))
@@ -316,15 +393,31 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
     let linked = groups::Linked { label: pass.label, degree: pass.degree };
     let edge_budget = (cfg.memory / 4 / 16).max(1 << 16);
     let all_groups = groups::groups(&docs, &linked, &overlap, edge_budget)?;
-    drop(linked);
+    // The links' counts are done with; the components are not yet.
+    let groups::Linked { label, degree } = linked;
+    drop(degree);
+    let shown_count = all_groups.len().min(GROUPS_SHOWN);
+    let members = groups::first_members(&label, &all_groups[..shown_count], MEMBERS_SHOWN);
+    let membership = groups::Membership::new(n, &all_groups);
+    let group_of = |row: u32| membership.group_of(&label, row);
+    let host_counts = host_summary::HostCounts::new(&docs, |row| group_of(row).is_some());
 
-    // The URLs the groups and aliases show, in one more pass.
+    // One more pass over docs.csv: each document's near_group written in,
+    // and the URLs the groups, their members and the aliases show read.
     let mut wanted = groups::rows(&all_groups);
     wanted.extend(aliases::rows(&alias_pairs));
+    wanted.extend(members.iter().flatten());
     wanted.sort_unstable();
     wanted.dedup();
-    let urls = input::urls_of(&docs_csv, &wanted)?;
+    let mut urls = input::UrlsWanted::new(&wanted);
+    store::docs::write_near_groups(&docs_csv, |row, doc| {
+        urls.add(row, doc.url);
+        group_of(row).map(|g| docs.doc_id(g))
+    })?;
+    let urls = urls.finish();
     drop(wanted);
+    drop(membership);
+    drop(label);
     groups::write_csv(&out.groups(), &all_groups, &docs, &urls)?;
     let alias_examples = aliases::write_csv(&out.aliases(), &docs, &alias_pairs, &urls)?;
     let [www, scheme, index, query] = aliases::counts(&alias_pairs);
@@ -336,8 +429,10 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
         largest_group: all_groups.first().map_or(0, |g| g.documents),
         chained_groups: all_groups.iter().filter(|g| g.chained).count() as u64,
     };
-    let mut top: Vec<groups::Group> = all_groups.into_iter().take(TOP_GROUPS).collect();
-    groups::name(&mut top, &docs, &urls);
+    let mut shown: Vec<groups::Group> = all_groups.into_iter().take(shown_count).collect();
+    groups::name(&mut shown, &docs, &urls);
+    let shown_groups = groups::shown(&shown, members, &docs, &urls);
+    let top: Vec<groups::Group> = shown.into_iter().take(TOP_GROUPS).collect();
     drop(urls);
 
     // The groups' links are gone by now: the host tables take their share.
@@ -345,6 +440,10 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
     let host_pairs = hosts::host_pairs(&docs, &overlap, host_budget, scratch)?;
     hosts::write_csv(&out.hosts(), &docs, &host_pairs)?;
     let mirrors = hosts::mirrors(&docs, &host_pairs)?;
+    let host_rows =
+        host_summary::write_csv(&out.host_summary(), &docs, &host_counts, &host_pairs, HOSTS_SHOWN)?;
+    let named_hosts = docs.hosts.iter().filter(|h| !h.is_empty()).count() as u64;
+    drop(host_counts);
 
     // The fingerprint stage stored the signatures with the default
     // parameters; other parameters need the texts again.
@@ -375,6 +474,7 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
         Some(chain) => Some(since::compare(out, chain.analysis)?),
         None => None,
     };
+    let quality = quality::read(out)?;
     let scope = manifest.scope()?;
     let scope_note = match scope {
         Scope::Crawl => None,
@@ -418,6 +518,7 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
             top,
         },
         hosts: HostsSummary {
+            hosts: named_hosts,
             host_pairs: host_pairs.len() as u64,
             mirror_pairs: mirrors.len() as u64,
             mirror_rule: format!(
@@ -429,11 +530,15 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
             scope_note,
             mirrors,
         },
-        aliases: AliasSummary { www, scheme, index, query },
+        aliases: AliasSummary::new(www, scheme, index, query),
         flags: flag_counts,
         runs: all_runs,
         since_previous,
+        data_quality: quality.as_ref().map(|q| q.summary.clone()),
         alias_examples,
+        shown_groups,
+        host_rows,
+        quality,
         texts_read,
     })
 }

@@ -11,6 +11,21 @@
 //! | `exact_center` | `docs.csv` only: the center's docID (its own when it has no copies), empty for an empty document |
 //! | `title` | the HTML `<title>`, empty for other documents |
 //! | `missing_for` | analyses in a row the page has been lost or absent from the inputs, its last text kept (`--keep-missing`); 0 when it was read this time |
+//! | `near_group` | `docs.csv` only: the document's near-replica group, as `groups.csv`'s `group` names it (its smallest docID); empty for a document in no group |
+//!
+//! # Who writes `near_group`
+//!
+//! The exact stage writes `docs.csv` and knows no groups: groups are
+//! components over the Overlap table, which the report stage finds. So the
+//! exact stage writes `near_group` empty and the report fills it in
+//! ([`write_near_groups`]), rewriting the table through this owner. The
+//! column is never older than the rest of the analysis: the exact stage
+//! rewrites the table with it empty, and a pairs stage that runs empties it
+//! ([`clear_near_groups`]), since a new Overlap table makes other groups;
+//! both remove the report's stamp, so the next report fills it in again
+//! even when its key did not change (an output rebuilt under the same
+//! flags). An empty column in an analysis whose report is up to date means
+//! no document has a near-replica.
 //!
 //! In `fingerprint-docs.csv`, a copy the input declares (a revisit, a
 //! payload-digest copy) is written with `bytes`, `lines`, `chunks` and
@@ -55,6 +70,7 @@ impl DocTable {
                 "exact_center",
                 "title",
                 "missing_for",
+                "near_group",
             ],
         }
     }
@@ -106,6 +122,10 @@ pub(crate) struct Doc<'a> {
     /// empty document (and always in `fingerprint-docs.csv`).
     pub center: Option<u32>,
     pub missing_for: u16,
+    /// `docs.csv` only: the docID naming the document's near-replica group
+    /// (its smallest), `None` for a document in no group and until the
+    /// report stage has run (see the module comment).
+    pub near_group: Option<u32>,
 }
 
 impl<'a> Doc<'a> {
@@ -119,7 +139,7 @@ impl<'a> Doc<'a> {
 pub(crate) struct DocsWriter {
     out: CsvOut,
     table: DocTable,
-    numbers: [itoa::Buffer; 6],
+    numbers: [itoa::Buffer; 7],
     source: String,
 }
 
@@ -137,7 +157,7 @@ impl DocsWriter {
         use std::fmt::Write as _;
         self.source.clear();
         let _ = write!(self.source, "{}", doc.source);
-        let [id, bytes, lines, chunks, center, missing] = &mut self.numbers;
+        let [id, bytes, lines, chunks, center, missing, group] = &mut self.numbers;
         let id = id.format(doc.id);
         let (bytes, lines, chunks, title) = match &doc.text {
             Some(t) => (bytes.format(t.bytes), lines.format(t.lines), chunks.format(t.chunks), t.title),
@@ -149,7 +169,8 @@ impl DocsWriter {
             DocTable::Fingerprint => self.out.row(head.into_iter().chain([title, missing])),
             DocTable::Final => {
                 let center = doc.center.map_or("", |c| center.format(c));
-                self.out.row(head.into_iter().chain([center, title, missing]))
+                let group = doc.near_group.map_or("", |g| group.format(g));
+                self.out.row(head.into_iter().chain([center, title, missing, group]))
             }
         }
     }
@@ -261,24 +282,22 @@ fn parse_fields<R: Fields>(r: &R, table: DocTable) -> anyhow::Result<Doc<'_>> {
     let number = |i: usize, name: &str| -> anyhow::Result<u64> {
         r[i].parse().map_err(|_| anyhow::anyhow!("{name} is not a number"))
     };
-    let missing_for: u16 =
-        r[columns - 1].parse().map_err(|_| anyhow::anyhow!("missing_for is not a number"))?;
-    let (center, title) = match table {
-        DocTable::Fingerprint => (None, &r[7]),
-        DocTable::Final => {
-            let center = match &r[7] {
-                "" => None,
-                c => {
-                    let c: u32 = c.parse().map_err(|_| anyhow::anyhow!("exact_center is not a number"))?;
-                    if c > id {
-                        bail!("exact_center is larger than doc_id");
-                    }
-                    Some(c)
-                }
-            };
-            (center, &r[8])
+    // A docID no larger than the row's own, or empty.
+    let earlier = |i: usize, name: &str| -> anyhow::Result<Option<u32>> {
+        if r[i].is_empty() {
+            return Ok(None);
         }
+        let d: u32 = r[i].parse().map_err(|_| anyhow::anyhow!("{name} is not a number"))?;
+        if d > id {
+            bail!("{name} is larger than doc_id");
+        }
+        Ok(Some(d))
     };
+    let (center, title, missing_for, near_group) = match table {
+        DocTable::Fingerprint => (None, &r[7], &r[8], None),
+        DocTable::Final => (earlier(7, "exact_center")?, &r[8], &r[9], earlier(10, "near_group")?),
+    };
+    let missing_for: u16 = missing_for.parse().map_err(|_| anyhow::anyhow!("missing_for is not a number"))?;
     // A copy not filled in yet has no text fields; docs.csv always has them.
     let unfilled = table == DocTable::Fingerprint && [4, 5, 6].iter().all(|&i| r[i].is_empty());
     let text = if unfilled {
@@ -291,7 +310,7 @@ fn parse_fields<R: Fields>(r: &R, table: DocTable) -> anyhow::Result<Doc<'_>> {
             title,
         })
     };
-    Ok(Doc { id, url: &r[1], host: &r[2], source, text, center, missing_for })
+    Ok(Doc { id, url: &r[1], host: &r[2], source, text, center, missing_for, near_group })
 }
 
 /// Calls `f` with every row of the table at `path`, read and checked as
@@ -332,6 +351,39 @@ pub(crate) fn for_each_doc(
         last_id = Some(doc.id);
         f(&doc).map_err(|e| super::row_error(e, path, line))?;
     }
+}
+
+/// Rewrites `docs.csv` at `path` with each row's `near_group` from
+/// `group(row, doc)` (rows counted from 0), every other column as it was;
+/// the report stage's part of the table (see the module comment). Written
+/// under a temporary name and renamed, as every table is.
+pub(crate) fn write_near_groups(
+    path: &Path,
+    mut group: impl FnMut(u32, &Doc<'_>) -> Option<u32>,
+) -> anyhow::Result<()> {
+    let mut writer = DocsWriter::create(path, DocTable::Final)?;
+    let mut row = 0u32;
+    for_each_doc(path, DocTable::Final, |doc| {
+        let near_group = group(row, doc);
+        row += 1;
+        writer.push(&Doc { near_group, ..*doc })
+    })?;
+    writer.finish()
+}
+
+/// Empties `near_group` in `docs.csv` at `path`, rewriting the table only
+/// when a row has one; returns whether it did. For a stage that makes the
+/// groups stale (see the module comment).
+pub(crate) fn clear_near_groups(path: &Path) -> anyhow::Result<bool> {
+    let mut any = false;
+    for_each_doc(path, DocTable::Final, |doc| {
+        any |= doc.near_group.is_some();
+        Ok(())
+    })?;
+    if any {
+        write_near_groups(path, |_, _| None)?;
+    }
+    Ok(any)
 }
 
 impl DocsReader {
@@ -643,6 +695,7 @@ mod tests {
             text,
             center,
             missing_for: id as u16,
+            near_group: None,
         }
     }
 
@@ -652,7 +705,14 @@ mod tests {
         let text = TextFields { bytes: 10, lines: 2, chunks: 1, title: "A \"title\"" };
         for (table, rows) in [
             (DocTable::Fingerprint, vec![doc(0, Some(text), None), doc(1, None, None)]),
-            (DocTable::Final, vec![doc(0, Some(text), Some(0)), doc(1, Some(text), None)]),
+            (
+                DocTable::Final,
+                vec![
+                    Doc { near_group: Some(0), ..doc(0, Some(text), Some(0)) },
+                    Doc { near_group: Some(0), ..doc(1, Some(text), None) },
+                    doc(2, Some(text), Some(2)),
+                ],
+            ),
         ] {
             let path = dir.path().join("docs.csv");
             let mut w = DocsWriter::create(&path, table).unwrap();
@@ -676,11 +736,13 @@ mod tests {
         let mut w = DocsWriter::create(&path, DocTable::Final).unwrap();
         let text = TextFields { bytes: 10, lines: 2, chunks: 1, title: "T" };
         w.push(&doc(0, Some(text), Some(0))).unwrap();
+        w.push(&Doc { near_group: Some(0), ..doc(1, Some(text), Some(1)) }).unwrap();
         w.finish().unwrap();
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
-            "doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for\n\
-             0,\"http://a.example/x,y\",a.example,c:/crawl.warc.gz:17,10,2,1,0,T,0\n"
+            "doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for,near_group\n\
+             0,\"http://a.example/x,y\",a.example,c:/crawl.warc.gz:17,10,2,1,0,T,0,\n\
+             1,\"http://a.example/x,y\",a.example,c:/crawl.warc.gz:17,10,2,1,1,T,1,0\n"
         );
     }
 
@@ -761,15 +823,16 @@ mod tests {
     fn for_each_doc_reads_and_fails_as_docs_reader() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("docs.csv");
-        let header: &[u8] = b"doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for\n";
+        let header: &[u8] =
+            b"doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for,near_group\n";
         let tables: [&[u8]; 8] = [
-            b"0,u,h,s:0,10,1,1,0,,0\n1,u,h,s:5,1,1,1,1,\"A, \"\"B\"\"\nC\",0\n",
-            b"0,u,h,s:0,10,1,1,0,T,0\r\n\r\n\n1,u,h,s:5,1,1,1,0,T,0\r\n2,u,h,s:5,1,1,1,0,T,x\r\n",
-            b"0,u,h,s:0,10,1,1,0,,0\n\n1,u,h,s:5,ten,1,1,1,,0\n",
-            b"0,u,h,s:0,10,1,1,0,\xff,0\n",
-            b"0,u,h,s:0,10,1,1,0,\xc3,\xa90\n",
-            b"3,u,h,s:0,10,1,1,0,,0\n2,u,h,s:5,1,1,1,1,,0",
-            b"0,u,h,s:0,10,1,1,0,,0\n1,u,h,s:5,1,1,1,1,\"open",
+            b"0,u,h,s:0,10,1,1,0,,0,\n1,u,h,s:5,1,1,1,1,\"A, \"\"B\"\"\nC\",0,0\n",
+            b"0,u,h,s:0,10,1,1,0,T,0,\r\n\r\n\n1,u,h,s:5,1,1,1,0,T,0,1\r\n2,u,h,s:5,1,1,1,0,T,x,\r\n",
+            b"0,u,h,s:0,10,1,1,0,,0,\n\n1,u,h,s:5,ten,1,1,1,,0,\n",
+            b"0,u,h,s:0,10,1,1,0,\xff,0,\n",
+            b"0,u,h,s:0,10,1,1,0,\xc3,\xa90,\n",
+            b"3,u,h,s:0,10,1,1,0,,0,\n2,u,h,s:5,1,1,1,1,,0,",
+            b"0,u,h,s:0,10,1,1,0,,0,0\n1,u,h,s:5,1,1,1,1,\"open",
             b"",
         ];
         for rows in tables {
@@ -789,7 +852,7 @@ mod tests {
             }
         }
         // An error from the callback names the line DocsReader gives.
-        std::fs::write(&path, [header, b"0,u,h,s:0,1,1,1,0,,0\r\n\r\n1,u,h,s:1,1,1,1,1,,0\n"].concat())
+        std::fs::write(&path, [header, b"0,u,h,s:0,1,1,1,0,,0,\r\n\r\n1,u,h,s:1,1,1,1,1,,0,\n"].concat())
             .unwrap();
         let lines: Vec<String> =
             by_docs_reader(&path).unwrap().iter().map(|r| r.split(' ').next().unwrap().into()).collect();
@@ -812,6 +875,35 @@ mod tests {
     }
 
     #[test]
+    fn near_groups_are_written_and_cleared_leaving_the_other_columns() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("docs.csv");
+        let text = TextFields { bytes: 10, lines: 2, chunks: 1, title: "T" };
+        let rows = [doc(0, Some(text), Some(0)), doc(3, Some(text), Some(0)), doc(7, Some(text), None)];
+        let mut w = DocsWriter::create(&path, DocTable::Final).unwrap();
+        for r in &rows {
+            w.push(r).unwrap();
+        }
+        w.finish().unwrap();
+        let written = std::fs::read(&path).unwrap();
+        let read = |path: &Path| {
+            let mut back = Vec::new();
+            for_each_doc(path, DocTable::Final, |d| {
+                back.push((d.id, d.near_group));
+                Ok(())
+            })
+            .unwrap();
+            back
+        };
+        assert!(!clear_near_groups(&path).unwrap(), "nothing to clear: not rewritten");
+        write_near_groups(&path, |row, _| (row < 2).then_some(0)).unwrap();
+        assert_eq!(read(&path), [(0, Some(0)), (3, Some(0)), (7, None)]);
+        assert!(!dir.path().join("docs.csv.partial").exists());
+        assert!(clear_near_groups(&path).unwrap());
+        assert_eq!(std::fs::read(&path).unwrap(), written, "every other column as it was");
+    }
+
+    #[test]
     fn sources_split_at_the_last_colon() {
         assert_eq!(Source::parse("c:/x.warc:12"), Some(Source { input: "c:/x.warc", offset: 12 }));
         assert_eq!(Source::parse("-:0"), Some(Source { input: "-", offset: 0 }));
@@ -823,15 +915,17 @@ mod tests {
     fn malformed_rows_name_file_line_and_column() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("docs.csv");
-        let header = "doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for\n";
+        let header = "doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for,near_group\n";
         let cases = [
-            ("0,u,h,s:0,10,1,1,0,,0\n1,u,h,s:5,ten,1,1,1,,0\n", "line 3: bytes"),
-            ("3,u,h,s:0,10,1,1,0,,0\n2,u,h,s:5,1,1,1,1,,0\n", "line 3: doc_id 2 does not follow 3"),
-            ("0,u,h,s:0,10,1,1,1,,0\n", "line 2: exact_center is larger"),
-            ("0,u,h,s,10,1,1,0,,0\n", "line 2: source"),
-            ("0,u,h,s:0,10,1,1,0\n", "line 2: expected 10 columns"),
-            ("0,u,h,s:0,,,,0,,0\n", "line 2: bytes"),
-            ("0,u,h,s:0,1,1,1,0,,x\n", "line 2: missing_for"),
+            ("0,u,h,s:0,10,1,1,0,,0,\n1,u,h,s:5,ten,1,1,1,,0,\n", "line 3: bytes"),
+            ("3,u,h,s:0,10,1,1,0,,0,\n2,u,h,s:5,1,1,1,1,,0,\n", "line 3: doc_id 2 does not follow 3"),
+            ("0,u,h,s:0,10,1,1,1,,0,\n", "line 2: exact_center is larger"),
+            ("0,u,h,s,10,1,1,0,,0,\n", "line 2: source"),
+            ("0,u,h,s:0,10,1,1,0,,0\n", "line 2: expected 11 columns"),
+            ("0,u,h,s:0,,,,0,,0,\n", "line 2: bytes"),
+            ("0,u,h,s:0,1,1,1,0,,x,\n", "line 2: missing_for"),
+            ("0,u,h,s:0,1,1,1,0,,0,1\n", "line 2: near_group is larger"),
+            ("0,u,h,s:0,1,1,1,0,,0,g\n", "line 2: near_group is not a number"),
         ];
         for (rows, want) in cases {
             std::fs::write(&path, format!("{header}{rows}")).unwrap();
@@ -841,7 +935,7 @@ mod tests {
         std::fs::write(&path, "doc_id,url\n").unwrap();
         let e = format!("{:#}", for_each_doc(&path, DocTable::Final, |_| Ok(())).unwrap_err());
         assert!(e.contains("line 1: expected the header"), "{e}");
-        std::fs::write(&path, format!("{header}0,u,h,s:0,1,1,1,0,,0\n")).unwrap();
+        std::fs::write(&path, format!("{header}0,u,h,s:0,1,1,1,0,,0,\n")).unwrap();
         let e = for_each_doc(&path, DocTable::Final, |_| bail!("no")).unwrap_err();
         assert!(format!("{e:#}").contains("docs.csv line 2: no"), "{e:#}");
     }

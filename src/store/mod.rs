@@ -16,12 +16,12 @@
 //! | `centers.fpd` | exact | one `center` record per document, in docID order |
 //! | `scopes.fpd` | exact, with `--scope host` or `site` | each document's scope ([`scopes`]) |
 //! | `previous-replicas.fpd` | fingerprint, with `--previous` | the previous analysis's `replicas.fpd`, for the report's comparison ([`replicas`]) |
-//! | `docs.csv` | exact | `doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for` ([`docs`]) |
+//! | `docs.csv` | exact; the report fills `near_group` in | `doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for,near_group` ([`docs`]) |
 //! | `changes.csv` | exact, with `--previous` | the change table with `center_after` ([`changes`]) |
 //! | `overlap.csv` | pairs | `doc_i,doc_j,shared`, sorted by `(doc_i, doc_j)` ([`overlap`]) |
 //! | `stop-chunks.csv` | pairs, with `--max-df` | `fprint,df,pairs,example_doc,text`, most frequent first |
 //! | `report.json`, `report.html` | report | the crawl audit (see `report`) |
-//! | `groups.csv`, `hosts.csv`, `aliases.csv`, `flags.csv` | report | near-replica groups, host overlap, URL aliases, per-document flags |
+//! | `groups.csv`, `hosts.csv`, `host-summary.csv`, `aliases.csv`, `flags.csv` | report | near-replica groups, host overlap, each host's replication, URL aliases, per-document flags |
 //! | `replicas.fpd` | report | each document's near-replica group and recrawl verdicts, for the next analysis of a chain ([`replicas`]) |
 //! | `parquet/postings.parquet`, `parquet/docs.parquet` | fingerprint, with `--format parquet` | the postings and document table for Spark and DuckDB (see [`parquet`]) |
 //! | `stats.json` | every stage | one section per stage |
@@ -261,6 +261,10 @@ impl OutDir {
 
     pub(crate) fn hosts(&self) -> PathBuf {
         self.root.join("hosts.csv")
+    }
+
+    pub(crate) fn host_summary(&self) -> PathBuf {
+        self.root.join("host-summary.csv")
     }
 
     pub(crate) fn aliases(&self) -> PathBuf {

@@ -280,8 +280,19 @@ pub fn texts(docs: &[JsonDoc]) -> Vec<String> {
 
 // ------------------------------------------------------------ reading outputs
 
-pub const DOCS_HEADER: [&str; 10] =
-    ["doc_id", "url", "host", "source", "bytes", "lines", "chunks", "exact_center", "title", "missing_for"];
+pub const DOCS_HEADER: [&str; 11] = [
+    "doc_id",
+    "url",
+    "host",
+    "source",
+    "bytes",
+    "lines",
+    "chunks",
+    "exact_center",
+    "title",
+    "missing_for",
+    "near_group",
+];
 pub const OVERLAP_HEADER: [&str; 3] = ["doc_i", "doc_j", "shared"];
 
 /// Reads a CSV file: header and records.
@@ -312,6 +323,8 @@ pub struct DocRow {
     pub exact_center: Option<usize>,
     pub title: String,
     pub missing_for: u16,
+    /// The near-replica group (groups.csv's `group`), filled by the report.
+    pub near_group: Option<usize>,
 }
 
 /// Reads `DIR/docs.csv`, checking the header and that doc_ids are 0, 1, 2, ...
@@ -335,7 +348,7 @@ pub fn read_doc_rows(dir: &Path) -> Vec<DocRow> {
     let docs: Vec<DocRow> = rows
         .iter()
         .map(|r| {
-            assert_eq!(r.len(), 10, "docs.csv row {r:?}");
+            assert_eq!(r.len(), DOCS_HEADER.len(), "docs.csv row {r:?}");
             DocRow {
                 doc_id: num(&r[0], "doc_id") as usize,
                 url: r[1].clone(),
@@ -347,6 +360,7 @@ pub fn read_doc_rows(dir: &Path) -> Vec<DocRow> {
                 exact_center: if r[7].is_empty() { None } else { Some(num(&r[7], "exact_center") as usize) },
                 title: r[8].clone(),
                 missing_for: num(&r[9], "missing_for") as u16,
+                near_group: if r[10].is_empty() { None } else { Some(num(&r[10], "near_group") as usize) },
             }
         })
         .collect();
