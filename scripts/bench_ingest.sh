@@ -23,55 +23,23 @@
 
 set -euo pipefail
 
-die() { echo "bench_ingest: $*" >&2; exit 2; }
-note() { echo "bench_ingest: $*" >&2; }
-
+NAME=bench_ingest
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-ROUNDS=3
-THREADS=2
-FILES=()
-while [ $# -gt 0 ]; do
-    case $1 in
-        --rounds) [ $# -ge 2 ] || die "--rounds needs a value"; ROUNDS=$2; shift 2 ;;
-        --threads) [ $# -ge 2 ] || die "--threads needs a value"; THREADS=$2; shift 2 ;;
-        -h|--help) sed -n '2,/^$/s/^# \{0,1\}//p' "$0"; exit 0 ;;
-        -*) die "unknown option $1" ;;
-        *) FILES+=("$1"); shift ;;
-    esac
-done
+# shellcheck source=scripts/bench_common.sh
+. "$ROOT/scripts/bench_common.sh"
+parse_rounds_threads "$@"
 [ ${#FILES[@]} -gt 0 ] || die "no files given (see --help)"
-[[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || die "--rounds must be a positive integer, not '$ROUNDS'"
-[[ "$THREADS" =~ ^[1-9][0-9]*$ ]] || die "--threads must be a positive integer, not '$THREADS'"
 for f in "${FILES[@]}"; do
     [ -f "$f" ] || die "$f: no such file"
 done
-[ -x /usr/bin/time ] || die "/usr/bin/time is missing (GNU time); install it with: apt-get install -y time"
 
-cd "$ROOT"
-if [ -n "${OVERLAP_BIN:-}" ]; then
-    BIN=$OVERLAP_BIN
-    [ -x "$BIN" ] || die "OVERLAP_BIN=$BIN is not an executable"
-else
-    cargo build --release --quiet
-    BIN=$ROOT/target/release/overlap
-fi
-cargo build --release --quiet --example floor
-FLOOR=$ROOT/target/release/examples/floor
+build_binaries
 
 WORK=${BENCH_DIR:-$ROOT/target/bench}/ingest
 rm -rf "$WORK"
 mkdir -p "$WORK"
 # Warm the page cache, so that every command reads the files the same way.
 cat "${FILES[@]}" >/dev/null
-
-# timed NAME CMD...: appends "wall cpu" of CMD to $WORK/NAME.
-timed() {
-    local name=$1
-    shift
-    /usr/bin/time -f "%e %U %S" -o "$WORK/last.time" "$@" >/dev/null 2>"$WORK/last.err" \
-        || { cat "$WORK/last.err" >&2; die "$name failed: $*"; }
-    awk '{ printf "%s %.2f\n", $1, $2 + $3 }' "$WORK/last.time" >>"$WORK/$name"
-}
 
 # fingerprint NAME THREADS: times the stage into a fresh directory.
 fingerprint() {

@@ -27,7 +27,7 @@ use anyhow::{Context, bail};
 use serde::Serialize;
 
 use crate::chunk::{Chunker, exact_hash};
-use crate::pairs::Counted;
+use crate::pairs::{Counted, Criterion};
 use crate::reread::{self, Located, Reread};
 use crate::store::docs::{DocTable, for_each_doc};
 use crate::store::postings::Postings;
@@ -166,8 +166,23 @@ pub(crate) fn explain(out: &OutDir, a: &str, b: &str) -> anyhow::Result<Explanat
     let f = both - shared_stop;
     let (size_i, size_j) = (chunks_a.len() as u64, chunks_b.len() as u64);
     let union = size_i + size_j - both;
-    let (in_table, why) =
-        table_verdict(&doc_a, &doc_b, &counted, scope, f, pairs.as_ref().map(|p| p.threshold));
+    // A similarity criterion divides by the sets the pairs stage counts:
+    // each document's chunks less the stop chunks of its own scope.
+    let criterion = pairs.as_ref().map(|p| p.criterion()).transpose()?;
+    let counted_size = |doc: &DocInfo, chunks: &[(u64, String)]| -> u32 {
+        let Some(m) = max_df else { return chunks.len() as u32 };
+        let scope = counted.scope(doc.row);
+        let stop = |fprint: u64| {
+            postings.rows(fprint).filter(|&r| counted.contains(r) && counted.scope(r) == scope).count()
+                > m as usize
+        };
+        chunks.iter().filter(|(fp, _)| !stop(*fp)).count() as u32
+    };
+    let sizes = match criterion {
+        Some(c) if c.needs_sizes() => (counted_size(&doc_a, &chunks_a), counted_size(&doc_b, &chunks_b)),
+        _ => (size_i as u32, size_j as u32),
+    };
+    let (in_table, why) = table_verdict(&doc_a, &doc_b, &counted, scope, f, criterion, sizes);
     Ok(Explanation {
         doc_i: doc_a.id,
         doc_j: doc_b.id,
@@ -321,9 +336,10 @@ fn table_verdict(
     counted: &Counted,
     scope: Scope,
     f: u64,
-    threshold: Option<u32>,
+    criterion: Option<Criterion>,
+    (size_a, size_b): (u32, u32),
 ) -> (Option<bool>, String) {
-    let Some(t) = threshold else {
+    let Some(criterion) = criterion else {
         return (None, "the pairs stage has not finished: there is no overlap.csv".into());
     };
     let no = |why: String| (Some(false), why);
@@ -349,10 +365,17 @@ fn table_verdict(
         let what = if scope == Scope::Host { "hosts" } else { "sites" };
         return no(format!("the documents are of different {what} (--scope {})", scope.name()));
     }
+    let t = criterion.threshold;
     if f < u64::from(t) {
         return no(format!("F < T = {t}"));
     }
-    (Some(true), format!("overlap.csv lists the pair (F >= T = {t})"))
+    if !criterion.passes(f as u32, size_a, size_b) {
+        return no(format!(
+            "F >= T = {t}, but the pair does not pass {} (sets of {size_a} and {size_b} chunks, stop chunks left out)",
+            criterion.describe()
+        ));
+    }
+    (Some(true), format!("overlap.csv lists the pair ({})", criterion.describe()))
 }
 
 /// Prints `e` for people: the figures, aligned, then every shared chunk

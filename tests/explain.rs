@@ -329,7 +329,7 @@ fn text_output_shows_both_urls_the_figures_and_every_shared_chunk() {
     assert!(lines[..6].iter().all(|l| column(l) == column(lines[0])), "{text}");
     assert!(lines[0].ends_with(url_i) && lines[1].ends_with(url_j), "{text}");
     assert!(lines[2].contains(&format!(" {shared} ")), "{text}");
-    assert!(lines[5].contains("yes") && lines[5].contains("T = 3"), "{text}");
+    assert!(lines[5].contains("yes") && lines[5].contains("F >= 3"), "{text}");
     // Every shared chunk: a head with its fingerprint, then its lines, indented.
     let listed = chunks(&by_url);
     assert_eq!(text.matches("\nchunk ").count(), listed.len(), "{text}");

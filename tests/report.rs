@@ -449,7 +449,7 @@ fn runs_with_other_chunkings_are_shown_side_by_side() {
     );
     assert_eq!(runs[1]["savings_near"]["pages"], 9);
     let html = fs::read_to_string(a.join("report.html")).unwrap();
-    assert!(html.contains("near-replicas: doc, T = 1"));
+    assert!(html.contains("near-replicas: doc, F &gt;= 1"), "the compared run and its criterion");
     assert!(check_script(&a).status.success());
 
     // A run over another crawl is refused.

@@ -281,9 +281,50 @@ fn a_similarity_run_says_its_criterion_and_a_plain_rerun_drops_the_column() {
     assert_eq!(manifest["pairs"]["jaccard"], "0.75", "{manifest}");
     let (header, _) = read_csv(&out.join("overlap.csv"));
     assert_eq!(header, ["doc_i", "doc_j", "shared", "jaccard"]);
+    // The audit's near-replica figures follow the table, and say so.
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    assert_eq!(report["criterion"], "Jaccard >= 0.75 and F >= 1");
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("Jaccard&nbsp;&gt;=&nbsp;0.75"), "report.html names the criterion");
     // The same directory without the flag: the pairs stage runs again
     // (its key has the criterion) and the table is the plain one.
     overlap_ok(base);
     let plain = Reference::new(&texts(&docs), Spec::parse("words:5")).table(15);
     assert!(read_overlap(&out) == plain, "the plain table after a similarity run");
+}
+
+/// `overlap explain` decides whether the table lists a pair by the run's
+/// criterion: yes for every row, and no, saying why, for a pair that shares
+/// chunks but is not similar enough.
+#[test]
+fn explain_agrees_with_a_similarity_table() {
+    let tmp = tempdir();
+    let (input, docs) = real_jsonl(tmp.path());
+    let reference = Reference::new(&texts(&docs), Spec::parse("words:5"));
+    let out = tmp.path().join("out");
+    overlap_ok([
+        "run",
+        &arg(&input),
+        "--input-format",
+        "jsonl",
+        "--chunk",
+        "words:5",
+        "--jaccard",
+        "0.8",
+        "--out",
+        &arg(&out),
+        "-q",
+    ]);
+    let listed = reference.similar(1, Some(8000), None);
+    let below: Vec<_> =
+        reference.similar(1, Some(5000), None).into_iter().filter(|p| !listed.contains(p)).take(3).collect();
+    assert!(!listed.is_empty() && !below.is_empty(), "test data: pairs on both sides of J = 0.8");
+    for (pairs, want) in [(&listed[..listed.len().min(3)], true), (&below[..], false)] {
+        for &(i, j, _) in pairs {
+            let o = overlap_ok(["explain", &arg(&out), &i.to_string(), &j.to_string(), "--json"]);
+            let e: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+            assert_eq!(e["in_table"], want, "({i}, {j}): {e}");
+        }
+    }
 }

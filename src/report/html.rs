@@ -208,12 +208,12 @@ pub fn render(r: &Report) -> String {
     let _ = writeln!(
         h,
         "<h1>Crawl audit</h1>\n<p class=\"sub\">{} ({} empty), {} of payload &middot; chunking <code>{}</code>, \
-         T&nbsp;=&nbsp;{} &middot; scope {} &middot; overlap {}</p>",
+         {} &middot; scope {} &middot; overlap {}</p>",
         plural(r.documents, "document", "documents"),
         num(r.empty_documents),
         bytes(r.bytes),
         escape(&r.chunk),
-        r.threshold,
+        escape(&r.criterion).replace(' ', "&nbsp;"),
         escape(&r.scope),
         escape(&r.overlap_version)
     );
@@ -242,7 +242,7 @@ pub fn render(r: &Report) -> String {
     }
     let mut series = vec![("exact copies".to_string(), &r.histogram.exact, "var(--exact)")];
     for (k, run) in r.runs.iter().enumerate() {
-        let name = format!("near-replicas: {}, T = {}", run.chunk, run.threshold);
+        let name = format!("near-replicas: {}, {}", run.chunk, run.criterion);
         series.push((name, &run.near, NEAR_COLORS[k % NEAR_COLORS.len()]));
     }
     let _ = writeln!(
@@ -438,9 +438,9 @@ fn savings(h: &mut String, r: &Report) {
     row(h, "one copy of each exact group", &r.savings.exact);
     for run in &r.runs {
         let what = format!(
-            "one page per near-replica cluster ({}, T&nbsp;=&nbsp;{})",
+            "one page per near-replica cluster ({}, {})",
             escape(&run.chunk),
-            run.threshold
+            escape(&run.criterion).replace(' ', "&nbsp;")
         );
         row(h, &what, &run.savings_near);
     }

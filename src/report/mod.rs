@@ -177,6 +177,9 @@ pub struct Report {
     pub overlap_version: String,
     pub chunk: String,
     pub threshold: u32,
+    /// What made a pair of documents near-replicas, in words: `F >= 15`,
+    /// or `Jaccard >= 0.8 and F >= 1` (`--jaccard`, `--containment`).
+    pub criterion: String,
     /// Where copies and pairs are looked for: `crawl`, `host` or `site`.
     pub scope: String,
     pub documents: u64,
@@ -361,6 +364,7 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
     let Some(counted) = manifest.pairs.clone() else {
         anyhow::bail!("{} has no complete pairs stage: run `overlap pairs` first", out.root().display());
     };
+    let criterion = counted.criterion()?.describe();
     let (docs_csv, overlap) = (out.docs(), out.overlap());
     // One pass over docs.csv for everything taken from every row.
     let mut url_entries = aliases::UrlEntries::default();
@@ -465,6 +469,7 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
     let mut all_runs = vec![runs::Run {
         chunk: manifest.chunk.clone(),
         threshold: counted.threshold,
+        criterion: criterion.clone(),
         near: near_h.clone(),
         near_replicated_percent: near_h.replicated_percent(),
         savings_near: savings.near.clone(),
@@ -493,6 +498,7 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
         overlap_version: env!("CARGO_PKG_VERSION").to_string(),
         chunk: manifest.chunk,
         threshold: counted.threshold,
+        criterion,
         scope: scope.to_string(),
         documents: n as u64,
         empty_documents: empty,

@@ -19,6 +19,10 @@ use crate::store::{Manifest, OutDir, Stamp};
 pub struct Run {
     pub chunk: String,
     pub threshold: u32,
+    /// The pairs' criterion in words (`F >= 15`); a report.json written
+    /// before the key existed had T alone.
+    #[serde(default)]
+    pub criterion: String,
     pub near: Histogram,
     pub near_replicated_percent: f64,
     pub savings_near: Skippable,
@@ -29,6 +33,8 @@ pub struct Run {
 struct OtherReport {
     chunk: String,
     threshold: u32,
+    #[serde(default)]
+    criterion: Option<String>,
     documents: u64,
     histogram: OtherHistogram,
     savings: OtherSavings,
@@ -78,6 +84,7 @@ pub fn load(ours: &Manifest, out: &OutDir, documents: u64, dirs: &[PathBuf]) -> 
         runs.push(Run {
             chunk: r.chunk,
             threshold: r.threshold,
+            criterion: r.criterion.unwrap_or_else(|| format!("F >= {}", r.threshold)),
             near: r.histogram.near,
             near_replicated_percent: r.histogram.near_replicated_percent,
             savings_near: r.savings.near,

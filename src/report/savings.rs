@@ -22,7 +22,8 @@ use super::input::{self, Docs, EMPTY};
 /// The rule, as report.json and report.html state it.
 pub const RULE: &str = "Exact: keep the smallest docID of each exact group, skip the other copies. \
 Near-replicas too: take pages in docID order; skip a page when it is an exact copy of a kept page or \
-when a kept page shares at least T chunk fingerprints with it; keep it otherwise. Empty documents are \
+when a kept page is its near-replica (they are an Overlap-table pair: at least T shared chunk fingerprints, and \
+the similarity the run asked for with --jaccard or --containment); keep it otherwise. Empty documents are \
 always kept.";
 
 /// Pages and bytes a recrawl could skip.

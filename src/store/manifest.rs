@@ -127,6 +127,24 @@ pub(crate) struct PairsSettings {
     pub containment: Option<String>,
 }
 
+impl PairsSettings {
+    /// The rule the Overlap table was counted with.
+    pub(crate) fn criterion(&self) -> anyhow::Result<crate::pairs::Criterion> {
+        let ratio = |name: &str, value: &Option<String>| {
+            value
+                .as_deref()
+                .map(str::parse)
+                .transpose()
+                .map_err(|e: String| anyhow::anyhow!("manifest.json: pairs.{name}: {e}"))
+        };
+        Ok(crate::pairs::Criterion {
+            threshold: self.threshold,
+            jaccard: ratio("jaccard", &self.jaccard)?,
+            containment: ratio("containment", &self.containment)?,
+        })
+    }
+}
+
 /// One input: its identity and its docIDs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct InputEntry {
