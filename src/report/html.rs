@@ -250,7 +250,7 @@ pub fn render(r: &Report) -> String {
         "<section id=\"replicas\">\n<h2>Replicas per document</h2>\n<div class=\"legend\">{}</div>\n{}\
          <p class=\"note\">For each non-empty document, the number of replicas counting itself, as a percentage of documents \
          (after Shivakumar &amp; Garcia-Molina, Figure&nbsp;1). Near-replicas are the document's connected component over exact \
-         copies and pairs sharing at least T chunks.</p>\n</section>",
+         copies and Overlap-table pairs ({}).</p>\n</section>",
         series
             .iter()
             .map(|(name, _, color)| format!(
@@ -258,7 +258,8 @@ pub fn render(r: &Report) -> String {
                 escape(name)
             ))
             .collect::<String>(),
-        chart(&series)
+        chart(&series),
+        escape(&r.criterion)
     );
     savings(&mut h, r);
     groups(&mut h, r);
@@ -585,7 +586,7 @@ fn hosts(h: &mut String, r: &Report) {
     table_end(h);
     h.push_str(
         "<p class=\"note\">A document counts when it has an exact copy, or a near-replica, anywhere in the crawl. \
-         A host shares with another the documents it has replicated there (an exact copy, or sharing at least T chunks: \
+         A host shares with another the documents it has replicated there (an exact copy, or an Overlap-table pair: \
          direct links, as in hosts.csv); in brackets, how many.</p>\n</section>\n",
     );
 }

@@ -529,7 +529,7 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
             mirror_pairs: mirrors.len() as u64,
             mirror_rule: format!(
                 "Two hosts mirror each other when more than {}% of one's non-empty documents, and at least {}, \
-                 are replicated (exact copy, or sharing at least T chunks) on the other.",
+                 are replicated (exact copy, or an Overlap-table pair) on the other.",
                 hosts::MIRROR_SHARE * 100.0,
                 hosts::MIRROR_MIN_DOCS
             ),
