@@ -79,6 +79,11 @@ pub struct Criterion {
     pub containment: Option<Ratio>,
 }
 
+/// |A ∪ B| of sets of sizes `a` and `b` sharing `s`.
+fn union(s: u64, a: u64, b: u64) -> u64 {
+    (a + b).saturating_sub(s)
+}
+
 /// `ceil(a / b)` for b > 0.
 fn div_ceil(a: u64, b: u64) -> u64 {
     a.div_ceil(b)
@@ -101,7 +106,7 @@ impl Criterion {
     pub(crate) fn passes(&self, s: u32, a: u32, b: u32) -> bool {
         let (s, a, b) = (u64::from(s), u64::from(a), u64::from(b));
         s >= u64::from(self.threshold)
-            && self.jaccard.is_none_or(|q| s * D >= q.get() * (a + b - s.min(a + b)))
+            && self.jaccard.is_none_or(|q| s * D >= q.get() * union(s, a, b))
             && self.containment.is_none_or(|q| s * D >= q.get() * a.min(b))
     }
 
@@ -137,7 +142,7 @@ impl Criterion {
         let (s, a, b) = (u64::from(s), u64::from(a), u64::from(b));
         let ratio = |num: u64, den: u64| ((2 * num * 1_000_000 + den) / (2 * den.max(1))) as u32;
         Measures {
-            jaccard: self.jaccard.map(|_| ratio(s, a + b - s.min(a + b))),
+            jaccard: self.jaccard.map(|_| ratio(s, union(s, a, b))),
             containment: self.containment.map(|_| ratio(s, a.min(b))),
         }
     }

@@ -102,34 +102,42 @@ impl OverlapWriter {
             (m.jaccard.is_some(), m.containment.is_some()),
             (self.columns.jaccard, self.columns.containment)
         );
-        if self.columns.extra() == 0 {
-            return self.push(o);
-        }
-        let mut line = format!("{},{},{}", o.doc_i, o.doc_j, o.shared);
-        for millionths in [m.jaccard, m.containment].into_iter().flatten() {
-            line.push_str(&format!(",{}.{:06}", millionths / 1_000_000, millionths % 1_000_000));
-        }
-        line.push('\n');
-        self.rows += 1;
-        self.out.write_all(line.as_bytes()).with_context(|| self.error())
+        self.write_row(o, [m.jaccard, m.containment])
     }
 
     /// Appends a row of a table without similarity columns; rows come in
     /// (i, j) order.
     pub(crate) fn push(&mut self, o: Overlap) -> anyhow::Result<()> {
         debug_assert_eq!(self.columns.extra(), 0);
+        self.write_row(o, [None, None])
+    }
+
+    /// Writes the three numbers, then each similarity value given as
+    /// `d.dddddd`, without formatting through a `String`: the table grows
+    /// with the pairs.
+    fn write_row(&mut self, o: Overlap, measures: [Option<u32>; 2]) -> anyhow::Result<()> {
         let [i, j, f] = &mut self.numbers;
-        let line = [
+        let numbers = [
             i.format(o.doc_i).as_bytes(),
             b",",
             j.format(o.doc_j).as_bytes(),
             b",",
             f.format(o.shared).as_bytes(),
-            b"\n",
         ];
-        self.rows += 1;
         let out = &mut self.out;
-        line.iter().try_for_each(|part| out.write_all(part)).with_context(|| self.error())
+        let mut written = numbers.iter().try_for_each(|part| out.write_all(part));
+        for millionths in measures.into_iter().flatten() {
+            let mut value = *b",0.000000";
+            value[1] = b'0' + (millionths / 1_000_000) as u8;
+            let mut rest = millionths % 1_000_000;
+            for digit in value[3..].iter_mut().rev() {
+                *digit = b'0' + (rest % 10) as u8;
+                rest /= 10;
+            }
+            written = written.and_then(|()| out.write_all(&value));
+        }
+        self.rows += 1;
+        written.and_then(|()| out.write_all(b"\n")).with_context(|| self.error())
     }
 
     /// Appends a row given as its line, as [`for_each_row`] passes it: as
