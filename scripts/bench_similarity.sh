@@ -15,7 +15,10 @@
 #
 #   overlap run CRAWL/*.warc.gz --chunk words:5 --jaccard J   method auto,
 #                                                              sort, prefix
-#   overlap run texts.jsonl --input-format jsonl (same flags)  the same three
+#   overlap run texts.jsonl --input-format jsonl (same flags)  the same three,
+#                                     and the approximate minhash (default
+#                                     bands), simhash (K = 3), simhash:8,
+#                                     simhash:12, whose candidates are verified
 #   python -m text_dedup.minhash, defaults (threshold 0.7: 25 bands x 10 rows)
 #   python -m text_dedup.minhash --threshold J (0.8: 16 x 15)
 #   python -m text_dedup.simhash, defaults (char 3-grams, 64 bits, 3 bits apart)
@@ -35,6 +38,10 @@
 # for `overlap eval`; the other methods' are removed, being the same
 # tables), text-dedup's uf.pkl and its clusters as url,cluster CSV
 # (td-*-clusters.csv), and each run's log and measurements (rounds/).
+# Every approximate run (overlap's and text-dedup's) is then measured by
+# `overlap eval` against the exact JSONL table (ov-jsonl-auto): pair
+# precision, and recall of the pairs at J >= the threshold and at J >= 0.9
+# (eval-*.json, last round); the table adds those columns.
 #
 # text-dedup 0.4.0 runs from TD_PYTHON if set, else from a virtual
 # environment made once in target/td-venv with the versions pinned below
@@ -114,9 +121,11 @@ for r in $(seq "$rounds"); do
     rd="$out/rounds/$r"
     mkdir -p "$rd"
     for input in warc jsonl; do
-        for method in auto sort prefix; do
-            name="overlap-$input-$method"
-            dir="$out/ov-$input-$method"
+        methods=(auto sort prefix)
+        [ "$input" = warc ] || methods+=(minhash simhash simhash:8 simhash:12)
+        for method in "${methods[@]}"; do
+            name="overlap-$input-${method/:/-}"
+            dir="$out/ov-$input-${method/:/-}"
             echo "bench_similarity: round $r/$rounds: $name" >&2
             rm -rf "$dir"
             if [ "$input" = warc ]; then
@@ -134,9 +143,10 @@ for r in $(seq "$rounds"); do
                 echo "bench_similarity: $name failed: $(tail -1 "$rd/$name.log")" >&2
                 python3 scripts/bench_similarity_report.py failed "$rd/$name.log" "$rd/$name.summary.json"
             fi
-            # The auto runs stay for `overlap eval`; the others give the same
-            # table and take as much room.
-            [ "$method" = auto ] || rm -rf "$dir"
+            # The auto runs stay for `overlap eval`, the approximate ones
+            # until they are measured; the others give the same table and
+            # take as much room.
+            case "$method" in auto|minhash*|simhash*) ;; *) rm -rf "$dir" ;; esac
         done
     done
     for run in "minhash-default|minhash|" "minhash-$jaccard|minhash|--threshold $jaccard" "simhash-default|simhash|"; do
@@ -158,4 +168,15 @@ for r in $(seq "$rounds"); do
         rm -rf "$out/td-cache"
     done
 done
+# Recall of the approximate runs against the exact table, at the threshold
+# and at 0.9.
+truth="$out/ov-jsonl-auto"
+for run in "$out"/ov-jsonl-minhash "$out"/ov-jsonl-simhash* "$out"/td-*-clusters.csv; do
+    [ -e "$run" ] || continue
+    name=$(basename "$run" .csv)
+    for j in "$jaccard" 0.9; do
+        "$bin" eval "$run" "$truth" --min-jaccard "$j" --json -q > "$out/eval-$name-$j.json"
+    done
+done
+rm -rf "$out"/ov-jsonl-minhash "$out"/ov-jsonl-simhash*
 python3 scripts/bench_similarity_report.py table "$out" "$rounds" "$jaccard" "$td_version"

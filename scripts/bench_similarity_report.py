@@ -108,16 +108,38 @@ def table(out, rounds, jaccard, td_version):
     last = os.path.join(out, "rounds", str(rounds))
     runs = []
     for input in ("warc", "jsonl"):
-        for method in ("auto", "sort", "prefix"):
-            name = f"overlap-{input}-{method}"
+        methods = ("auto", "sort", "prefix")
+        if input == "jsonl":
+            methods += ("minhash", "simhash", "simhash:8", "simhash:12")
+        for method in methods:
+            name = f"overlap-{input}-{method.replace(':', '-')}"
             s = load(os.path.join(last, name + ".summary.json"))
             runs.append({"name": name, "tool": "overlap", "input": input, "method": method, **s})
+            evals = "ov-" + name[len("overlap-"):]
+            if method.startswith(("minhash", "simhash")):
+                runs[-1]["eval"] = evals
     for name, method in (("minhash-default", "minhash, defaults (t=0.7, 25x10)"),
                          (f"minhash-{jaccard}", f"minhash, t={jaccard}"),
                          ("simhash-default", "simhash, defaults (64 bits, k=3)")):
         s = load(os.path.join(last, f"td-{name}.summary.json"))
         runs.append({"name": f"td-{name}", "tool": f"text-dedup {td_version}", "input": "jsonl",
-                     "method": method, "pairs": None, **s})
+                     "method": method, "pairs": None, "eval": f"td-{name}-clusters", **s})
+    # overlap eval's measures, against the exact table: precision of the
+    # pairs, recall at the threshold and at 0.9. Exact methods are the
+    # table (1 and 1).
+    for run in runs:
+        if "eval" not in run:
+            if run["input"] == "jsonl" and "failed" not in run:
+                run["precision"] = run["recall"] = run["recall_0.9"] = run["cluster_recall"] = 1.0
+            continue
+        for j, key in ((jaccard, "recall"), ("0.9", "recall_0.9")):
+            path = os.path.join(out, f"eval-{run['eval']}-{j}.json")
+            if os.path.exists(path):
+                e = load(path)
+                run[key] = e["pairs"]["recall"]
+                if key == "recall":
+                    run["precision"] = e["pairs"]["precision"]
+                    run["cluster_recall"] = e["clusters"]["recall"]
     base = "overlap-jsonl-auto"
     for run in runs:
         ms = [load(os.path.join(out, "rounds", str(r), run["name"] + ".json")) for r in range(1, rounds + 1)]
@@ -144,6 +166,7 @@ def table(out, rounds, jaccard, td_version):
     dump(result, os.path.join(out, "results.json"))
 
     fmt = lambda v: "-" if v is None else f"{v:,}"
+    measure = lambda v: "-" if v is None else f"{v:.4f}"
     lines = [
         f"WARC: {warc['documents']:,} documents, {warc['text_bytes'] / 1e6:.1f} MB of text, "
         f"{warc['exact_copies']:,} exact copies. JSONL (one copy of each, less "
@@ -151,8 +174,8 @@ def table(out, rounds, jaccard, td_version):
         f"{jsonl['text_bytes'] / 1e6:.1f} MB of text. Jaccard >= {jaccard}, words:5; "
         f"{os.cpu_count()} cores; {'median of ' + str(rounds) + ' rounds' if rounds > 1 else 'one round'}.",
         "",
-        "| tool | input | method | seconds | CPU s | peak MB | pairs | clusters | docs in clusters | time / overlap auto on JSONL | CPU / overlap auto on JSONL |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        f"| tool | input | method | seconds | CPU s | peak MB | pairs | clusters | docs in clusters | precision | recall J >= {jaccard} | recall J >= 0.9 | cluster recall | time / overlap auto on JSONL | CPU / overlap auto on JSONL |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in runs:
         method = r["method"] + (f" (chose {r['method_chosen']})" if r.get("method_chosen") and r["method"] == "auto" else "")
@@ -160,11 +183,14 @@ def table(out, rounds, jaccard, td_version):
             # The time is that of failing: no ratio.
             why = r["failed"].replace(out, "DIR").replace("|", "/")
             lines.append(f"| {r['tool']} | {r['input']} | {method} | {r['seconds']:.1f} | {r['cpu_seconds']:.1f} | "
-                         f"{r['peak_mb']:.0f} | failed: {why} | | | | |")
+                         f"{r['peak_mb']:.0f} | failed: {why} | | | | | | | | |")
             continue
         lines.append(f"| {r['tool']} | {r['input']} | {method} | {r['seconds']:.1f} | {r['cpu_seconds']:.1f} | "
                      f"{r['peak_mb']:.0f} | {fmt(r['pairs'])} | {fmt(r['clusters'])} | "
-                     f"{fmt(r['documents_in_clusters'])} | {r['ratio']:.2f}x | {r['cpu_ratio']:.2f}x |")
+                     f"{fmt(r['documents_in_clusters'])} | {measure(r.get('precision'))} | "
+                     f"{measure(r.get('recall'))} | {measure(r.get('recall_0.9'))} | "
+                     f"{measure(r.get('cluster_recall'))} | "
+                     f"{r['ratio']:.2f}x | {r['cpu_ratio']:.2f}x |")
     if jsonl["duplicate_urls"]:
         lines.append(f"\nnote: {jsonl['duplicate_urls']} URLs repeat in texts.jsonl; text-dedup merges "
                      "such rows (--idx_column url)")

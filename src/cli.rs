@@ -402,7 +402,10 @@ struct CountArgs {
     /// with counter arrays and bitmaps of heavy buckets), `prefix` (prefix filtering: candidates
     /// from each document's rarest fingerprints, verified by list intersection), or `auto`
     /// (sort below a million pair instances; above, prefix or coarse by predicted work). All
-    /// give the same table.
+    /// give the same table. Approximate, never chosen by `auto`: `minhash[:BxR]` (MinHash-LSH,
+    /// B bands of R rows, by default chosen from --jaccard to catch 95% of the pairs at the
+    /// threshold) and `simhash[:K]` (64-bit SimHash, signatures at most K bits apart, default
+    /// 3): their candidates are verified, so every row is exact, but pairs may be missing.
     #[arg(long, value_name = "METHOD", default_value = "auto", value_parser = parse_method)]
     method: Method,
     /// Coarse-counting variant: `coarse-count` (one counter array), `multi-hash:K` (K arrays in
@@ -563,21 +566,24 @@ impl InputArgs {
 }
 
 impl CountArgs {
-    fn config(&self, memory: ByteSize) -> PairsConfig {
+    fn config(&self, memory: ByteSize) -> anyhow::Result<PairsConfig> {
         let method = match self.method {
             Method::Coarse(_) => Method::Coarse(self.coarse),
             Method::Auto(_) => Method::Auto(self.coarse),
-            method @ (Method::Sort | Method::Prefix) => method,
+            Method::Minhash(None) if self.jaccard.is_none() => {
+                anyhow::bail!("{}", pairs::MINHASH_NEEDS_JACCARD)
+            }
+            method @ (Method::Sort | Method::Prefix | Method::Minhash(_) | Method::Simhash(_)) => method,
         };
         let similarity = self.jaccard.is_some() || self.containment.is_some();
         let threshold = self.threshold.unwrap_or(if similarity { 1 } else { 15 });
-        PairsConfig {
+        Ok(PairsConfig {
             criterion: Criterion { threshold, jaccard: self.jaccard, containment: self.containment },
             method,
             counters: self.counters.map(u64::from),
             max_df: self.max_df,
             memory: memory.0,
-        }
+        })
     }
 }
 
@@ -642,11 +648,12 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Run(args) => {
             let memory = args.resources.apply(&progress)?;
+            let count = args.count.config(memory)?;
             let out = args.input.out_dir()?;
             locked(&out, || {
                 let strict = read_inputs(&args.input, &args.output, &out, memory, &progress)?;
                 report(&progress, exact::run(&out, &args.scope.config(memory), &progress)?);
-                report(&progress, pairs::run(&out, &args.count.config(memory), &progress)?);
+                report(&progress, pairs::run(&out, &count, &progress)?);
                 report(&progress, report::run(&out, &args.audit.config(memory, &[]), &progress)?);
                 strict.map_or(Ok(()), check_strict)
             })
@@ -670,8 +677,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Pairs(args) => {
             let memory = args.resources.apply(&progress)?;
             let out = existing(&args.dir)?;
+            let count = args.count.config(memory)?;
             locked(&out, || {
-                report(&progress, pairs::run(&out, &args.count.config(memory), &progress)?);
+                report(&progress, pairs::run(&out, &count, &progress)?);
                 Ok(())
             })
         }

@@ -182,7 +182,24 @@ pub(crate) fn explain(out: &OutDir, a: &str, b: &str) -> anyhow::Result<Explanat
         Some(c) if c.needs_sizes() => (counted_size(&doc_a, &chunks_a), counted_size(&doc_b, &chunks_b)),
         _ => (size_i as u32, size_j as u32),
     };
-    let (in_table, why) = table_verdict(&doc_a, &doc_b, &counted, scope, f, criterion, sizes);
+    let (mut in_table, mut why) = table_verdict(&doc_a, &doc_b, &counted, scope, f, criterion, sizes);
+    // An approximate method may have missed a pair that passes: the table
+    // itself says.
+    if let (Some(true), Some(method)) = (in_table, pairs.as_ref().and_then(|p| p.approximate.as_ref())) {
+        let (i, j) = (doc_a.id.min(doc_b.id), doc_a.id.max(doc_b.id));
+        let mut listed = false;
+        crate::store::overlap::for_each_pair(&out.overlap(), |o| {
+            listed |= (o.doc_i as u64, o.doc_j as u64) == (i as u64, j as u64);
+            Ok(())
+        })?;
+        if !listed {
+            in_table = Some(false);
+            why = format!(
+                "the pair passes {}, but {method} (approximate) did not make it a candidate",
+                criterion.map_or(String::new(), |c| c.describe())
+            );
+        }
+    }
     Ok(Explanation {
         doc_i: doc_a.id,
         doc_j: doc_b.id,

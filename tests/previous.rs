@@ -20,6 +20,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use common::Rng;
 use common::*;
 use proptest::prelude::*;
 
@@ -218,25 +219,6 @@ fn step(prev: &State, crawl: &[Rec], keep: u16) -> (State, Vec<Expected>) {
     next.standing = next.current.iter().filter(|(_, d)| d.url.is_some()).map(|(&h, _)| h).collect();
     rows.sort();
     (next, rows)
-}
-
-/// A small deterministic generator (xorshift), so that a failing case is
-/// the seed proptest prints.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
 }
 
 /// A page's text: one of a few passages with some lines changed, so that

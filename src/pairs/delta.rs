@@ -85,6 +85,9 @@ pub(crate) fn previous(manifest: &Manifest, criterion: &Criterion) -> Result<Pre
     if counted.jaccard.is_some() || counted.containment.is_some() {
         return Err(format!("{} kept only pairs above a similarity threshold", chain.previous));
     }
+    if let Some(method) = &counted.approximate {
+        return Err(format!("{} was counted by {method}, which may miss pairs", chain.previous));
+    }
     if threshold < counted.threshold {
         return Err(format!("T = {threshold} is below the previous analysis's T = {}", counted.threshold));
     }

@@ -13,7 +13,10 @@ pub(crate) mod aggregate;
 pub mod coarse;
 pub mod criterion;
 mod delta;
+mod lsh;
+mod minhash;
 pub mod prefix;
+mod simhash;
 mod sizes;
 pub mod sort;
 mod stats;
@@ -26,6 +29,7 @@ use rayon::prelude::*;
 
 pub use coarse::CoarseVariant;
 pub use criterion::{Criterion, Ratio};
+pub use minhash::Bands;
 pub use stats::{AutoStats, PairsStats};
 
 use crate::exact;
@@ -54,6 +58,13 @@ pub(crate) enum Method {
     /// `coarse` when the fingerprint groups generate at least
     /// [`AUTO_COARSE_PAIRS`] pair instances, `sort` below.
     Auto(CoarseVariant),
+    /// Candidates from MinHash-LSH, B bands of R rows (by default, from
+    /// the Jaccard threshold), verified: approximate, never chosen by
+    /// `auto`.
+    Minhash(Option<Bands>),
+    /// Candidates from 64-bit SimHash signatures at most K bits apart,
+    /// verified: approximate, never chosen by `auto`.
+    Simhash(u32),
 }
 
 /// `auto` takes prefix filtering when its predicted work (list entries
@@ -83,7 +94,22 @@ impl FromStr for Method {
             "coarse" => Ok(Method::Coarse(CoarseVariant::default())),
             "auto" => Ok(Method::Auto(CoarseVariant::default())),
             "prefix" => Ok(Method::Prefix),
-            _ => Err(format!("unknown counting method '{s}' (available: auto, sort, coarse, prefix)")),
+            "minhash" => Ok(Method::Minhash(None)),
+            "simhash" => Ok(Method::Simhash(simhash::DEFAULT_DISTANCE)),
+            _ => match s.split_once(':') {
+                Some(("minhash", bands)) => Ok(Method::Minhash(Some(bands.parse()?))),
+                Some(("simhash", k)) => match k.parse::<u32>() {
+                    Ok(k) if k <= simhash::MAX_DISTANCE => Ok(Method::Simhash(k)),
+                    _ => Err(format!(
+                        "'{k}' in '{s}' is not a number of differing bits from 0 to {}",
+                        simhash::MAX_DISTANCE
+                    )),
+                },
+                _ => Err(format!(
+                    "unknown counting method '{s}' (available: auto, sort, coarse, prefix, \
+                     minhash[:BxR], simhash[:K])"
+                )),
+            },
         }
     }
 }
@@ -288,6 +314,10 @@ pub fn scan_groups(
     Ok(stats)
 }
 
+/// Why `--method minhash` without bands needs `--jaccard`.
+pub(crate) const MINHASH_NEEDS_JACCARD: &str = "--method minhash chooses its bands from the Jaccard \
+    threshold: give --jaccard J, or the bands (minhash:BxR, B·R at most 128)";
+
 /// The counting method to run, its name, and what `auto` measured to
 /// choose it.
 type Chosen = (Box<dyn CountingMethod>, &'static str, Option<AutoStats>);
@@ -304,6 +334,21 @@ fn choose(input: &CountInput<'_>, cfg: &PairsConfig) -> anyhow::Result<Chosen> {
         Method::Sort => (sort(None), "sort", None),
         Method::Coarse(variant) => (coarse(variant, None), "coarse", None),
         Method::Prefix => (prefix(None), "prefix", None),
+        Method::Minhash(bands) => {
+            let bands = match (bands, input.criterion.jaccard) {
+                (Some(bands), _) => bands,
+                (None, Some(j)) => Bands::for_threshold(j),
+                // The command line refuses this; a library caller gets
+                // the same words.
+                (None, None) => anyhow::bail!("{MINHASH_NEEDS_JACCARD}"),
+            };
+            let scheme = minhash::MinHash { bands, threshold: input.criterion.jaccard };
+            (Box::new(lsh::LshCounting { scheme }), "minhash", None)
+        }
+        Method::Simhash(k) => {
+            let scheme = simhash::SimHash::new(k, input.counted.documents());
+            (Box::new(lsh::LshCounting { scheme }), "simhash", None)
+        }
         Method::Auto(variant) => {
             let p = pair_instances(input)?;
             let mut auto = AutoStats { pair_instances: p, ..AutoStats::default() };
@@ -457,6 +502,7 @@ pub(crate) fn run(
         max_df: cfg.max_df,
         jaccard: criterion.jaccard.map(|q| q.to_string()),
         containment: criterion.containment.map(|q| q.to_string()),
+        approximate: stats.lsh.as_ref().map(lsh::LshStats::describe),
     });
     manifest.write(out)?;
     stage.finish(&mut stats, &outputs)?;

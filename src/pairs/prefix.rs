@@ -131,11 +131,8 @@ const VERIFY_BATCH: usize = 1 << 16;
 /// predict of the rest. `auto` builds this to decide whether prefix
 /// filtering wins before it commits to it.
 pub struct PrefixIndex {
-    lists: std::path::PathBuf,
+    lists: Lists,
     prefixes: std::path::PathBuf,
-    /// Where each document's list starts (entry d to d + 1).
-    starts: Vec<u64>,
-    groups: GroupStats,
     figures: PrefixStats,
     scratch_bytes: u64,
     /// Distinct candidates, if estimated.
@@ -146,13 +143,9 @@ impl PrefixIndex {
     pub(crate) fn build(input: &CountInput<'_>) -> anyhow::Result<PrefixIndex> {
         let scratch = input.scratch;
         let mut figures = PrefixStats::default();
-        let postings = scratch.join("postings.fpd");
-        let groups = write_postings(input, &postings)?;
-        let lists = scratch.join("lists.fpd");
         let unsorted = scratch.join("prefixes-unsorted.fpd");
-        let starts = write_lists(input, &postings, &lists, &unsorted, &mut figures)?;
-        let mut scratch_bytes = file_len(&postings) + file_len(&lists) + file_len(&unsorted);
-        store::remove_file_if_exists(&postings)?;
+        let lists = Lists::write(input, Some(&unsorted), &mut figures)?;
+        let mut scratch_bytes = lists.scratch_bytes + file_len(&unsorted);
 
         // The prefix index sorted by fingerprint, counting the candidate
         // instances its groups will generate (every pair of a group: under
@@ -165,7 +158,7 @@ impl PrefixIndex {
         };
         store::remove_file_if_exists(&unsorted)?;
         scratch_bytes += file_len(&prefixes);
-        Ok(PrefixIndex { lists, prefixes, starts, groups, figures, scratch_bytes, distinct_estimate: None })
+        Ok(PrefixIndex { lists, prefixes, figures, scratch_bytes, distinct_estimate: None })
     }
 
     /// Calls `f` with every candidate instance (a pair, packed) the prefix
@@ -264,17 +257,95 @@ impl PrefixIndex {
         stats: &mut PairsStats,
         emit: &mut dyn FnMut(Overlap) -> anyhow::Result<()>,
     ) -> anyhow::Result<()> {
-        self.groups.fill(stats);
+        self.lists.groups.fill(stats);
         let runs = RunDir::new(input.scratch);
         let mut builder = RunBuilder::new(aggregate::buffer_pairs(input.memory), &runs);
         self.for_each_candidate(input, |pair| builder.push(pair))?;
         store::remove_file_if_exists(&self.prefixes)?;
+        let verified = self.lists.verify(input, builder.finish()?, &runs, emit)?;
+        self.figures.candidates = verified.candidates;
+        self.figures.false_positives = verified.false_positives();
+        stats.distinct_pairs = verified.candidates;
+        stats.spill_bytes = self.scratch_bytes + runs.bytes();
+        stats.prefix = Some(self.figures.clone());
+        Ok(())
+    }
+}
+
+impl Drop for PrefixIndex {
+    /// An index `auto` built and did not use leaves no scratch behind.
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.prefixes);
+    }
+}
+
+/// Every counted document's shared fingerprints (stop chunks out) in the
+/// global order: what a candidate pair is verified against, by
+/// intersection, whichever method generated it (prefix filtering here,
+/// the signature methods in [`super::lsh`]). Documents whose list is too
+/// short to pass with any partner have an empty one. Scratch, removed when
+/// dropped.
+pub(crate) struct Lists {
+    path: std::path::PathBuf,
+    /// Where each document's list starts (entry d to d + 1).
+    starts: Vec<u64>,
+    /// What reading the fingerprint groups found.
+    pub(crate) groups: GroupStats,
+    /// Bytes written to build them.
+    pub(crate) scratch_bytes: u64,
+}
+
+/// What verifying a sorted stream of candidates found.
+pub(crate) struct Verified {
+    /// Distinct candidate pairs.
+    pub candidates: u64,
+    /// Those that pass the criterion: the table's rows.
+    pub true_pairs: u64,
+}
+
+impl Verified {
+    pub(crate) fn false_positives(&self) -> u64 {
+        self.candidates - self.true_pairs
+    }
+}
+
+impl Lists {
+    /// Builds the lists, and with `prefixes` the unsorted prefix index of
+    /// the documents that can pass with some partner, filling `figures`.
+    fn write(
+        input: &CountInput<'_>,
+        prefixes: Option<&Path>,
+        figures: &mut PrefixStats,
+    ) -> anyhow::Result<Lists> {
+        let postings = input.scratch.join("postings.fpd");
+        let groups = write_postings(input, &postings)?;
+        let path = input.scratch.join("lists.fpd");
+        let starts = write_lists(input, &postings, &path, prefixes, figures)?;
+        let scratch_bytes = file_len(&postings) + file_len(&path);
+        store::remove_file_if_exists(&postings)?;
+        Ok(Lists { path, starts, groups, scratch_bytes })
+    }
+
+    /// The lists alone, for methods that find their candidates elsewhere.
+    pub(crate) fn build(input: &CountInput<'_>) -> anyhow::Result<Lists> {
+        Lists::write(input, None, &mut PrefixStats::default())
+    }
+
+    /// Deduplicates the candidate pairs in `runs` (packed, unsorted,
+    /// repeated), verifies each by intersecting two lists, in parallel
+    /// batches, and emits those that pass the criterion in (i, j) order.
+    pub(crate) fn verify(
+        &self,
+        input: &CountInput<'_>,
+        runs: Vec<std::path::PathBuf>,
+        run_dir: &RunDir,
+        emit: &mut dyn FnMut(Overlap) -> anyhow::Result<()>,
+    ) -> anyhow::Result<Verified> {
         let passes = |i: u32, j: u32, f: u32| match input.sizes {
             None => f >= input.threshold,
             Some(sizes) => input.criterion.passes(f, sizes[i as usize], sizes[j as usize]),
         };
-
-        let lists = Mapped::<DocPosting>::open(&self.lists)?;
+        let lists = Mapped::<DocPosting>::open(&self.path)?;
         let verifier = Verifier { lists: &lists, starts: &self.starts };
         let mut batch: Vec<u64> = Vec::with_capacity(VERIFY_BATCH);
         let mut true_pairs = 0u64;
@@ -290,7 +361,7 @@ impl PrefixIndex {
             batch.clear();
             anyhow::Ok(())
         };
-        let candidates = aggregate::reduce(builder.finish()?, input.memory, 1, &runs, &mut |o| {
+        let candidates = aggregate::reduce(runs, input.memory, 1, run_dir, &mut |o| {
             batch.push(pack(o.doc_i, o.doc_j));
             if batch.len() == VERIFY_BATCH {
                 verify(&mut batch, emit)?;
@@ -298,23 +369,13 @@ impl PrefixIndex {
             Ok(())
         })?;
         verify(&mut batch, emit)?;
-        drop(lists);
-        store::remove_file_if_exists(&self.lists)?;
-
-        self.figures.candidates = candidates;
-        self.figures.false_positives = candidates - true_pairs;
-        stats.distinct_pairs = candidates;
-        stats.spill_bytes = self.scratch_bytes + runs.bytes();
-        stats.prefix = Some(self.figures.clone());
-        Ok(())
+        Ok(Verified { candidates, true_pairs })
     }
 }
 
-impl Drop for PrefixIndex {
-    /// An index `auto` built and did not use leaves no scratch behind.
+impl Drop for Lists {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.lists);
-        let _ = std::fs::remove_file(&self.prefixes);
+        let _ = std::fs::remove_file(&self.path);
     }
 }
 
@@ -387,8 +448,9 @@ fn sort_index<R: Record + Ord>(
 
 /// Where a prefix index entry goes: plain fingerprint records for F >= T,
 /// entries marked for the smaller document's prefix under a similarity
-/// criterion.
+/// criterion, or nowhere when only the lists are wanted.
 enum IndexWriter {
+    None,
     Count(RecordWriter<ChunkRecord>),
     Similar(RecordWriter<PrefixEntry>),
 }
@@ -402,17 +464,18 @@ fn write_lists(
     input: &CountInput<'_>,
     postings: &Path,
     lists: &Path,
-    prefixes: &Path,
+    prefixes: Option<&Path>,
     figures: &mut PrefixStats,
 ) -> anyhow::Result<Vec<u64>> {
     let documents = input.counted.documents();
     let mut starts = vec![0u64; documents + 1];
     let mut lw = RecordWriter::<DocPosting>::create(lists, Header::new::<DocPosting>("", true, 0, 1))?;
-    let mut pw = match input.sizes {
-        None => {
+    let mut pw = match (prefixes, input.sizes) {
+        (None, _) => IndexWriter::None,
+        (Some(prefixes), None) => {
             IndexWriter::Count(RecordWriter::create(prefixes, Header::new::<ChunkRecord>("", false, 0, 1))?)
         }
-        Some(_) => {
+        (Some(prefixes), Some(_)) => {
             IndexWriter::Similar(RecordWriter::create(prefixes, Header::new::<PrefixEntry>("", false, 0, 1))?)
         }
     };
@@ -456,6 +519,7 @@ fn write_lists(
             let prefix = list.len() - any.max(1) + 1;
             figures.prefix_postings += prefix as u64;
             match &mut pw {
+                IndexWriter::None => {}
                 IndexWriter::Count(pw) => {
                     for p in &list[..prefix] {
                         pw.push(&ChunkRecord { fprint: p.fprint, doc: p.doc })?;
@@ -486,6 +550,7 @@ fn write_lists(
     starts[next..].fill(end);
     lw.finish()?;
     match pw {
+        IndexWriter::None => 0,
         IndexWriter::Count(pw) => pw.finish()?,
         IndexWriter::Similar(pw) => pw.finish()?,
     };

@@ -9,7 +9,8 @@ use crate::stats::{Summary, count};
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct PairsStats {
-    /// The method that counted (`sort`, `coarse` or `prefix`).
+    /// The method that counted (`sort`, `coarse`, `prefix`, `delta`,
+    /// `minhash` or `simhash`).
     pub method: String,
     /// Whether `--method auto` chose it.
     pub method_auto: bool,
@@ -56,6 +57,10 @@ pub struct PairsStats {
     /// Why every pair was counted in an analysis made with `--previous`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delta_skipped: Option<String>,
+    /// What the signature scheme did, for `--method minhash` or
+    /// `simhash`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) lsh: Option<super::lsh::LshStats>,
     /// What prefix filtering did, for `--method prefix`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) prefix: Option<PrefixStats>,

@@ -364,7 +364,10 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
     let Some(counted) = manifest.pairs.clone() else {
         anyhow::bail!("{} has no complete pairs stage: run `overlap pairs` first", out.root().display());
     };
-    let criterion = counted.criterion()?.describe();
+    let mut criterion = counted.criterion()?.describe();
+    if let Some(method) = &counted.approximate {
+        criterion.push_str(&format!(", candidates from {method} (approximate: pairs may be missing)"));
+    }
     let (docs_csv, overlap) = (out.docs(), out.overlap());
     // One pass over docs.csv for everything taken from every row.
     let mut url_entries = aliases::UrlEntries::default();

@@ -125,6 +125,10 @@ pub(crate) struct PairsSettings {
     pub jaccard: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub containment: Option<String>,
+    /// The approximate method that found the candidates (`minhash 18x7`,
+    /// `simhash K=3`): every row is exact, but pairs may be missing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approximate: Option<String>,
 }
 
 impl PairsSettings {
@@ -391,7 +395,13 @@ mod tests {
                 carried_inputs,
             }),
             exact: None,
-            pairs: Some(PairsSettings { threshold: 15, max_df: None, jaccard: None, containment: None }),
+            pairs: Some(PairsSettings {
+                threshold: 15,
+                max_df: None,
+                jaccard: None,
+                containment: None,
+                approximate: None,
+            }),
         }
     }
 

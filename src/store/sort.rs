@@ -25,6 +25,18 @@ pub fn sorted<R: Record + Ord>(
     sort_records(src.iter(), src.len() as u64, budget, scratch, emit)
 }
 
+/// [`sorted`] over the records of several files together, as if they were
+/// one.
+pub(crate) fn sorted_many<R: Record + Ord>(
+    srcs: &[Mapped<R>],
+    budget: u64,
+    scratch: &Path,
+    emit: impl FnMut(R) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let len = srcs.iter().map(|m| m.len() as u64).sum();
+    sort_records(srcs.iter().flat_map(|m| m.iter()), len, budget, scratch, emit)
+}
+
 /// [`sorted`] for a file read once, such as a spill file: read through a
 /// buffer rather than mapped, so that the records read do not stay
 /// resident beside the sort's own budget.

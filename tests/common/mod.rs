@@ -763,3 +763,22 @@ pub fn skip_without_peer(why: &str) {
     }
     let _ = writeln!(std::io::stderr(), "note: test skipped: {why}");
 }
+
+/// A small deterministic generator (xorshift): a test built on it fails
+/// the same way on every run, and a proptest case is its seed.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+}
