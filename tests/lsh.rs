@@ -9,6 +9,8 @@
 mod common;
 
 use common::*;
+use common::Rng;
+use proptest::prelude::*;
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -154,6 +156,46 @@ fn planted_pairs_minhash_finds_95_percent_at_the_threshold_and_every_row_is_exac
         let count = reference.similar(20, None, None);
         let by_count = subset_table(&out, &["-T", "20", "--method", "minhash:64x2"], &count);
         assert!(recall(&by_count, &count) >= 0.9, "T = 20: {}", recall(&by_count, &count));
+    }
+}
+
+/// The least number of shared lines out of `n` for which s / (2n - s)
+/// reaches `j` (in ten-thousandths).
+fn least_share(n: usize, j: u64) -> usize {
+    (1..=n).find(|&s| s as u64 * 10_000 >= j * (2 * n - s) as u64).unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 6, max_shrink_iters: 0, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// For any threshold, MinHash's default bands find the pairs planted
+    /// just at it about as often as their probability there promises
+    /// (at least 0.95): 120 pairs, so a recall under 0.88 (four standard
+    /// deviations below 0.95) means the bands or the signatures are wrong;
+    /// and pairs planted just below it never appear, as no row can be
+    /// anything but exact.
+    #[test]
+    fn minhash_defaults_find_the_pairs_at_any_threshold(
+        j in prop::sample::select(vec![3000u64, 5000, 6000, 7000, 7500, 8500, 9000, 9500]),
+        seed in 1u64..u64::MAX,
+        n in 40usize..90,
+    ) {
+        let tmp = tempdir();
+        let s = least_share(n, j);
+        prop_assume!(s < n && s > 1);
+        let mut shares = vec![s; 120];
+        shares.extend(vec![s - 1; 60]);
+        let (input, texts) = planted(tmp.path(), n, &shares, seed | 1);
+        let reference = Reference::new(&texts, Spec::parse("lines:1"));
+        let out = tmp.path().join("out");
+        overlap_ok(["run", input.to_str().unwrap(), "--out", out.to_str().unwrap(), "--chunk", "lines:1", "-q"]);
+        let threshold = format!("{}", j as f64 / 10_000.0);
+        let want = reference.similar(1, Some(j), None);
+        prop_assert_eq!(want.len(), 120);
+        let got = subset_table(&out, &["--jaccard", &threshold, "--method", "minhash"], &want);
+        let lsh = &read_stats(&out)["pairs"]["lsh"];
+        prop_assert!(lsh["probability_at_threshold"].as_f64().unwrap() >= 0.95 || lsh["rows"] == 1);
+        prop_assert!(recall(&got, &want) >= 0.88, "J {}: recall {} with {}", threshold, recall(&got, &want), lsh);
     }
 }
 
