@@ -116,6 +116,21 @@ def add_common_args(p, jobs):
     p.add_argument("--jobs", type=int, default=1,
                    help=f"{jobs} (output is the same for any value; default 1)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    p.add_argument("--page-scale", type=float, default=1.0,
+                   help="scale page bodies and style sheets by this factor (default 1: pages of "
+                        "about 21 KB of HTML on average; 0.3 gives about 10 KB, 0.1 about 6.7 KB, "
+                        "the page size of Shivakumar & Garcia-Molina's crawl, where the rest of "
+                        "the template, about 5 KB, is most of a page). The output for 1 is that "
+                        "of earlier versions")
+
+
+# Set from --page-scale before any page is made.
+PAGE_SCALE = 1.0
+
+
+def scaled(n):
+    """`n` bytes or items scaled by --page-scale, at least 1."""
+    return n if PAGE_SCALE == 1.0 else max(1, round(n * PAGE_SCALE))
 
 
 # ------------------------------------------------------------ vocabulary
@@ -316,7 +331,7 @@ class Template:
                  "a { color: %s; text-decoration: none; }" % ("#%06x" % rng.randrange(1 << 24)),
                  "a:hover { text-decoration: underline; }"]
         classes = [w for w in text.vocab[100:3000:7] if w.isalpha()]
-        for _ in range(rng.randint(20, 160)):
+        for _ in range(rng.randint(scaled(20), scaled(160))):
             sel = rng.choice([".", "#", ".site-", ".entry-", ".widget-"]) + rng.choice(classes)
             props = "; ".join(
                 f"{rng.choice(CSS_PROPS)}: {rng.randint(0, 40)}{rng.choice(CSS_UNITS)}"
@@ -690,7 +705,7 @@ def make_page(plan, site, i, used_paths, body=True):
     p.date = BASE_DATE - timedelta(days=rng.randint(0, 3000), minutes=rng.randint(0, 1440))
     # Body text bytes: log-normal, median ~7 KB; with the template a page is
     # 5-60 KB of HTML.
-    target = min(30000, max(1500, int(rng.lognormvariate(math.log(5500), 0.8))))
+    target = min(scaled(30000), max(scaled(1500), int(rng.lognormvariate(math.log(scaled(5500)), 0.8))))
     p.target = target
     p.body = body_lines(plan, target, site.template) if body else None
     p.related = None
@@ -1088,6 +1103,8 @@ def compress_batch(records):
 def main(argv):
     args = parse_args(argv)
     started = time.monotonic()
+    global PAGE_SCALE
+    PAGE_SCALE = args.page_scale
     rng = random.Random(args.seed)
     if args.words:
         vocab = file_vocabulary(args.words)
@@ -1160,6 +1177,7 @@ def summarize(plan, writer, args, elapsed):
     return {
         "generator_version": SCRIPT_VERSION,
         "seed": args.seed,
+        "page_scale": args.page_scale,
         "target_size": args.size,
         "words": os.path.basename(args.words) if args.words else "builtin",
         "compressed_bytes": writer.compressed,

@@ -446,6 +446,7 @@ def main(argv):
     global TEXT
     args = parse_args(argv)
     started = time.monotonic()
+    gc.PAGE_SCALE = args.page_scale
     rng = random.Random(args.seed)
     vocab = gc.file_vocabulary(args.words) if args.words else gc.builtin_vocabulary(rng, 50_000)
     text = gc.Text(rng, vocab)
@@ -538,6 +539,7 @@ def summarize(plan, crawl, args, elapsed):
         "generator": "gen_crawl.py",
         "generator_version": SCRIPT_VERSION,
         "seed": args.seed,
+        "page_scale": args.page_scale,
         "target_size": args.size,
         "words": os.path.basename(args.words) if args.words else "builtin",
         "files": [{"name": n, "compressed_bytes": c, "uncompressed_bytes": u, "records": r}
