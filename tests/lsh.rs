@@ -8,8 +8,8 @@
 
 mod common;
 
-use common::*;
 use common::Rng;
+use common::*;
 use proptest::prelude::*;
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -125,6 +125,8 @@ impl<S: Scheme> CountingMethod for LshCounting<S> {
             signed.files.iter().map(|p| Mapped::open(p)).collect::<anyhow::Result<_>>()?;
         let mut bucket: Vec<(u32, u32)> = Vec::new();
         let mut instances = 0u64;
+        // Only the documents of some candidate need a list to verify by.
+        let mut listed = vec![false; input.counted.documents()];
         let mut flush = |bucket: &mut Vec<(u32, u32)>, builder: &mut RunBuilder<'_>| -> anyhow::Result<()> {
             if bucket.len() >= 2 {
                 // Documents of one scope only, each pair once, (i, j).
@@ -134,6 +136,8 @@ impl<S: Scheme> CountingMethod for LshCounting<S> {
                         for &(_, j) in &scope[x + 1..] {
                             if !S::FILTERS || self.scheme.near(signed.filter(i), signed.filter(j)) {
                                 instances += 1;
+                                listed[i as usize] = true;
+                                listed[j as usize] = true;
                                 builder.push(pack(i, j))?;
                             }
                         }
@@ -166,7 +170,7 @@ impl<S: Scheme> CountingMethod for LshCounting<S> {
         }
         let candidates = builder.finish()?;
 
-        let lists = Lists::build(input)?;
+        let lists = Lists::build(input, &listed)?;
         lists.groups.fill(stats);
         let verified = lists.verify(input, candidates, &runs, emit)?;
         figures.candidate_instances = instances;

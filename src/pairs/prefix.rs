@@ -144,7 +144,7 @@ impl PrefixIndex {
         let scratch = input.scratch;
         let mut figures = PrefixStats::default();
         let unsorted = scratch.join("prefixes-unsorted.fpd");
-        let lists = Lists::write(input, Some(&unsorted), &mut figures)?;
+        let lists = Lists::write(input, None, Some(&unsorted), &mut figures)?;
         let mut scratch_bytes = lists.scratch_bytes + file_len(&unsorted);
 
         // The prefix index sorted by fingerprint, counting the candidate
@@ -314,21 +314,25 @@ impl Lists {
     /// the documents that can pass with some partner, filling `figures`.
     fn write(
         input: &CountInput<'_>,
+        keep: Option<&[bool]>,
         prefixes: Option<&Path>,
         figures: &mut PrefixStats,
     ) -> anyhow::Result<Lists> {
-        let postings = input.scratch.join("postings.fpd");
-        let groups = write_postings(input, &postings)?;
+        let (postings, groups) = write_postings(input, keep)?;
         let path = input.scratch.join("lists.fpd");
         let starts = write_lists(input, &postings, &path, prefixes, figures)?;
-        let scratch_bytes = file_len(&postings) + file_len(&path);
-        store::remove_file_if_exists(&postings)?;
+        let mut scratch_bytes = file_len(&path);
+        for p in &postings {
+            scratch_bytes += file_len(p);
+            store::remove_file_if_exists(p)?;
+        }
         Ok(Lists { path, starts, groups, scratch_bytes })
     }
 
-    /// The lists alone, for methods that find their candidates elsewhere.
-    pub(crate) fn build(input: &CountInput<'_>) -> anyhow::Result<Lists> {
-        Lists::write(input, None, &mut PrefixStats::default())
+    /// The lists of the documents `keep` marks (by row), for methods that
+    /// find their candidates elsewhere: the others' lists are empty.
+    pub(crate) fn build(input: &CountInput<'_>, keep: &[bool]) -> anyhow::Result<Lists> {
+        Lists::write(input, Some(keep), None, &mut PrefixStats::default())
     }
 
     /// Deduplicates the candidate pairs in `runs` (packed, unsorted,
@@ -400,26 +404,46 @@ impl CountingMethod for PrefixCounting {
     }
 }
 
-/// Writes one posting per document of every counted fingerprint group,
-/// partition by partition.
-fn write_postings(input: &CountInput<'_>, path: &Path) -> anyhow::Result<GroupStats> {
-    let mut w = RecordWriter::<DocPosting>::create(path, Header::new::<DocPosting>("", false, 0, 1))?;
-    let mut groups = GroupStats::default();
+/// Writes one posting per document of every counted fingerprint group
+/// (with `keep`, of the documents it marks), a file per partition.
+fn write_postings(
+    input: &CountInput<'_>,
+    keep: Option<&[bool]>,
+) -> anyhow::Result<(Vec<std::path::PathBuf>, GroupStats)> {
     let bar = input.progress.items("postings", input.parts.len() as u64, "partitions");
-    for part in input.parts {
-        let g = for_each_group(input, part, |docs, fprint| {
-            let df = docs.len() as u32;
-            for &doc in docs {
-                w.push(&DocPosting { doc, df, fprint })?;
-            }
-            Ok(())
-        })?;
-        groups.add(&g);
-        bar.inc(1);
-    }
+    // One file per partition, in parallel: they are sorted together next,
+    // so the order they are written in does not show.
+    let done: Vec<anyhow::Result<(std::path::PathBuf, GroupStats)>> = input
+        .parts
+        .par_iter()
+        .enumerate()
+        .map(|(k, part)| {
+            let path = input.scratch.join(format!("postings-{k}.fpd"));
+            let mut w =
+                RecordWriter::<DocPosting>::create(&path, Header::new::<DocPosting>("", false, 0, 1))?;
+            let g = for_each_group(input, part, |docs, fprint| {
+                let df = docs.len() as u32;
+                for &doc in docs {
+                    if keep.is_none_or(|keep| keep[doc as usize]) {
+                        w.push(&DocPosting { doc, df, fprint })?;
+                    }
+                }
+                Ok(())
+            })?;
+            w.finish()?;
+            bar.inc(1);
+            Ok((path, g))
+        })
+        .collect();
     bar.finish_and_clear();
-    w.finish()?;
-    Ok(groups)
+    let mut paths = Vec::with_capacity(done.len());
+    let mut groups = GroupStats::default();
+    for d in done {
+        let (path, g) = d?;
+        paths.push(path);
+        groups.add(&g);
+    }
+    Ok((paths, groups))
 }
 
 /// Sorts `unsorted` into `sorted` and returns the candidate instances its
@@ -462,7 +486,7 @@ enum IndexWriter {
 /// to `d + 1` of the result, 8 bytes per document.
 fn write_lists(
     input: &CountInput<'_>,
-    postings: &Path,
+    postings: &[std::path::PathBuf],
     lists: &Path,
     prefixes: Option<&Path>,
     figures: &mut PrefixStats,
@@ -537,8 +561,9 @@ fn write_lists(
         list.clear();
         Ok(())
     };
-    let mapped = Mapped::<DocPosting>::open(postings)?;
-    store::sort::sorted(&mapped, input.memory / 2, input.scratch, |p| {
+    let mapped: Vec<Mapped<DocPosting>> =
+        postings.iter().map(|p| Mapped::open(p)).collect::<anyhow::Result<_>>()?;
+    store::sort::sorted_many(&mapped, input.memory / 2, input.scratch, |p| {
         if list.first().is_some_and(|f| f.doc != p.doc) {
             flush(&mut list, &mut lw)?;
         }
