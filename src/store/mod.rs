@@ -87,7 +87,11 @@
 //! ([`crate::pairs`]' aggregation runs, 12 bytes); 5, the prefix method's
 //! per-document postings (16 bytes); 7, the report's linked (center, host)
 //! entries (8 bytes); 8, the report's host-pair counts (16 bytes); 10,
-//! the URLs each record read names ([`handles::Capture`], 32 bytes).
+//! the URLs each record read names ([`handles::Capture`], 32 bytes); 15,
+//! the prefix index under a similarity criterion (16 bytes). Kind 1 also
+//! serves scratch files of the same shape: the prefix index for F >= T,
+//! and the signature methods' `(bucket key, doc)` records
+//! ([`crate::pairs`]' `lsh`).
 //!
 //! Document IDs are `u32`: one local run handles up to 4,294,967,294
 //! documents, more than the largest crawl one machine can process.
