@@ -54,13 +54,20 @@ use previous::Previous;
 pub const PARTITIONS: u32 = 64;
 const PARTITION_SHIFT: u32 = 64 - PARTITIONS.trailing_zeros();
 
-/// The payload bytes at which a batch is cut early: at most 8 MiB, and
-/// small enough that every batch of the pipeline's window (being read,
-/// processed or waiting to be written, with its output) stays within an
-/// eighth of the memory budget.
-fn batch_bytes(memory: u64, in_flight: usize) -> usize {
-    let share = memory / 8 / (2 * in_flight as u64).max(1);
-    share.clamp(64 << 10, 8 << 20) as usize
+/// How the fingerprint stage's pipeline runs within `memory`: the batches
+/// in flight hold an eighth of it at most (see [`pipeline`]), so the jobs'
+/// batches, each counted twice (payload and output), are cut at a
+/// sixteenth of it over the jobs, between 64 KiB and 8 MiB of payload.
+fn limits(memory: u64, threads: usize) -> pipeline::Limits {
+    let jobs = 2 * threads + 2;
+    let in_flight = memory / 8;
+    let max_bytes = (in_flight / (2 * jobs as u64)).clamp(64 << 10, 8 << 20) as usize;
+    pipeline::Limits {
+        max_bytes,
+        window: 64 * threads + 64,
+        jobs,
+        in_flight: usize::try_from(in_flight).unwrap_or(usize::MAX),
+    }
 }
 
 /// What the fingerprint stage needs to know.
@@ -359,9 +366,7 @@ fn ingest(
     unchanged: Option<Arc<previous::Unchanged>>,
     progress: &Progress,
 ) -> anyhow::Result<Ingested> {
-    let threads = rayon::current_num_threads();
-    let (window, jobs) = (8 * threads + 8, 2 * threads + 2);
-    let max_bytes = batch_bytes(cfg.memory, window);
+    let limits = limits(cfg.memory, rayon::current_num_threads());
     let extractor = Extractor {
         chunking: cfg.chunking,
         max_doc_bytes: usize::try_from(cfg.max_doc_bytes).unwrap_or(usize::MAX),
@@ -384,7 +389,7 @@ fn ingest(
         items: extractor.batch(batch.key, batch.items, &index),
     };
     let inputs = pipeline::Inputs { paths: &cfg.inputs, stdin };
-    pipeline::run(inputs, &read, max_bytes, window, jobs, process, |done| sink.write(done))?;
+    pipeline::run(inputs, &read, limits, process, Done::weight, |done| sink.write(done))?;
     sink.finish()
 }
 
@@ -395,6 +400,33 @@ struct Done {
     segments: usize,
     skipped: Option<InputSkip>,
     items: Vec<Processed>,
+}
+
+impl Done {
+    /// About the heap bytes it holds until it is written: the documents'
+    /// fingerprints and strings, and the payloads of those waiting for
+    /// their claim.
+    fn weight(&self) -> usize {
+        let strings = |ss: &[&str]| ss.iter().map(|s| s.len()).sum::<usize>();
+        let doc = |d: &DocOut| d.fprints.capacity() * 8 + strings(&[&d.url, &d.host, &d.title]);
+        self.items
+            .iter()
+            .map(|item| {
+                std::mem::size_of::<Processed>()
+                    + match item {
+                        Processed::Doc(d) | Processed::Keyed(_, Extracted::Doc(d)) => doc(d),
+                        Processed::Keyed(_, Extracted::Failed { url, detail, .. }) => strings(&[url, detail]),
+                        Processed::Keyed(_, Extracted::Unchanged(_)) => 0,
+                        Processed::Waiting(raw, _, host, _) => {
+                            std::mem::size_of::<RawDoc>() + raw.body.held() + strings(&[&raw.url, host])
+                        }
+                        Processed::Skip { capture, .. } => capture.as_ref().map_or(0, |(url, _)| url.len()),
+                        Processed::Copy(c) => strings(&[&c.url, &c.host]),
+                        Processed::Redirect { url, target, .. } => strings(&[url, target]),
+                    }
+            })
+            .sum()
+    }
 }
 
 /// A document whose text is an earlier record's: a response with the same

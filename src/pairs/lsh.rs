@@ -121,8 +121,6 @@ impl<S: Scheme> CountingMethod for LshCounting<S> {
         let signed = sign(&self.scheme, input, &mut figures)?;
         let runs = RunDir::new(input.scratch);
         let mut builder = RunBuilder::new(aggregate::buffer_pairs(input.memory), &runs);
-        let buckets: Vec<Mapped<ChunkRecord>> =
-            signed.files.iter().map(|p| Mapped::open(p)).collect::<anyhow::Result<_>>()?;
         let mut bucket: Vec<(u32, u32)> = Vec::new();
         let mut instances = 0u64;
         // Only the documents of some candidate need a list to verify by.
@@ -150,7 +148,7 @@ impl<S: Scheme> CountingMethod for LshCounting<S> {
         let bar = input.progress.items("buckets", figures.bucket_entries, "entries");
         let mut current = None;
         let mut read = 0u64;
-        store::sort::sorted_many(&buckets, input.memory / 2, input.scratch, |r: ChunkRecord| {
+        store::sort::sorted_files(&signed.files, input.memory / 2, input.scratch, |r: ChunkRecord| {
             if current != Some(r.fprint) {
                 flush(&mut bucket, &mut builder)?;
                 current = Some(r.fprint);
@@ -164,7 +162,6 @@ impl<S: Scheme> CountingMethod for LshCounting<S> {
         })?;
         flush(&mut bucket, &mut builder)?;
         bar.finish_and_clear();
-        drop(buckets);
         for path in &signed.files {
             store::remove_file_if_exists(path)?;
         }

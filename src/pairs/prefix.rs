@@ -457,7 +457,7 @@ fn sort_index<R: Record + Ord>(
     let mut w = RecordWriter::<R>::create(sorted, Header::new::<R>("", true, 0, 1))?;
     let mut instances = 0u64;
     let mut run = (None, 0u64);
-    store::sort::sorted(&Mapped::<R>::open(unsorted)?, input.memory / 2, input.scratch, |r| {
+    store::sort::sorted_file(unsorted, input.memory / 2, input.scratch, |r| {
         if run.0 != Some(fprint(&r)) {
             instances += run.1 * run.1.saturating_sub(1) / 2;
             run = (Some(fprint(&r)), 0);
@@ -561,9 +561,7 @@ fn write_lists(
         list.clear();
         Ok(())
     };
-    let mapped: Vec<Mapped<DocPosting>> =
-        postings.iter().map(|p| Mapped::open(p)).collect::<anyhow::Result<_>>()?;
-    store::sort::sorted_many(&mapped, input.memory / 2, input.scratch, |p| {
+    store::sort::sorted_files(postings, input.memory / 2, input.scratch, |p: DocPosting| {
         if list.first().is_some_and(|f| f.doc != p.doc) {
             flush(&mut list, &mut lw)?;
         }

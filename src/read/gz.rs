@@ -59,6 +59,7 @@ use std::mem;
 
 use flate2::bufread::GzDecoder;
 
+use super::inflate::Inflater;
 use super::zst::{self, Frames};
 use super::{Item, Skip, SkipReason};
 
@@ -278,6 +279,8 @@ pub struct Source {
     codec: Codec,
     /// The zstd decoder and its dictionary, for zstd input.
     frames: Option<Frames>,
+    /// The whole-member inflater, for gzip input (see [`super::inflate`]).
+    whole: Option<Inflater>,
     /// Decompressed data not yet consumed is `out[start..end]`.
     out: Vec<u8>,
     start: usize,
@@ -334,6 +337,7 @@ impl Source {
             dec,
             codec,
             frames,
+            whole: if codec == Codec::Gzip { Inflater::new() } else { None },
             out: if compressed { vec![0; BUF_SIZE] } else { Vec::new() },
             start: 0,
             end: 0,
@@ -672,6 +676,27 @@ impl Source {
                             Err(e) => self.member_failed(e)?,
                         }
                         continue;
+                    }
+                    // A member that starts here, whole in the input buffer
+                    // and fitting in the room, is inflated in one call; any
+                    // other is streamed (see `inflate`).
+                    if let Some(whole) = &mut self.whole
+                        && !self.frugal
+                        && into_member == 0
+                    {
+                        let counting = self.dec.get_mut();
+                        if let Ok(input) = counting.fill()
+                            && let Some((used, made)) = whole.member(input, room)
+                        {
+                            counting.stop_recording();
+                            counting.consume(used);
+                            self.end += made;
+                            self.state = State::Between;
+                            if made > 0 {
+                                return Ok(true);
+                            }
+                            continue;
+                        }
                     }
                     match self.dec.read(room) {
                         Ok(0) => {
@@ -1550,6 +1575,65 @@ mod tests {
         fn consume(&mut self, n: usize) {
             self.1 += n;
         }
+    }
+
+    /// Per-record members of random text, some damaged, some with a header
+    /// CRC (which the fast path leaves to the stream), some with bytes that
+    /// are not gzip after them, the input sometimes cut: the source that
+    /// inflates whole members gives the same data and the same breaks as
+    /// one that streams every member.
+    #[test]
+    fn whole_member_inflation_changes_nothing() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let key = |b: &Vec<Break>| {
+            b.iter().map(|b| (b.offset, b.reason, b.detail.clone(), b.damaged_from)).collect::<Vec<_>>()
+        };
+        let mut fast_members = 0;
+        for case in 0..300 {
+            let mut data = Vec::new();
+            for _ in 0..1 + next() % 12 {
+                let len = (next() % 6000) as usize;
+                let salt = next();
+                let text: Vec<u8> = (0..len)
+                    .map(|i| b"abc de\nfgh 0123"[(i * 7 + (salt as usize >> (i % 32))) % 15])
+                    .collect();
+                let mut member = gz(&text);
+                match next() % 8 {
+                    0 => {
+                        let at = 10 + (next() as usize % (member.len() - 10));
+                        member[at] ^= 1 << (next() % 8);
+                    }
+                    1 => member.extend_from_slice(b"not gzip"),
+                    2 => {
+                        // A header CRC: the low 16 bits of the header's CRC-32.
+                        member[3] |= 2;
+                        let mut crc = flate2::Crc::new();
+                        crc.update(&member[..10]);
+                        let sum = (crc.sum() as u16).to_le_bytes();
+                        member.splice(10..10, sum);
+                    }
+                    _ => fast_members += 1,
+                }
+                data.extend_from_slice(&member);
+            }
+            if next() % 4 == 0 {
+                let cut = next() as usize % data.len();
+                data.truncate(cut);
+            }
+            let (fast, fast_breaks) = drain(&mut source(data.clone()));
+            let mut streaming = source(data);
+            streaming.whole = None;
+            let (slow, slow_breaks) = drain(&mut streaming);
+            assert_eq!(key(&fast_breaks), key(&slow_breaks), "case {case}");
+            assert_eq!(fast, slow, "case {case}");
+        }
+        assert!(fast_members > 500);
     }
 
     #[test]

@@ -20,6 +20,7 @@ pub(crate) mod arc;
 pub(crate) mod digest;
 pub mod gz;
 pub(crate) mod http;
+mod inflate;
 pub(crate) mod jsonl;
 pub(crate) mod pagefeed;
 mod records;
@@ -55,6 +56,11 @@ impl Body {
 
     pub(crate) fn as_slice(&self) -> &[u8] {
         self.buf.get(self.start..).unwrap_or_default()
+    }
+
+    /// The heap bytes it holds (the HTTP header before the body included).
+    pub(crate) fn held(&self) -> usize {
+        self.buf.capacity()
     }
 }
 

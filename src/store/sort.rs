@@ -25,18 +25,6 @@ pub fn sorted<R: Record + Ord>(
     sort_records(src.iter(), src.len() as u64, budget, scratch, emit)
 }
 
-/// [`sorted`] over the records of several files together, as if they were
-/// one.
-pub(crate) fn sorted_many<R: Record + Ord>(
-    srcs: &[Mapped<R>],
-    budget: u64,
-    scratch: &Path,
-    emit: impl FnMut(R) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
-    let len = srcs.iter().map(|m| m.len() as u64).sum();
-    sort_records(srcs.iter().flat_map(|m| m.iter()), len, budget, scratch, emit)
-}
-
 /// [`sorted`] for a file read once, such as a spill file: read through a
 /// buffer rather than mapped, so that the records read do not stay
 /// resident beside the sort's own budget.
@@ -46,15 +34,33 @@ pub(crate) fn sorted_file<R: Record + Ord>(
     scratch: &Path,
     emit: impl FnMut(R) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    let mut reader = RecordReader::<R>::open(path)?;
-    let len = reader.remaining();
+    sorted_files(&[path], budget, scratch, emit)
+}
+
+/// [`sorted_file`] over the records of several files together, as if they
+/// were one. (Mapped, the scratch postings of prefix filtering stayed
+/// resident as the sort read them: 219 MB of page cache counted in the
+/// pairs stage's peak RSS at `--memory 256M`, beside 134 MB of its own, on
+/// a crawl of 2.1 million pages.)
+pub(crate) fn sorted_files<R: Record + Ord, P: AsRef<Path>>(
+    paths: &[P],
+    budget: u64,
+    scratch: &Path,
+    emit: impl FnMut(R) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let mut readers =
+        paths.iter().map(|p| RecordReader::<R>::open(p.as_ref())).collect::<anyhow::Result<Vec<_>>>()?;
+    let len = readers.iter().map(RecordReader::remaining).sum();
     // A read error ends the records early and is returned after the sort:
-    // the caller fails instead of taking what was emitted for the file.
+    // the caller fails instead of taking what was emitted for the files.
     let failed = Cell::new(None);
-    let records = std::iter::from_fn(|| {
-        reader.next_record().unwrap_or_else(|e| {
-            failed.set(Some(e));
-            None
+    let records = readers.iter_mut().flat_map(|reader| {
+        let failed = &failed;
+        std::iter::from_fn(move || {
+            reader.next_record().unwrap_or_else(|e| {
+                failed.set(Some(e));
+                None
+            })
         })
     });
     sort_records(records, len, budget, scratch, emit)?;
