@@ -285,6 +285,12 @@ fn at_separator(src: &mut Source) -> io::Result<bool> {
 /// Whether `head` (at least the separator's length plus two bytes, unless
 /// the input ends) is a separator line.
 fn is_separator_line(head: &[u8]) -> bool {
+    // Most lines fail at the first byte: comparing it first spares every
+    // line a call of a 40-byte comparison, which a fuzzer's comparison
+    // tracing makes costly.
+    if head.first() != SEPARATOR.first() {
+        return false;
+    }
     let Some(rest) = head.strip_prefix(SEPARATOR) else {
         return false;
     };
