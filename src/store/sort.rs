@@ -5,7 +5,7 @@
 //! and merges them. Both paths yield the same order, so the choice never
 //! shows in the output.
 
-use std::cell::Cell;
+use std::cell::RefCell;
 use std::io::{self, Read, Write};
 use std::path::Path;
 
@@ -51,20 +51,24 @@ pub(crate) fn sorted_files<R: Record + Ord, P: AsRef<Path>>(
     let mut readers =
         paths.iter().map(|p| RecordReader::<R>::open(p.as_ref())).collect::<anyhow::Result<Vec<_>>>()?;
     let len = readers.iter().map(RecordReader::remaining).sum();
-    // A read error ends the records early and is returned after the sort:
-    // the caller fails instead of taking what was emitted for the files.
-    let failed = Cell::new(None);
+    // A read error ends the records (of every file, not only its own) and
+    // is returned after the sort: the caller fails instead of taking what
+    // was emitted for the files.
+    let failed = RefCell::new(None);
     let records = readers.iter_mut().flat_map(|reader| {
         let failed = &failed;
         std::iter::from_fn(move || {
+            if failed.borrow().is_some() {
+                return None;
+            }
             reader.next_record().unwrap_or_else(|e| {
-                failed.set(Some(e));
+                *failed.borrow_mut() = Some(e);
                 None
             })
         })
     });
     sort_records(records, len, budget, scratch, emit)?;
-    failed.take().map_or(Ok(()), Err)
+    failed.into_inner().map_or(Ok(()), Err)
 }
 
 /// Sorts `len` records, in memory when they fit `budget`.
@@ -171,5 +175,33 @@ mod tests {
         std::fs::write(&path, &bytes[..bytes.len() - 1]).unwrap();
         let err = sorted_file::<ChunkRecord>(&path, 1 << 20, dir.path(), |_| Ok(())).unwrap_err();
         assert!(err.to_string().contains("damaged"), "{err}");
+    }
+
+    #[test]
+    fn the_first_damaged_file_of_several_ends_the_records_and_is_the_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, docs: std::ops::Range<u32>, cut: bool| {
+            let path = dir.path().join(name);
+            let mut w = RecordWriter::create(&path, Header::new::<ChunkRecord>("", false, 0, 1)).unwrap();
+            for doc in docs {
+                w.push(&ChunkRecord { fprint: 1, doc }).unwrap();
+            }
+            w.finish().unwrap();
+            if cut {
+                let bytes = std::fs::read(&path).unwrap();
+                std::fs::write(&path, &bytes[..bytes.len() - 1]).unwrap();
+            }
+            path
+        };
+        let paths =
+            [write("a.fpd", 0..10, true), write("b.fpd", 10..20, true), write("c.fpd", 20..30, false)];
+        let mut emitted = Vec::new();
+        let err = sorted_files::<ChunkRecord, _>(&paths, 1 << 20, dir.path(), |r| {
+            emitted.push(r.doc);
+            Ok(())
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("a.fpd"), "{err}");
+        assert_eq!(emitted, (0..9).collect::<Vec<_>>());
     }
 }
