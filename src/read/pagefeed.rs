@@ -91,11 +91,16 @@ impl PageFeedReader {
     fn skip_garbage(&mut self, start: Start) -> io::Result<()> {
         let mut skipped = 0u64;
         let mut text = false;
+        let mut seen = |bytes: &[u8]| text |= bytes.iter().any(|b| !b.is_ascii_whitespace());
         loop {
-            let n =
-                self.core.src.skip_line(|bytes| text |= bytes.iter().any(|b| !b.is_ascii_whitespace()))?;
+            let n = self.core.src.skip_line(&mut seen)?;
             skipped += n;
-            if n == 0 || at_separator(&mut self.core.src)? {
+            if n == 0 {
+                break;
+            }
+            let lines = self.core.src.skip_to_line_starting(SEPARATOR[0], true, &mut seen)?;
+            skipped += lines.len;
+            if !lines.complete || at_separator(&mut self.core.src)? {
                 break;
             }
         }
@@ -205,6 +210,14 @@ impl PageFeedReader {
             if !line.complete {
                 break;
             }
+            let lines = self.core.src.skip_to_line_starting(SEPARATOR[0], false, |bytes| {
+                let room = cap.saturating_sub(page.len());
+                page.extend_from_slice(bytes.get(..room).unwrap_or(bytes));
+            })?;
+            len += lines.len;
+            if !lines.complete {
+                break;
+            }
         }
         let damage = if self.core.src.at_break() {
             self.core.src.take_break()
@@ -230,7 +243,10 @@ impl PageFeedReader {
     /// separator is next already), and queues a corrupt-header skip for it.
     fn corrupt(&mut self, start: Start, detail: &str, rest: bool) -> io::Result<()> {
         if rest {
-            while !at_separator(&mut self.core.src)? && self.core.src.skip_line(|_| ())? > 0 {}
+            while !at_separator(&mut self.core.src)?
+                && self.core.src.skip_line(|_| ())? > 0
+                && self.core.src.skip_to_line_starting(SEPARATOR[0], true, |_| ())?.complete
+            {}
         }
         self.core.push_unless_damaged(start, skip(start.offset, SkipReason::CorruptHeader, detail))
     }
