@@ -91,15 +91,26 @@ const GZIP_SNIFF: usize = 64 << 10;
 const GZIP_START: [u8; 3] = [GZIP_MAGIC[0], GZIP_MAGIC[1], 8];
 
 /// Whether a file starting with `head` is gzip by its first bytes: the
-/// magic, or two of the three bytes every gzip file starts with. Failing
-/// that, a start that no text format has ([`binary_start`]) with a member
-/// start (`1f 8b 08`) further on is gzip too (`Source::new` looks). So a
-/// damaged or cut first member does not make the whole file read as plain
-/// bytes: it is reported as damage, and reading goes on with the next
-/// member.
+/// magic, or two of the three bytes every gzip file starts with followed
+/// by the rest of a header as compressors write it
+/// ([`plausible_member_header`]). Failing that, a start that no text
+/// format has ([`binary_start`]) with a member start (`1f 8b 08`) further
+/// on is gzip too (`Source::new` looks). So a damaged or cut first member
+/// does not make the whole file read as plain bytes: it is reported as
+/// damage, and reading goes on with the next member. (Without the header
+/// check, a JSONL file whose first line was the bytes `1f 0b 08` read as
+/// one damaged member and lost every line.)
 fn starts_like_gzip(head: &[u8]) -> bool {
-    head.starts_with(&GZIP_MAGIC)
-        || (head.len() >= 3 && head.iter().zip(GZIP_START).filter(|&(&b, e)| b == e).count() >= 2)
+    if head.starts_with(&GZIP_MAGIC) {
+        return true;
+    }
+    let Some((start, rest)) = head.split_first_chunk::<3>() else {
+        return false;
+    };
+    let matching = start.iter().zip(GZIP_START).filter(|&(&b, e)| b == e).count();
+    let mut repaired = GZIP_START.to_vec();
+    repaired.extend_from_slice(rest);
+    matching >= 2 && (head.len() < 10 || plausible_member_header(&repaired))
 }
 
 /// Whether the first 16 bytes of `head` hold a control byte other than
@@ -1579,6 +1590,8 @@ mod tests {
             b"{\"url\": \"http://example/\", \"text\": \"\x1f\x8b\x08\"}",
             b"\xef\xbb\xbf==P=>>>>=i===<<<<=T===>=A=<=!Junghoo!==>",
             b"caf\xc3\xa9, then more text \x1f\x8b\x08",
+            // Two of the three first bytes, but no header after them.
+            b"\x1f\x0b\x08\n{\"url\": \"http://j/1\", \"text\": \"text 1\"}\n",
             b"",
         ] {
             assert!(!Source::new(Box::new(Cursor::new(text.to_vec()))).unwrap().is_gzip(), "{text:?}");
@@ -1650,17 +1663,6 @@ mod tests {
         }
     }
 
-    /// A xorshift generator: random cases without a crate, the same on
-    /// every run.
-    fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
-        move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        }
-    }
-
     /// Per-record members of random text, some damaged, some with a header
     /// CRC (which the fast path leaves to the stream), some with bytes that
     /// are not gzip after them, the input sometimes cut: the source that
@@ -1668,7 +1670,8 @@ mod tests {
     /// one that streams every member.
     #[test]
     fn whole_member_inflation_changes_nothing() {
-        let mut next = xorshift(0x9e37_79b9_7f4a_7c15u64);
+        let mut rng = crate::testing::XorShift::new(0x9e37_79b9_7f4a_7c15u64);
+        let mut next = || rng.next_u64();
         let key = |b: &Vec<Break>| {
             b.iter().map(|b| (b.offset, b.reason, b.detail.clone(), b.damaged_from)).collect::<Vec<_>>()
         };
@@ -1742,7 +1745,8 @@ mod tests {
     /// lines, with and without stopping at members.
     #[test]
     fn skipping_to_a_line_start_stops_where_line_by_line_would() {
-        let mut next = xorshift(0x2545_f491_4f6c_dd1du64);
+        let mut rng = crate::testing::XorShift::new(0x2545_f491_4f6c_dd1du64);
+        let mut next = || rng.next_u64();
         for case in 0..400 {
             let len = (next() % 3000) as usize;
             let data: Vec<u8> = (0..len).map(|_| b"\n\n=ab\r"[(next() % 6) as usize]).collect();
