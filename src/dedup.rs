@@ -136,7 +136,7 @@ pub(crate) fn run(out: &OutDir, cfg: &DedupConfig, progress: &Progress) -> anyho
     let before = analysis_key(out, stages)?;
     let manifest = Manifest::read(out)?;
     cfg.out.check(out, &manifest)?;
-    let docs = input::load_docs(&out.docs(), |_, _| Ok(()))?;
+    let docs = input::load_docs(&out.docs(), manifest.documents, |_, _, _| Ok(()))?;
     let kept = match cfg.level {
         Level::Exact => (0..docs.len() as u32).map(|d| savings::exact_kept(&docs, d)).collect(),
         Level::Near => savings::near_kept(&docs, &out.overlap())?,

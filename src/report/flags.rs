@@ -93,6 +93,13 @@ pub struct Titles {
 }
 
 impl Titles {
+    /// The title hashes of up to `expected` documents, sized once (see
+    /// [`super::input::load_docs`]).
+    pub fn new(expected: u64) -> Titles {
+        let n = usize::try_from(expected).unwrap_or(0);
+        Titles { hash: Vec::with_capacity(n), rows: Vec::with_capacity(n) }
+    }
+
     /// Adds the next row.
     pub fn add(&mut self, row: u32, title: &str) {
         if title.is_empty() {

@@ -322,7 +322,7 @@ mod tests {
         .unwrap();
         let overlap = dir.path().join("overlap.csv");
         std::fs::write(&overlap, "doc_i,doc_j,shared\n2,3,9\n3,4,9\n4,5,9\n").unwrap();
-        let docs = load_docs(&docs_csv, |_, _| Ok(())).unwrap();
+        let docs = load_docs(&docs_csv, 0, |_, _, _| Ok(())).unwrap();
         let mut uf = union_exact(&docs);
         let mut degree = vec![0u32; docs.len()];
         for (i, j) in [(2, 3), (3, 4), (4, 5)] {

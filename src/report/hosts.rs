@@ -22,10 +22,10 @@
 //! - the linked entries go into a buffer of half the budget, sorted and
 //!   deduplicated when it fills; when that does not halve it, the buffer
 //!   is written to a scratch file, read back in center order through
-//!   [`store::sort`];
+//!   [`crate::store::sort`];
 //! - the pair counts are summed in a hash map of the other half; a full
 //!   map is written to a scratch file of partial counts, which are sorted
-//!   in name order through [`store::sort`] and summed into the table, a
+//!   in name order through [`crate::store::sort`] and summed into the table, a
 //!   record file that [`write_csv`] and [`mirrors`] stream. When the map
 //!   never fills, the table is the map, sorted in memory.
 //!
@@ -38,14 +38,14 @@
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use super::fields::{self, Cell};
 use super::histogram::percent;
 use super::input::{Docs, EMPTY, for_each_pair};
-use crate::store::{self, Header, Record, RecordReader, RecordWriter};
+use crate::store::sort::SpillFile;
+use crate::store::{Header, Record, RecordReader, RecordWriter};
 
 /// A host mirrors another when more than this share of its non-empty
 /// documents are replicated there ...
@@ -536,49 +536,6 @@ fn sum_partials(partial: SpillFile<HostLink>, table: &Path, budget: u64) -> anyh
         w.push(&done)?;
     }
     w.finish()
-}
-
-/// A scratch file of records spilled in batches, created by the first.
-struct SpillFile<R: Record> {
-    path: PathBuf,
-    writer: Option<RecordWriter<R>>,
-}
-
-impl<R: Record + Ord> SpillFile<R> {
-    fn new(path: PathBuf) -> Self {
-        SpillFile { path, writer: None }
-    }
-
-    fn is_used(&self) -> bool {
-        self.writer.is_some()
-    }
-
-    fn write(&mut self, records: impl Iterator<Item = R>) -> anyhow::Result<()> {
-        let w = match self.writer.take() {
-            Some(w) => w,
-            None => RecordWriter::create(&self.path, Header::new::<R>("", false, 0, 1))?,
-        };
-        let w = self.writer.insert(w);
-        for r in records {
-            w.push(&r)?;
-        }
-        Ok(())
-    }
-
-    /// Calls `f` with every record spilled, in ascending order, sorted
-    /// within `budget`; then removes the file. The sort has a directory
-    /// of its own, removed with it: `extsort` leaves its segments behind,
-    /// and they would take disk space until the stage ends.
-    fn sorted(self, budget: u64, f: impl FnMut(R) -> anyhow::Result<()>) -> anyhow::Result<()> {
-        let Some(w) = self.writer else { return Ok(()) };
-        w.finish()?;
-        let dir = self.path.with_extension("sort");
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create directory {}", dir.display()))?;
-        store::sort::sorted_file(&self.path, budget, &dir, f)?;
-        store::remove_dir_if_exists(&dir)?;
-        store::remove_file_if_exists(&self.path)
-    }
 }
 
 /// Writes `hosts.csv`, one row per host pair, naming each pair by

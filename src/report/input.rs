@@ -98,16 +98,28 @@ pub fn for_each_doc(
 }
 
 /// Loads the columns of docs.csv the report keeps for every document,
-/// calling `also` with every row and its number in the same pass: what
+/// sized for the `expected` rows the manifest counts (a list grown by
+/// doubling past 2^21 rows held 2^22: twice the memory on a crawl of 2.1
+/// million pages), calling `also` with every row, its number and its
+/// exact-group center ([`EMPTY`] for an empty document) in the same pass:
+/// what
 /// other parts of the report take from every row (URL keys, title hashes)
 /// is gathered there, not in passes of their own.
 pub fn load_docs(
     path: &Path,
-    mut also: impl FnMut(u32, &Doc<'_>) -> anyhow::Result<()>,
+    expected: u64,
+    mut also: impl FnMut(u32, u32, &Doc<'_>) -> anyhow::Result<()>,
 ) -> anyhow::Result<Docs> {
-    let mut docs = Docs::default();
+    let n = usize::try_from(expected).unwrap_or(0);
+    let mut docs = Docs {
+        center: Vec::with_capacity(n),
+        bytes: Vec::with_capacity(n),
+        host: Vec::with_capacity(n),
+        group_size: Vec::with_capacity(n),
+        ..Docs::default()
+    };
     let mut host_ids: HashMap<String, u32> = HashMap::new();
-    let mut doc_ids: Vec<u32> = Vec::new();
+    let mut doc_ids: Vec<u32> = Vec::with_capacity(n);
     for_each_doc(path, |r, row| {
         doc_ids.push(row.id);
         let center = match row.center {
@@ -130,7 +142,7 @@ pub fn load_docs(
             next
         });
         docs.host.push(id);
-        also(r, row)
+        also(r, center, row)
     })?;
     if doc_ids.iter().enumerate().any(|(r, &id)| id != r as u32) {
         let mut rows = vec![EMPTY; doc_ids.last().map_or(0, |&id| id as usize + 1)];
@@ -256,7 +268,7 @@ mod tests {
                 "{HEADER}0,http://a/x,a,in:0,10,1,1,0,,0,\n1,http://b/x,b,in:5,10,1,1,0,T,0,\n2,,,in:9,0,0,0,,,0,\n"
             ),
         );
-        let docs = load_docs(&p, |_, _| Ok(())).unwrap();
+        let docs = load_docs(&p, 0, |_, _, _| Ok(())).unwrap();
         assert_eq!(docs.center, vec![0, 0, EMPTY]);
         assert_eq!(docs.exact_size(1), 2);
         assert_eq!(docs.exact_size(2), 0);
@@ -271,11 +283,12 @@ mod tests {
             "docs.csv",
             &format!("{HEADER}0,u,h,s:0,10,1,1,0,,0,\n1,u,h,s:1,ten,1,1,1,,0,\n"),
         );
-        let e = format!("{:#}", load_docs(&p, |_, _| Ok(())).unwrap_err());
+        let e = format!("{:#}", load_docs(&p, 0, |_, _, _| Ok(())).unwrap_err());
         assert!(e.contains("docs.csv line 3") && e.contains("bytes"), "{e}");
         let docs = load_docs(
             &write(dir.path(), "d2.csv", &format!("{HEADER}0,u,h,s:0,1,1,1,0,,0,\n1,u,h,s:1,1,1,1,1,,0,\n")),
-            |_, _| Ok(()),
+            2,
+            |_, _, _| Ok(()),
         )
         .unwrap();
         let o = write(dir.path(), "overlap.csv", "doc_i,doc_j,shared\n0,1,5\n1,0,5\n");

@@ -17,6 +17,11 @@ const SPEC_LEN: usize = 24;
 const FLAG_SORTED: u32 = 1;
 
 /// A fixed-width little-endian record.
+/// The most bytes a record takes on disk ([`Record::SIZE`]): the buffers
+/// that encode one are this long. The largest is the report's scratch URL
+/// entry (40).
+pub const MAX_RECORD_SIZE: usize = 64;
+
 pub trait Record: Copy + Send + Sync {
     /// The record kind stored in the header.
     const KIND: u32;
@@ -201,7 +206,7 @@ pub struct RecordWriter<R: Record> {
     path: PathBuf,
     out: BufWriter<File>,
     header: Header,
-    buf: [u8; 32],
+    buf: [u8; MAX_RECORD_SIZE],
     _records: PhantomData<R>,
 }
 
@@ -212,7 +217,13 @@ impl<R: Record> RecordWriter<R> {
         let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
         let mut out = BufWriter::with_capacity(1 << 16, file);
         out.write_all(&header.encode()).with_context(|| CannotWrite(tmp.clone()))?;
-        Ok(RecordWriter { path: path.to_path_buf(), out, header, buf: [0; 32], _records: PhantomData })
+        Ok(RecordWriter {
+            path: path.to_path_buf(),
+            out,
+            header,
+            buf: [0; MAX_RECORD_SIZE],
+            _records: PhantomData,
+        })
     }
 
     pub fn push(&mut self, record: &R) -> anyhow::Result<()> {
@@ -343,7 +354,7 @@ pub(crate) struct RecordReader<R: Record> {
     path: PathBuf,
     input: BufReader<File>,
     remaining: u64,
-    buf: [u8; 32],
+    buf: [u8; MAX_RECORD_SIZE],
     _records: PhantomData<R>,
 }
 
@@ -363,7 +374,7 @@ impl<R: Record> RecordReader<R> {
             path: path.to_path_buf(),
             input,
             remaining: header.count,
-            buf: [0; 32],
+            buf: [0; MAX_RECORD_SIZE],
             _records: PhantomData,
         })
     }

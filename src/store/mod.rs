@@ -88,7 +88,9 @@
 //! per-document postings (16 bytes); 7, the report's linked (center, host)
 //! entries (8 bytes); 8, the report's host-pair counts (16 bytes); 10,
 //! the URLs each record read names ([`handles::Capture`], 32 bytes); 15,
-//! the prefix index under a similarity criterion (16 bytes). Kind 1 also
+//! the prefix index under a similarity criterion (16 bytes); 16, the
+//! report's URL entries for alias matching (40 bytes). No record is over
+//! 64 bytes. Kind 1 also
 //! serves scratch files of the same shape: the prefix index for F >= T,
 //! and the signature methods' `(bucket key, doc)` records
 //! ([`crate::pairs`]' `lsh`).
