@@ -171,9 +171,21 @@ pub(crate) fn parse_fields(block: &[u8]) -> Result<Vec<Field<'_>>, String> {
             return Err(format!("header line without a name: {}", snippet(line)));
         }
         let value = trim(line.get(colon + 1..).unwrap_or_default());
-        fields.push((String::from_utf8_lossy(name), String::from_utf8_lossy(value)));
+        fields.push((text(name), text(value)));
     }
     Ok(fields)
+}
+
+/// `bytes` as text, borrowed when it is UTF-8 (header fields nearly always
+/// are), as `from_utf8_lossy` gives it: that call's chunked scan was a
+/// third of the header parsing, 1.8% of the fingerprint stage's samples
+/// on one thread (`perf record`, one file of generated crawl), where
+/// `from_utf8`'s check takes 1.2%.
+fn text(bytes: &[u8]) -> Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }
 }
 
 /// The media type (lowercased, without parameters) and charset parameter
