@@ -576,9 +576,10 @@ impl Source {
     ///
     /// Readers that look for a marker line (a page-feed separator) call
     /// this between lines that might be one: it finds the candidates with
-    /// one `memmem` search a buffer instead of a look and a call a line,
-    /// which is 20x faster over a page of short lines and makes a
-    /// megabyte of blank lines cost microseconds, not a second.
+    /// one `memmem` search a buffer instead of a look and a call a line:
+    /// the page-feed fuzz corpus (inputs that inflate to megabytes of short
+    /// lines) ran in 1.5 s instead of 65 s, and the fingerprint stage on a
+    /// real page feed (82,502 pages) took 0.94x the time.
     pub(crate) fn skip_to_line_starting(
         &mut self,
         first: u8,
