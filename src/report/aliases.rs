@@ -298,8 +298,8 @@ pub struct UrlEntries {
 impl UrlEntries {
     /// Entries of up to `expected` documents held within `budget` bytes,
     /// spilled to a file in `scratch`. The batch is sized once, for the
-    /// expected entries or the budget's worth if fewer: grown by doubling,
-    /// it would hold up to twice either.
+    /// fewer of the expected entries and the budget's worth: grown by
+    /// doubling, it would take up to twice either.
     pub fn new(budget: u64, expected: u64, scratch: &Path) -> UrlEntries {
         let most = (budget / std::mem::size_of::<UrlEntry>() as u64).max(1024);
         let batch = Vec::with_capacity(usize::try_from(most.min(expected)).unwrap_or(0));
