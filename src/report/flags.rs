@@ -84,7 +84,6 @@ fn uniqueness<K: Ord>(n: usize, mut members: Vec<u32>, key: impl Fn(u32) -> K) -
 }
 
 /// Each row's title hash, gathered while docs.csv is loaded.
-#[derive(Default)]
 pub struct Titles {
     /// xxh3-64 of the title, 0 without one.
     hash: Vec<u64>,
