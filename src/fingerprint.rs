@@ -22,6 +22,7 @@ use anyhow::{Context, bail};
 use rayon::prelude::*;
 
 mod copies;
+mod copy_runs;
 mod pipeline;
 mod previous;
 mod stats;
@@ -763,7 +764,7 @@ impl<'a> Sink<'a> {
             unread_payloads: 0,
             next_doc: 0,
             stats,
-            index: Arc::default(),
+            index: Arc::new(Mutex::new(CopyIndex::new(cfg.memory / 4, &scratch.join("copy-index")))),
             extractor,
             chunker: Chunker::new(),
             copies: Vec::new(),
@@ -792,10 +793,10 @@ impl<'a> Sink<'a> {
                     self.doc(input, doc)?;
                 }
                 Processed::Keyed(claim, extracted) => {
-                    let claim = self.claim(&claim);
+                    let claim = self.claim(&claim)?;
                     self.claimed(input, claim, extracted)?;
                 }
-                Processed::Waiting(raw, claim, host, unread) => match self.claim(&claim) {
+                Processed::Waiting(raw, claim, host, unread) => match self.claim(&claim)? {
                     Claim::Copy(key) => {
                         let bytes = raw.body.len() as u64;
                         let payload = copies::payload_of(&raw);
@@ -820,7 +821,7 @@ impl<'a> Sink<'a> {
         Ok(())
     }
 
-    fn claim(&self, claim: &ClaimKey) -> Claim {
+    fn claim(&self, claim: &ClaimKey) -> anyhow::Result<Claim> {
         lock(&self.index).claim(claim)
     }
 
@@ -975,8 +976,15 @@ impl<'a> Sink<'a> {
     /// was skipped; its text fields are filled in after the ingest.
     fn copy(&mut self, input: usize, copy: CopyOf) -> anyhow::Result<()> {
         let found = {
-            let index = lock(&self.index);
-            copy.keys.iter().flatten().find_map(|k| index.outcome(k))
+            let mut index = lock(&self.index);
+            let mut found = None;
+            for key in copy.keys.iter().flatten() {
+                found = index.outcome(key)?;
+                if found.is_some() {
+                    break;
+                }
+            }
+            found
         };
         let original = match found {
             Some(Became::Doc(original)) => original,

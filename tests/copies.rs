@@ -254,3 +254,59 @@ fn the_digest_shortcut_gives_what_extraction_gives() {
     assert_eq!(read_stats(&b)["fingerprint"]["revisits"], 2);
     assert_eq!(read_stats(&b)["fingerprint"]["skipped"]["revisit_unresolved"], 2);
 }
+
+/// More responses with a digest than the copy index's table holds at the
+/// smallest `--memory` (57,344 slots at 16 MiB), so that most originals
+/// are in runs on disk when their copies and revisits come: the outputs
+/// are those of a budget that holds them all.
+#[test]
+fn copies_of_originals_spilled_to_disk_are_found_alike() {
+    const PAGES: u64 = 80_000;
+    let tmp = tempdir();
+    let input = tmp.path().join("crawl.warc");
+    let mut warc = Vec::with_capacity(40 << 20);
+    let mut seen = std::collections::HashSet::new();
+    let mut expected_copies = 0;
+    let mut expected_revisits = 0;
+    for i in 0..PAGES {
+        let date = format!("2024-01-01T00:00:{:02}Z", i % 60);
+        // Every seventh response repeats the payload of a page read long
+        // before it (the same digest, type and body): a copy.
+        let (page, url) = if i % 7 == 6 {
+            (i / 3, format!("http://mirror.example/{i}"))
+        } else {
+            (i, format!("http://a.example/{i}"))
+        };
+        expected_copies += u64::from(!seen.insert(page));
+        let body = format!(
+            "<html><head><title>page {page}</title></head><body><p>first line of page {page}</p>\n\
+             <p>second line {page}</p>\n<p>third line {}</p></body></html>",
+            page % 97
+        );
+        let digest = format!("sha1:{page:040x}");
+        warc.extend(response(&url, &date, Some(&digest), "text/html", body.as_bytes()));
+        // Now and then a revisit of an early page, by its digest.
+        if i % 1000 == 999 {
+            let digest = format!("sha1:{:040x}", i / 10);
+            let uri = format!("http://revisit.example/{i}");
+            warc.extend(warc_record(
+                "revisit",
+                &[("WARC-Target-URI", &uri), ("WARC-Payload-Digest", &digest)],
+                b"",
+            ));
+            expected_revisits += u64::from(seen.contains(&(i / 10)));
+        }
+    }
+    fs::write(&input, &warc).unwrap();
+    let run = |out: &Path, memory: &str| {
+        overlap_ok(["run", &arg(&input), "--out", &arg(out), "-T", "2", "--memory", memory, "-q"]);
+    };
+    let (small, large) = (tmp.path().join("small"), tmp.path().join("large"));
+    run(&small, "16M");
+    run(&large, "1G");
+    assert_same_outputs(&small, &large, "--memory 16M (copy index spilled) vs 1G");
+    let fp = &read_stats(&small)["fingerprint"];
+    assert_eq!(fp["payload_digest_copies"], expected_copies);
+    assert_eq!(fp["revisits"], expected_revisits);
+    assert_eq!(fp["documents"], PAGES + expected_revisits);
+}

@@ -89,7 +89,8 @@
 //! entries (8 bytes); 8, the report's host-pair counts (16 bytes); 10,
 //! the URLs each record read names ([`handles::Capture`], 32 bytes); 15,
 //! the prefix index under a similarity criterion (16 bytes); 16, the
-//! report's URL entries for alias matching (40 bytes). No record is over
+//! report's URL entries for alias matching (40 bytes); 17, the
+//! fingerprint stage's copy-index runs (20 bytes, see its `copy_runs`). No record is over
 //! 64 bytes. Kind 1 also
 //! serves scratch files of the same shape: the prefix index for F >= T,
 //! and the signature methods' `(bucket key, doc)` records
