@@ -47,7 +47,7 @@ use xxhash_rust::xxh3::{xxh3_64, xxh3_128};
 use super::fields::Cell;
 use super::input::{Docs, EMPTY, Urls};
 use crate::store::Record;
-use crate::store::sort::SpillFile;
+use crate::store::sort::Batched;
 
 /// What two URLs differ by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -289,53 +289,31 @@ impl Record for UrlEntry {
 /// order while docs.csv is loaded: in memory within the budget, spilled
 /// in batches beyond it.
 pub struct UrlEntries {
-    batch: Vec<UrlEntry>,
-    most: usize,
-    budget: u64,
-    spill: SpillFile<UrlEntry>,
+    entries: Batched<UrlEntry>,
 }
 
 impl UrlEntries {
     /// Entries of up to `expected` documents held within `budget` bytes,
-    /// spilled to a file in `scratch`. The batch is sized once, for the
-    /// fewer of the expected entries and the budget's worth: grown by
-    /// doubling, it would take up to twice either.
+    /// spilled to a file in `scratch` ([`Batched`]).
     pub fn new(budget: u64, expected: u64, scratch: &Path) -> UrlEntries {
-        let most = (budget / std::mem::size_of::<UrlEntry>() as u64).max(1024);
-        let batch = Vec::with_capacity(usize::try_from(most.min(expected)).unwrap_or(0));
-        UrlEntries {
-            batch,
-            most: most as usize,
-            budget,
-            spill: SpillFile::new(scratch.join("url-entries.fpd")),
-        }
+        UrlEntries { entries: Batched::new(budget, expected, scratch.join("url-entries.fpd")) }
     }
 
     /// Adds the entry of `row`, whose exact-group center is `center`, if
     /// its URL is an http(s) URL with a host.
     pub fn add(&mut self, row: u32, center: u32, url: &str) -> anyhow::Result<()> {
-        if let Some(entry) = UrlEntry::new(row, url) {
-            self.batch.push(UrlEntry { center, ..entry });
-            if self.batch.len() >= self.most {
-                self.spill.write(self.batch.drain(..))?;
-            }
+        match UrlEntry::new(row, url) {
+            Some(entry) => self.entries.push(UrlEntry { center, ..entry }),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Calls `f` with every entry in [`UrlEntry`]'s order.
     fn sorted(self, mut f: impl FnMut(UrlEntry)) -> anyhow::Result<()> {
-        let UrlEntries { mut batch, budget, mut spill, .. } = self;
-        if spill.is_used() {
-            spill.write(batch.into_iter())?;
-            return spill.sorted(budget, |e| {
-                f(e);
-                Ok(())
-            });
-        }
-        batch.sort_unstable();
-        batch.into_iter().for_each(f);
-        Ok(())
+        self.entries.sorted(|e| {
+            f(e);
+            Ok(())
+        })
     }
 }
 
@@ -871,7 +849,7 @@ mod tests {
         for (d, url) in urls.iter().enumerate() {
             entries.add(d as u32, docs.center[d], url).unwrap();
         }
-        assert_eq!(entries.spill.is_used(), spills);
+        assert_eq!(entries.entries.spilled(), spills);
         let (aliases, unique) = find(entries, docs).unwrap();
         let flags = (0..urls.len() as u32).map(|d| unique.flags(d)).collect();
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "scratch files left");

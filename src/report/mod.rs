@@ -371,15 +371,15 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
     let (docs_csv, overlap) = (out.docs(), out.overlap());
     // One pass over docs.csv for everything taken from every row.
     let mut url_entries = aliases::UrlEntries::new(cfg.memory / 4, manifest.documents, scratch);
-    let mut titles = flags::Titles::new(manifest.documents);
+    let mut titles = flags::Titles::new(cfg.memory / 8, manifest.documents, scratch);
     let docs = input::load_docs(&docs_csv, manifest.documents, |r, center, row| {
         url_entries.add(r, center, row.url)?;
-        titles.add(r, row.title());
+        titles.add(r, row.host, row.title())?;
         Ok(())
     })?;
     let n = docs.len();
     let (mut alias_pairs, url_unique) = aliases::find(url_entries, &docs)?;
-    let title_unique = titles.unique(&docs);
+    let title_unique = titles.unique(n)?;
     let compared = runs::load(&manifest, out, n as u64, &cfg.compare)?;
 
     let mut near_aliases = aliases::NearPairs::new(&docs, &alias_pairs);

@@ -154,6 +154,60 @@ impl<R: Record + Ord> SpillFile<R> {
     }
 }
 
+/// Records gathered in memory within a budget, spilled in batches beyond
+/// it, then taken back in order: what the report collects per document
+/// while it loads docs.csv (URL keys, title keys) without holding a
+/// crawl's worth of them.
+pub(crate) struct Batched<R: Record + Ord> {
+    batch: Vec<R>,
+    most: usize,
+    budget: u64,
+    spill: SpillFile<R>,
+}
+
+impl<R: Record + Ord> Batched<R> {
+    /// Up to `expected` records held within `budget` bytes, spilled to
+    /// `path`. The batch is sized once, for the fewer of the expected
+    /// records and the budget's worth: grown by doubling, it would take up
+    /// to twice either.
+    pub(crate) fn new(budget: u64, expected: u64, path: PathBuf) -> Batched<R> {
+        let most = (budget / std::mem::size_of::<R>().max(1) as u64).max(1024);
+        let batch = Vec::with_capacity(usize::try_from(most.min(expected)).unwrap_or(0));
+        Batched {
+            batch,
+            most: usize::try_from(most).unwrap_or(usize::MAX),
+            budget,
+            spill: SpillFile::new(path),
+        }
+    }
+
+    pub(crate) fn push(&mut self, record: R) -> anyhow::Result<()> {
+        self.batch.push(record);
+        if self.batch.len() >= self.most {
+            self.spill.write(self.batch.drain(..))?;
+        }
+        Ok(())
+    }
+
+    /// Whether records went to the spill file.
+    #[cfg(test)]
+    pub(crate) fn spilled(&self) -> bool {
+        self.spill.is_used()
+    }
+
+    /// Calls `f` with every record in ascending order, sorted within the
+    /// budget; the spill file is removed.
+    pub(crate) fn sorted(self, f: impl FnMut(R) -> anyhow::Result<()>) -> anyhow::Result<()> {
+        let Batched { mut batch, budget, mut spill, .. } = self;
+        if spill.is_used() {
+            spill.write(batch.into_iter())?;
+            return spill.sorted(budget, f);
+        }
+        batch.sort_unstable();
+        batch.into_iter().try_for_each(f)
+    }
+}
+
 /// A record as `extsort` wants it: ordered, and encoded in its file layout.
 #[derive(PartialEq, Eq, PartialOrd, Ord)]
 struct Sorted<R>(R);
