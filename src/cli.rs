@@ -644,6 +644,7 @@ impl ResourceArgs {
 
 /// Parses the arguments and runs the command.
 pub fn run(cli: Cli) -> anyhow::Result<()> {
+    crate::memory::configure_allocator();
     let progress = Progress::new(cli.quiet).with_summaries(cli.stats);
     match cli.command {
         Command::Run(args) => {
