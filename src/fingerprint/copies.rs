@@ -64,7 +64,6 @@
 //! mostly lack a digest too.
 
 use std::collections::HashMap;
-use std::collections::hash_map::Entry as MapEntry;
 use std::path::Path;
 
 use anyhow::bail;
@@ -270,14 +269,37 @@ impl CopyIndex {
         self.runs.as_ref().map_or(0, |r| r.slots)
     }
 
+    /// Whether the table may take one more slot without growing past
+    /// `max_slots`, its capacity. hashbrown makes room for one more slot
+    /// before every `insert` or `entry`, even of a key it has: called on a
+    /// full table, either grew it from 2^20 buckets to 2^21 (91 MB with the
+    /// old table, at `--memory 256M`, heaptrack). So a key already held is
+    /// changed in place ([`CopyIndex::set`]), and a new one is inserted only
+    /// while there is room.
+    fn has_room(&self) -> bool {
+        self.slots.len() < self.max_slots
+    }
+
+    /// Sets the slot of `key`, in place if the table holds it.
+    fn set(&mut self, key: &Key, slot: Slot) {
+        match self.slots.get_mut(key) {
+            Some(held) => *held = slot,
+            None => {
+                self.slots.insert(*key, slot);
+            }
+        }
+    }
+
     /// The slot of `key` in a run, if one has it, now also held in the
-    /// table (marked [`FROM_RUN`]) for the lookups that follow: a copy is
-    /// claimed, then its original's outcome read.
+    /// table (marked [`FROM_RUN`]) while it has room, for the lookups that
+    /// follow: a copy is claimed, then its original's outcome read.
     fn in_runs(&mut self, key: &Key) -> anyhow::Result<Option<Slot>> {
         let Some(runs) = self.runs.as_ref().filter(|r| r.slots > 0) else { return Ok(None) };
         let Some(found) = runs.get(key)? else { return Ok(None) };
         let slot = Slot { decoding: found.decoding, outcome: found.outcome, first: FROM_RUN };
-        self.slots.insert(*key, slot);
+        if self.has_room() || self.slots.contains_key(key) {
+            self.set(key, slot);
+        }
         Ok(Some(slot))
     }
 
@@ -312,12 +334,13 @@ impl CopyIndex {
         {
             return if slot.decoding == claim.decoding { Hint::Copy(claim.key) } else { Hint::Extract };
         }
-        let slot = match self.slots.entry(claim.key) {
-            MapEntry::Vacant(v) => {
-                v.insert(Slot { decoding: claim.decoding, outcome: UNCLAIMED, first });
-                return Hint::Extract;
+        let room = self.has_room();
+        let Some(slot) = self.slots.get_mut(&claim.key) else {
+            // A full table takes no note: the next claim makes room.
+            if room {
+                self.slots.insert(claim.key, Slot { decoding: claim.decoding, outcome: UNCLAIMED, first });
             }
-            MapEntry::Occupied(o) => o.into_mut(),
+            return Hint::Extract;
         };
         let same = slot.decoding == claim.decoding;
         if slot.outcome != UNCLAIMED {
@@ -351,8 +374,7 @@ impl CopyIndex {
             Some(slot) if claim.digest && slot.decoding == claim.decoding => Claim::Copy(claim.key),
             Some(_) => Claim::None,
             None => {
-                self.slots
-                    .insert(claim.key, Slot { decoding: claim.decoding, outcome: PENDING, first: [0; 2] });
+                self.set(&claim.key, Slot { decoding: claim.decoding, outcome: PENDING, first: [0; 2] });
                 Claim::Original(claim.key)
             }
         })
@@ -661,7 +683,12 @@ mod tests {
             let mut claims = Vec::new();
             for (step, &i) in order.iter().enumerate() {
                 let key = ClaimKey::of(&docs[i]).unwrap();
+                let before = index.slots.len();
                 hints[i] = Some(index.hint(&key, i as u64));
+                // A hint never grows a full table.
+                if bound > 0 {
+                    proptest::prop_assert!(index.slots.len() <= before.max(bound));
+                }
                 // Write, now or later, every record read up to the first
                 // one not read yet.
                 if flushes[step] || step + 1 == order.len() {
@@ -719,6 +746,36 @@ mod tests {
             }
         }
         assert_eq!(index.spilled(), spilled);
+    }
+
+    /// A table bounded at a hash table's capacity (7 slots, 8 buckets)
+    /// stays at that capacity while read jobs note keys ahead of the
+    /// claims, and copies of spilled originals are found.
+    #[test]
+    fn a_full_table_does_not_grow() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut index = CopyIndex::bounded(7, dir.path(), 64);
+        let doc = |i: usize| {
+            // Every fifth record repeats the payload of one read long before.
+            let digest = if i % 5 == 4 { i / 4 } else { i };
+            raw(Some(&format!("sha1:{digest:040x}")), "text/html", "http://a/", None)
+        };
+        let ahead = 3;
+        for i in 0..ahead {
+            index.hint(&ClaimKey::of(&doc(i)).unwrap(), i as u64);
+        }
+        let mut copies = 0;
+        for i in 0..300 {
+            index.hint(&ClaimKey::of(&doc(i + ahead)).unwrap(), (i + ahead) as u64);
+            match claim(&mut index, &doc(i)) {
+                Claim::Original(key) => index.record(key, Became::Doc(i as u32)),
+                Claim::Copy(_) => copies += 1,
+                Claim::None => panic!("one decoding"),
+            }
+            assert!(index.slots.capacity() <= 7, "record {i}: capacity {}", index.slots.capacity());
+        }
+        assert_eq!(copies, (0..300).filter(|i| i % 5 == 4 && (i / 4) % 5 != 4).count());
+        assert!(index.spilled() > 200);
     }
 
     #[test]
