@@ -49,9 +49,9 @@
 //! response. Its table stops growing at a quarter of `--memory`; the slots
 //! beyond go to sorted runs on disk ([`super::copy_runs`]). On 2.1 million
 //! pages at `--memory 256M` that took the fingerprint stage's peak RSS from
-//! 220 MB to 159 MB, and its time from 47.6 to 44.4 s (one run each, the
-//! same outputs): the table no longer grows to 2^22 buckets, nor holds the
-//! old and new tables while it does. Keys are 96 bits of an xxh3-128
+//! 220 MB to 135 MB in the same time (43.1 s, interleaved rounds) and with
+//! the same outputs: the table no longer grows to 2^22 buckets, nor holds
+//! the old and new tables while it does. Keys are 96 bits of an xxh3-128
 //! so that an accidental collision stays negligible (about n²/2⁹⁷) at any
 //! crawl size one machine reads. The list of copies is 8 bytes per copy.
 //! [`fill_docs`] holds the docs.csv row (about 100-200 bytes, most of it
