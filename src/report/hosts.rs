@@ -629,7 +629,7 @@ mod tests {
         // link; 4@c is linked to 3 only.
         let docs = Docs {
             center: vec![0, 1, 0, 3, 4],
-            bytes: vec![1; 5],
+            bytes: vec![1; 5].into(),
             host: vec![0, 0, 1, 1, 2],
             hosts: vec!["a".into(), "b".into(), "c".into()],
             group_size: vec![2, 1, 0, 1, 1],
@@ -689,7 +689,8 @@ mod tests {
                 links.insert((i.min(j), i.max(j)));
             }
         }
-        let docs = Docs { bytes: vec![1; center.len()], center, host, hosts, group_size, ..Docs::default() };
+        let docs =
+            Docs { bytes: vec![1; center.len()].into(), center, host, hosts, group_size, ..Docs::default() };
         (docs, links)
     }
 

@@ -510,7 +510,7 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
         scope: scope.to_string(),
         documents: n as u64,
         empty_documents: empty,
-        bytes: docs.bytes.iter().sum(),
+        bytes: docs.bytes.total(),
         exact,
         near,
         histogram: HistogramSummary {

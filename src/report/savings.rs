@@ -82,12 +82,12 @@ impl Greedy {
 
 /// The pages and bytes not kept.
 pub fn skippable(docs: &Docs, kept: impl Fn(u32) -> bool) -> Skippable {
-    let total_bytes: u64 = docs.bytes.iter().sum();
+    let total_bytes = docs.bytes.total();
     let (mut pages, mut bytes) = (0u64, 0u64);
     for d in 0..docs.len() as u32 {
         if !kept(d) {
             pages += 1;
-            bytes += docs.bytes[d as usize];
+            bytes += docs.bytes.get(d);
         }
     }
     Skippable {
@@ -135,7 +135,7 @@ mod tests {
         }
         Docs {
             center,
-            bytes: vec![10; n],
+            bytes: vec![10; n].into(),
             host: vec![0; n],
             hosts: vec![String::new()],
             group_size,
