@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use super::copies::Key;
-use crate::store::{self, HEADER_SIZE, Header, Record, RecordReader, RecordWriter};
+use crate::store::{self, HEADER_SIZE, Header, Record, RecordReader, RecordWriter, le_u32};
 
 /// Slots per block: a block read is 4,080 bytes, one page.
 const BLOCK: usize = 204;
@@ -58,8 +58,7 @@ impl Record for RunSlot {
     fn decode(b: &[u8]) -> Self {
         let mut key = [0u8; 12];
         key.copy_from_slice(&b[..12]);
-        let word = |at: usize| u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
-        RunSlot { key, decoding: word(12), outcome: word(16) }
+        RunSlot { key, decoding: le_u32(&b[12..16]), outcome: le_u32(&b[16..20]) }
     }
 }
 
@@ -106,17 +105,9 @@ impl Run {
         self.file
             .read_exact_at(bytes, offset)
             .with_context(|| format!("cannot read {} at offset {offset}", self.path.display()))?;
-        let slot_at = |i: usize| &bytes[i * RunSlot::SIZE..(i + 1) * RunSlot::SIZE];
-        let (mut low, mut high) = (0, count);
-        while low < high {
-            let mid = (low + high) / 2;
-            match slot_at(mid)[..12].cmp(&key[..]) {
-                std::cmp::Ordering::Less => low = mid + 1,
-                std::cmp::Ordering::Greater => high = mid,
-                std::cmp::Ordering::Equal => return Ok(Some(RunSlot::decode(slot_at(mid)))),
-            }
-        }
-        Ok(None)
+        let (slots, _) = bytes.as_chunks::<{ RunSlot::SIZE }>();
+        let found = slots.binary_search_by(|slot| slot[..12].cmp(&key[..]));
+        Ok(found.ok().map(|i| RunSlot::decode(&slots[i])))
     }
 
     fn remove(self) -> anyhow::Result<()> {

@@ -46,8 +46,8 @@ use xxhash_rust::xxh3::{xxh3_64, xxh3_128};
 
 use super::fields::Cell;
 use super::input::{Docs, EMPTY, Urls};
-use crate::store::Record;
 use crate::store::sort::Batched;
+use crate::store::{Record, le_u32, le_u64};
 
 /// What two URLs differ by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -273,14 +273,12 @@ impl Record for UrlEntry {
         out[36..40].copy_from_slice(&self.center.to_le_bytes());
     }
     fn decode(b: &[u8]) -> Self {
-        let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or_default());
-        let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap_or_default());
         UrlEntry {
-            base: [u64_at(0), u64_at(8)],
-            tail: u64_at(16),
-            query: u64_at(24),
-            row: u32_at(32),
-            center: u32_at(36),
+            base: [le_u64(&b[..8]), le_u64(&b[8..16])],
+            tail: le_u64(&b[16..24]),
+            query: le_u64(&b[24..32]),
+            row: le_u32(&b[32..36]),
+            center: le_u32(&b[36..40]),
         }
     }
 }

@@ -33,7 +33,7 @@ use crate::fuzzy;
 use crate::progress::Progress;
 use crate::read::{self, Item, RawDoc, ReadOptions};
 use crate::store::sort::Batched;
-use crate::store::{CsvOut, FuzzySignature, Manifest, Record, RecordReader};
+use crate::store::{CsvOut, FuzzySignature, Manifest, Record, RecordReader, le_u32};
 
 /// How the fuzzy signature is computed.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -117,8 +117,7 @@ impl Record for TitleEntry {
         out[8..12].copy_from_slice(&self.row.to_le_bytes());
     }
     fn decode(b: &[u8]) -> Self {
-        let word = |at: usize| u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
-        TitleEntry { key: [word(0), word(4)], row: word(8) }
+        TitleEntry { key: [le_u32(&b[..4]), le_u32(&b[4..8])], row: le_u32(&b[8..12]) }
     }
 }
 

@@ -45,7 +45,7 @@ use super::fields::{self, Cell};
 use super::histogram::percent;
 use super::input::{Docs, EMPTY, for_each_pair};
 use crate::store::sort::SpillFile;
-use crate::store::{Header, Record, RecordReader, RecordWriter};
+use crate::store::{Header, Record, RecordReader, RecordWriter, le_u32, le_u64};
 
 /// A host mirrors another when more than this share of its non-empty
 /// documents are replicated there ...
@@ -99,9 +99,7 @@ impl Record for Entry {
         out[..8].copy_from_slice(&self.0.to_le_bytes());
     }
     fn decode(b: &[u8]) -> Self {
-        let mut e = [0u8; 8];
-        e.copy_from_slice(&b[..8]);
-        Entry(u64::from_le_bytes(e))
+        Entry(le_u64(&b[..8]))
     }
 }
 
@@ -126,7 +124,7 @@ impl Record for HostLink {
         }
     }
     fn decode(b: &[u8]) -> Self {
-        let at = |i: usize| u32::from_le_bytes([b[i * 4], b[i * 4 + 1], b[i * 4 + 2], b[i * 4 + 3]]);
+        let at = |i: usize| le_u32(&b[i * 4..i * 4 + 4]);
         HostLink { a: at(0), b: at(1), a_on_b: at(2), b_on_a: at(3) }
     }
 }
