@@ -149,9 +149,8 @@ pub fn for_each_doc(
 /// doubling past 2^21 rows held 2^22: twice the memory on a crawl of 2.1
 /// million pages), calling `also` with every row, its number and its
 /// exact-group center ([`EMPTY`] for an empty document) in the same pass:
-/// what
-/// other parts of the report take from every row (URL keys, title hashes)
-/// is gathered there, not in passes of their own.
+/// what other parts of the report take from every row (URL keys, title
+/// keys) is gathered there, not in passes of their own.
 pub fn load_docs(
     path: &Path,
     expected: u64,
