@@ -39,13 +39,13 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use rustc_hash::FxHashMap;
 use serde::Serialize;
 use url::{Position, Url};
 use xxhash_rust::xxh3::{xxh3_64, xxh3_128};
 
-use super::fields::Cell;
-use super::input::{Docs, EMPTY, Urls};
+use super::alias_table::Gathering;
+pub use super::alias_table::{Example, NearPairs};
+use super::input::{Docs, EMPTY};
 use crate::store::sort::Batched;
 use crate::store::{Record, le_u32, le_u64};
 
@@ -307,11 +307,8 @@ impl UrlEntries {
     }
 
     /// Calls `f` with every entry in [`UrlEntry`]'s order.
-    fn sorted(self, mut f: impl FnMut(UrlEntry)) -> anyhow::Result<()> {
-        self.entries.sorted(|e| {
-            f(e);
-            Ok(())
-        })
+    fn sorted(self, f: impl FnMut(UrlEntry) -> anyhow::Result<()>) -> anyhow::Result<()> {
+        self.entries.sorted(f)
     }
 }
 
@@ -328,6 +325,9 @@ pub enum Content {
 }
 
 impl Content {
+    /// In the order of their discriminants.
+    pub const ALL: [Content; 4] = [Content::Exact, Content::Near, Content::Different, Content::Empty];
+
     pub fn name(self) -> &'static str {
         match self {
             Content::Exact => "exact",
@@ -339,7 +339,7 @@ impl Content {
 }
 
 /// One alias pair.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Alias {
     pub kind: AliasKind,
     pub doc_a: u32,
@@ -357,17 +357,25 @@ pub struct AliasCounts {
     pub empty: u64,
 }
 
-/// The alias pairs of every kind, sorted by (kind, doc_a, doc_b), with
-/// `Different` where the content is not an exact copy ([`NearPairs`]
-/// tells the near-replicas), and the www and https flags.
-pub fn find(entries: UrlEntries, docs: &Docs) -> anyhow::Result<(Vec<Alias>, UrlUnique)> {
-    let mut aliases = Vec::new();
+/// The alias pairs of every kind, gathered within `budget` bytes (spilled
+/// to `scratch` beyond it) for the pass over the Overlap table that tells
+/// which pairs of two texts are near-replicas ([`NearPairs`]), and the www
+/// and https flags.
+pub fn find(
+    entries: UrlEntries,
+    docs: &Docs,
+    budget: u64,
+    scratch: &Path,
+) -> anyhow::Result<(NearPairs, UrlUnique)> {
+    let expected = docs.len() as u64;
+    let mut pairs = Gathering::new(budget, expected, scratch);
+    let mut found = Vec::new();
     let mut unique = UrlUnique { not: vec![0; docs.len()] };
     let mut group: Vec<UrlEntry> = Vec::new();
     let mut members = Vec::new();
-    let mut one_base = |group: &[UrlEntry]| {
+    let mut one_base = |group: &[UrlEntry]| -> anyhow::Result<()> {
         if group.len() < 2 {
-            return;
+            return Ok(());
         }
         for kind in AliasKind::ALL {
             // The group's documents by this kind's key, in row order
@@ -381,21 +389,22 @@ pub fn find(entries: UrlEntries, docs: &Docs) -> anyhow::Result<(Vec<Alias>, Url
             }));
             members.sort_unstable_by_key(|m| (m.key, m.doc));
             for same in members.chunk_by(|a, b| a.key == b.key) {
-                pair_group(docs, kind, same, &mut aliases);
+                pair_group(docs, kind, same, &mut found);
                 unique.mark(kind, same);
             }
         }
+        found.drain(..).try_for_each(|a| pairs.push(docs, a))
     };
     entries.sorted(|e| {
         if group.last().is_some_and(|g| g.base != e.base) {
-            one_base(&group);
+            one_base(&group)?;
             group.clear();
         }
         group.push(e);
+        Ok(())
     })?;
-    one_base(&group);
-    aliases.sort();
-    Ok((aliases, unique))
+    one_base(&group)?;
+    Ok((pairs.finish()?, unique))
 }
 
 /// One document of a group of equal base under one kind: its key beside
@@ -444,112 +453,6 @@ fn content_of(docs: &Docs, a: u32, b: u32) -> Content {
     } else {
         Content::Different
     }
-}
-
-/// The center pairs of the `Different` aliases, looked up in the first
-/// pass over the Overlap table (a pass of their own was a quarter of the
-/// table's reading), then marked `Near` where they are linked.
-pub struct NearPairs {
-    /// Each pair, packed as [`pack`] does, and whether it is linked.
-    linked: FxHashMap<u64, bool>,
-}
-
-/// A center pair in either order, as one key.
-fn pack(a: u32, b: u32) -> u64 {
-    (u64::from(a.min(b)) << 32) | u64::from(a.max(b))
-}
-
-impl NearPairs {
-    pub fn new(docs: &Docs, aliases: &[Alias]) -> NearPairs {
-        let linked = aliases
-            .iter()
-            .filter(|a| a.content == Content::Different)
-            .map(|a| (pack(docs.center[a.doc_a as usize], docs.center[a.doc_b as usize]), false))
-            .collect();
-        NearPairs { linked }
-    }
-
-    /// One Overlap-table pair.
-    pub fn pair(&mut self, i: u32, j: u32) {
-        if !self.linked.is_empty()
-            && let Some(linked) = self.linked.get_mut(&pack(i, j))
-        {
-            *linked = true;
-        }
-    }
-
-    /// Turns `Different` into `Near` where the centers are linked.
-    pub fn mark(self, docs: &Docs, aliases: &mut [Alias]) {
-        for a in aliases.iter_mut().filter(|a| a.content == Content::Different) {
-            let key = pack(docs.center[a.doc_a as usize], docs.center[a.doc_b as usize]);
-            if self.linked.get(&key) == Some(&true) {
-                a.content = Content::Near;
-            }
-        }
-    }
-}
-
-/// Counts per kind, in [`AliasKind::ALL`] order.
-pub fn counts(aliases: &[Alias]) -> [AliasCounts; 4] {
-    AliasKind::ALL.map(|kind| {
-        let mut c = AliasCounts::default();
-        for a in aliases.iter().filter(|a| a.kind == kind) {
-            c.pairs += 1;
-            match a.content {
-                Content::Exact => c.exact += 1,
-                Content::Near => c.near += 1,
-                Content::Different => c.different += 1,
-                Content::Empty => c.empty += 1,
-            }
-        }
-        c
-    })
-}
-
-/// One alias pair to show people, with its URLs.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Example {
-    pub kind: AliasKind,
-    pub url_a: String,
-    pub url_b: String,
-    pub content: Content,
-}
-
-/// The rows whose URLs [`write_csv`] shows, sorted.
-pub fn rows(aliases: &[Alias]) -> Vec<u32> {
-    let mut rows: Vec<u32> = aliases.iter().flat_map(|a| [a.doc_a, a.doc_b]).collect();
-    rows.sort_unstable();
-    rows.dedup();
-    rows
-}
-
-/// Writes `aliases.csv`: `kind,doc_a,doc_b,url_a,url_b,content`, with the
-/// URLs of [`rows`] in `urls`. Returns one example per kind: its first
-/// pair of the most similar content.
-pub fn write_csv(path: &Path, docs: &Docs, aliases: &[Alias], urls: &Urls) -> anyhow::Result<Vec<Example>> {
-    let url = |d: u32| urls.get(d).unwrap_or("");
-    let rows = aliases.iter().map(|a| {
-        [
-            a.kind.name().into(),
-            Cell::number(docs.doc_id(a.doc_a)),
-            Cell::number(docs.doc_id(a.doc_b)),
-            url(a.doc_a).into(),
-            url(a.doc_b).into(),
-            a.content.name().into(),
-        ]
-    });
-    crate::store::write_rows(path, &["kind", "doc_a", "doc_b", "url_a", "url_b", "content"], rows.map(Ok))?;
-    let examples = AliasKind::ALL
-        .iter()
-        .filter_map(|&kind| {
-            // Content orders exact, near, different, empty: the most
-            // similar first, then the smallest docIDs.
-            aliases.iter().filter(|a| a.kind == kind).min_by_key(|a| (a.content, a.doc_a, a.doc_b)).map(|a| {
-                Example { kind, url_a: url(a.doc_a).into(), url_b: url(a.doc_b).into(), content: a.content }
-            })
-        })
-        .collect();
-    Ok(examples)
 }
 
 /// YaCy's `www_unique` and `http_unique` for every document.
@@ -678,7 +581,7 @@ mod tests {
         .unwrap();
         let mut entries = UrlEntries::new(1 << 20, 6, dir.path());
         let docs = load_docs(&p, 6, |r, center, row| entries.add(r, center, row.url)).unwrap();
-        let (_, u) = find(entries, &docs).unwrap();
+        let (_, u) = find(entries, &docs, 1 << 20, dir.path()).unwrap();
         assert_eq!(u.flags(0), (false, true), "http://a.org/x");
         assert_eq!(u.flags(1), (true, true), "http://www.a.org/x");
         assert_eq!(u.flags(2), (true, false), "http://b.org/y");
@@ -848,7 +751,17 @@ mod tests {
             entries.add(d as u32, docs.center[d], url).unwrap();
         }
         assert_eq!(entries.entries.spilled(), spills);
-        let (aliases, unique) = find(entries, docs).unwrap();
+        let (mut near, unique) = find(entries, docs, budget, dir.path()).unwrap();
+        near.cursor().unwrap().finish().unwrap();
+        let table = near.finish().unwrap();
+        let mut aliases = Vec::new();
+        table
+            .for_each(|a| {
+                aliases.push(a);
+                Ok(())
+            })
+            .unwrap();
+        drop(table);
         let flags = (0..urls.len() as u32).map(|d| unique.flags(d)).collect();
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "scratch files left");
         (aliases, flags)

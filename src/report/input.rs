@@ -279,6 +279,10 @@ pub fn urls_of(path: &Path, wanted: &[u32]) -> anyhow::Result<Urls> {
 pub struct UrlsWanted<'a> {
     next: std::iter::Peekable<std::slice::Iter<'a, u32>>,
     urls: Urls,
+    /// Bytes the URLs and their places may take, if bounded ...
+    cap: Option<usize>,
+    /// ... and the first wanted row they did not fit.
+    stopped: Option<u32>,
 }
 
 impl<'a> UrlsWanted<'a> {
@@ -289,23 +293,57 @@ impl<'a> UrlsWanted<'a> {
             ends: Vec::with_capacity(wanted.len()),
             text: String::new(),
         };
-        UrlsWanted { next: wanted.iter().peekable(), urls }
+        UrlsWanted { next: wanted.iter().peekable(), urls, cap: None, stopped: None }
+    }
+
+    /// For the `wanted` rows, sorted, as long as their URLs and places
+    /// ([`URL_PLACE`] bytes a wanted row, held from the start) fit in
+    /// `cap` bytes: the rows from the first that does not fit on are not
+    /// gathered. The text grows by doubling up to the cap, never past it.
+    pub fn capped(wanted: &'a [u32], cap: usize) -> Self {
+        let text_cap = cap.saturating_sub(wanted.len() * URL_PLACE);
+        UrlsWanted { cap: Some(text_cap), ..UrlsWanted::new(wanted) }
     }
 
     /// Row `r`, with its URL; rows come in ascending order.
     pub fn add(&mut self, r: u32, url: &str) {
+        if self.stopped.is_some() {
+            return;
+        }
         while self.next.next_if(|&&w| w < r).is_some() {}
         if self.next.next_if_eq(&&r).is_some() {
+            let text = &mut self.urls.text;
+            let needed = text.len() + url.len();
+            if let Some(cap) = self.cap {
+                if needed > cap {
+                    self.stopped = Some(r);
+                    return;
+                }
+                if needed > text.capacity() {
+                    let grown = (2 * text.capacity()).max(needed).min(cap);
+                    text.reserve_exact(grown - text.len());
+                }
+            }
+            text.push_str(url);
             self.urls.rows.push(r);
-            self.urls.text.push_str(url);
-            self.urls.ends.push(self.urls.text.len());
+            self.urls.ends.push(text.len());
         }
     }
 
     pub fn finish(self) -> Urls {
         self.urls
     }
+
+    /// The URLs gathered, and the first wanted row whose URL did not fit
+    /// the cap (every row from it on is missing), if one did not.
+    pub fn finish_capped(self) -> (Urls, Option<u32>) {
+        (self.urls, self.stopped)
+    }
 }
+
+/// Bytes [`Urls`] holds per row beside its URL: the row and where its URL
+/// ends.
+pub const URL_PLACE: usize = 4 + std::mem::size_of::<usize>();
 
 #[cfg(test)]
 mod tests {
@@ -359,6 +397,31 @@ mod tests {
         let o = write(dir.path(), "o2.csv", "doc_i,doc_j,shared\n0,x,5\n");
         let e = format!("{:#}", for_each_pair(&o, &docs, |_, _, _| Ok(())).unwrap_err());
         assert!(e.contains("line 2") && e.contains("doc_j"), "{e}");
+    }
+
+    #[test]
+    fn capped_urls_stop_at_the_first_row_that_does_not_fit() {
+        let wanted = [1, 2, 3, 5];
+        let cap = wanted.len() * URL_PLACE + 25;
+        let mut urls = UrlsWanted::capped(&wanted, cap);
+        for r in 0..7 {
+            urls.add(r, &format!("http://{r}/"));
+        }
+        let (urls, stopped) = urls.finish_capped();
+        // Each URL is 9 bytes: two fit in 25, the third does not.
+        assert_eq!(stopped, Some(3));
+        assert_eq!(
+            (urls.get(1), urls.get(2), urls.get(3), urls.get(5)),
+            (Some("http://1/"), Some("http://2/"), None, None)
+        );
+        assert!(urls.text.capacity() <= 25, "{}", urls.text.capacity());
+        // Uncapped, every wanted row.
+        let mut all = UrlsWanted::new(&wanted);
+        for r in 0..7 {
+            all.add(r, &format!("http://{r}/"));
+        }
+        let (all, stopped) = all.finish_capped();
+        assert_eq!((stopped, all.get(5)), (None, Some("http://5/")));
     }
 
     #[test]

@@ -5,19 +5,22 @@
 //! It reads what the earlier stages wrote (`docs.csv`, `overlap.csv`,
 //! `stats.json`, `fuzzy.fpd`) and, for fuzzy signatures with other than
 //! the default parameters only, the inputs again.
-//! Memory grows with the documents (arrays of one to forty bytes each,
-//! about 80 bytes per document at the peak, while docs.csv is loaded with
-//! each URL's alias entry: under 1 GB for 10 million documents), not with
-//! the Overlap table, which is streamed: once for components, savings,
-//! near-replica counts and alias content, once each for group diameters
-//! and host overlap. docs.csv is read three times: for every per-document
-//! column; to write it again with each document's near_group, gathering
-//! the URLs the tables show in the same pass; and to write flags.csv. Two
-//! structures depend on the links, each within a quarter of `--memory`:
-//! the host overlap's linked (exact group, host) entries and host-pair
-//! counts, spilled to the stage's scratch directory beyond it
-//! ([`hosts`]), and the links of the groups whose diameter is measured,
-//! held a batch at a time.
+//! Memory grows with the documents (fixed-width columns of one to four
+//! bytes each, about 31 bytes per document at the peak), not with the
+//! Overlap table, which is streamed: once for components, savings,
+//! near-replica counts and which alias pairs are near-replicas, once each
+//! for group diameters and host overlap. docs.csv is read three times: for
+//! every per-document column; to write it again with each document's
+//! near_group, gathering the URLs the tables show in the same pass; and to
+//! write flags.csv. What is gathered per document or per link is held
+//! within shares of `--memory` and spilled to the stage's scratch
+//! directory beyond them: the URL keys of alias matching (a quarter) and
+//! the alias pairs found (an eighth, [`alias_table`], whose URLs are
+//! gathered a quarter of the budget at a time, in more passes over
+//! docs.csv beyond the first), the (host, title) keys (an eighth), the
+//! host overlap's linked (exact group, host) entries and host-pair counts
+//! ([`hosts`], a quarter), and the links of the groups whose diameter is
+//! measured, held a batch at a time.
 //!
 //! Outputs: `report.json` (below), `groups.csv` ([`groups`]), `hosts.csv`
 //! ([`hosts`]), `host-summary.csv` ([`host_summary`]), `aliases.csv`
@@ -50,6 +53,7 @@
 //! which is why groups carry a diameter and a `chained` flag, and why the
 //! host overlap and `near_replica_count` use direct links only.
 
+pub mod alias_table;
 pub mod aliases;
 pub mod components;
 pub mod fields;
@@ -372,19 +376,21 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
     // One pass over docs.csv for everything taken from every row.
     let mut url_entries = aliases::UrlEntries::new(cfg.memory / 4, manifest.documents, scratch);
     let mut titles = flags::Titles::new(cfg.memory / 8, manifest.documents, scratch);
+    let mut url_bytes = 0u64;
     let docs = input::load_docs(&docs_csv, manifest.documents, |r, center, row| {
         url_entries.add(r, center, row.url)?;
         titles.add(r, row.host, row.title())?;
+        url_bytes += row.url.len() as u64;
         Ok(())
     })?;
     let n = docs.len();
-    let (mut alias_pairs, url_unique) = aliases::find(url_entries, &docs)?;
+    let (mut near_aliases, url_unique) = aliases::find(url_entries, &docs, cfg.memory / 8, scratch)?;
     let title_unique = titles.unique(n)?;
     let compared = runs::load(&manifest, out, n as u64, &cfg.compare)?;
 
-    let mut near_aliases = aliases::NearPairs::new(&docs, &alias_pairs);
     let pass = link_pass(&docs, &overlap, &mut near_aliases)?;
-    near_aliases.mark(&docs, &mut alias_pairs);
+    let alias_table = near_aliases.finish()?;
+    let alias_summary = alias_table.summary()?;
     let (exact, exact_h, near_h, empty) = histograms(&docs, &pass.label);
     let near_count = pass.near_count;
     let kept = pass.kept;
@@ -410,25 +416,34 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
     let host_counts = host_summary::HostCounts::new(&docs, |row| group_of(row).is_some());
 
     // One more pass over docs.csv: each document's near_group written in,
-    // and the URLs the groups, their members and the aliases show read.
+    // and the URLs the groups, their members and the alias examples show
+    // read, with those of the first window of alias pairs (the only one
+    // unless their URLs are over a quarter of the budget).
     let mut wanted = groups::rows(&all_groups);
-    wanted.extend(aliases::rows(&alias_pairs));
+    wanted.extend(alias_summary.rows());
     wanted.extend(members.iter().flatten());
     wanted.sort_unstable();
     wanted.dedup();
+    let mean_url = url_bytes / (n as u64).max(1);
+    let mut alias_windows = alias_table.windows(cfg.memory / 4, mean_url);
+    let first_aliases = alias_windows.next_window()?.unwrap_or_default();
+    let mut alias_urls = first_aliases.urls();
     let mut urls = input::UrlsWanted::new(&wanted);
     store::docs::write_near_groups(&docs_csv, |row, doc| {
         urls.add(row, doc.url);
+        alias_urls.add(row, doc.url);
         group_of(row).map(|g| docs.doc_id(g))
     })?;
     let urls = urls.finish();
+    let alias_urls = alias_urls.finish_capped();
     drop(wanted);
     drop(membership);
     drop(label);
     groups::write_csv(&out.groups(), &all_groups, &docs, &urls)?;
-    let alias_examples = aliases::write_csv(&out.aliases(), &docs, &alias_pairs, &urls)?;
-    let [www, scheme, index, query] = aliases::counts(&alias_pairs);
-    drop(alias_pairs);
+    alias_table::write_csv(&out.aliases(), &docs, &docs_csv, alias_windows, first_aliases, alias_urls)?;
+    drop(alias_table);
+    let alias_examples = alias_summary.examples(&urls);
+    let [www, scheme, index, query] = alias_summary.counts.clone();
     let near = NearSummary {
         pairs: pass.pairs,
         groups: all_groups.len() as u64,
@@ -579,6 +594,7 @@ fn link_pass(
     overlap: &Path,
     near_aliases: &mut aliases::NearPairs,
 ) -> anyhow::Result<LinkPass> {
+    let mut near_aliases = near_aliases.cursor()?;
     let n = docs.len();
     let mut uf = groups::union_exact(docs);
     let mut greedy = savings::Greedy::new(docs);
@@ -593,10 +609,11 @@ fn link_pass(
         degree[j as usize] = degree[j as usize].saturating_add(1);
         near_count[i as usize] = near_count[i as usize].saturating_add(docs.group_size[j as usize]);
         near_count[j as usize] = near_count[j as usize].saturating_add(docs.group_size[i as usize]);
-        near_aliases.pair(i, j);
+        near_aliases.pair(i, j)?;
         pairs += 1;
         Ok(())
     })?;
+    near_aliases.finish()?;
     // Copies have their center's links.
     for d in 0..n {
         let c = docs.center[d];

@@ -379,6 +379,18 @@ impl<R: Record> RecordReader<R> {
         })
     }
 
+    /// Goes to record `index` (the first is 0), or to the end if there
+    /// are not that many.
+    pub(crate) fn seek_record(&mut self, index: u64, count: u64) -> anyhow::Result<()> {
+        let index = index.min(count);
+        let at = HEADER_SIZE as u64 + index * R::SIZE as u64;
+        self.input
+            .seek(SeekFrom::Start(at))
+            .with_context(|| format!("cannot read {}", self.path.display()))?;
+        self.remaining = count - index;
+        Ok(())
+    }
+
     /// Records not yet read, as the header counts them.
     pub(crate) fn remaining(&self) -> u64 {
         self.remaining

@@ -206,6 +206,80 @@ impl<R: Record + Ord> Batched<R> {
         batch.sort_unstable();
         batch.into_iter().try_for_each(f)
     }
+
+    /// The records in ascending order, to be read back in order as often
+    /// as needed, or a record at a time beside another stream: the list
+    /// itself when nothing was spilled, otherwise a record file at `path`
+    /// written from the spill's sort.
+    pub(crate) fn finish(self, path: &Path) -> anyhow::Result<SortedRecords<R>> {
+        if !self.spill.is_used() {
+            // The batch was sized for the records expected, which may be
+            // many more than came.
+            let mut batch = self.batch;
+            batch.sort_unstable();
+            batch.shrink_to_fit();
+            return Ok(SortedRecords::Memory(batch));
+        }
+        let mut w = RecordWriter::create(path, Header::new::<R>("", true, 0, 1))?;
+        self.sorted(|r| w.push(&r))?;
+        w.finish()?;
+        Ok(SortedRecords::File(path.to_path_buf()))
+    }
+}
+
+/// Records in ascending order ([`Batched::finish`]): in memory, or in a
+/// record file that is removed when they are dropped.
+pub(crate) enum SortedRecords<R: Record> {
+    Memory(Vec<R>),
+    File(PathBuf),
+}
+
+impl<R: Record> SortedRecords<R> {
+    /// Reads the records from the first.
+    pub(crate) fn reader(&self) -> anyhow::Result<SortedReader<'_, R>> {
+        self.reader_at(0)
+    }
+
+    /// Reads the records from the one at `index` (the first is 0).
+    pub(crate) fn reader_at(&self, index: u64) -> anyhow::Result<SortedReader<'_, R>> {
+        Ok(match self {
+            SortedRecords::Memory(records) => {
+                let from = usize::try_from(index).unwrap_or(usize::MAX).min(records.len());
+                SortedReader::Memory(records[from..].iter())
+            }
+            SortedRecords::File(path) => {
+                let mut reader = RecordReader::open(path)?;
+                let count = reader.remaining();
+                reader.seek_record(index, count)?;
+                SortedReader::File(reader)
+            }
+        })
+    }
+}
+
+impl<R: Record> Drop for SortedRecords<R> {
+    fn drop(&mut self) {
+        if let SortedRecords::File(path) = self {
+            // A file left behind goes with the stage's scratch directory.
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// Reads [`SortedRecords`] in order.
+pub(crate) enum SortedReader<'a, R: Record> {
+    Memory(std::slice::Iter<'a, R>),
+    File(RecordReader<R>),
+}
+
+impl<R: Record> SortedReader<'_, R> {
+    /// The next record, `None` after the last.
+    pub(crate) fn next_record(&mut self) -> anyhow::Result<Option<R>> {
+        match self {
+            SortedReader::Memory(records) => Ok(records.next().copied()),
+            SortedReader::File(reader) => reader.next_record(),
+        }
+    }
 }
 
 /// A record as `extsort` wants it: ordered, and encoded in its file layout.
@@ -265,6 +339,35 @@ mod tests {
         assert_eq!(small, spilled);
         assert_eq!(small, sort_with_budget(20_000, 1 << 30, true));
         assert_eq!(small, sort_with_budget(20_000, 16 * 1024, true));
+    }
+
+    #[test]
+    fn batched_records_finish_in_order_held_or_in_a_file_removed_with_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let records: Vec<ChunkRecord> =
+            (0..5000u32).map(|i| ChunkRecord { fprint: u64::from((i * 7919) % 613), doc: i }).collect();
+        let mut expected = records.clone();
+        expected.sort_unstable();
+        // A budget of nothing spills every 1,024 records.
+        for (budget, in_file) in [(1 << 30, false), (0, true)] {
+            let mut batched = Batched::new(budget, 5000, dir.path().join("spill.fpd"));
+            for &r in &records {
+                batched.push(r).unwrap();
+            }
+            let sorted = batched.finish(&dir.path().join("sorted.fpd")).unwrap();
+            assert_eq!(matches!(sorted, SortedRecords::File(_)), in_file);
+            // Read twice, the same, and from any record on.
+            for from in [0, 0, 1, 1023, 1024, 4999, 5000, 7000] {
+                let mut reader = sorted.reader_at(from).unwrap();
+                let mut got = Vec::new();
+                while let Some(r) = reader.next_record().unwrap() {
+                    got.push(r);
+                }
+                assert_eq!(got, expected[(from as usize).min(5000)..], "from {from}");
+            }
+            drop(sorted);
+            assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "files left");
+        }
     }
 
     #[test]
