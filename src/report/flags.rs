@@ -25,15 +25,16 @@ use rayon::prelude::*;
 use serde::Serialize;
 use xxhash_rust::xxh3::xxh3_64;
 
-use super::aliases::UrlUnique;
+use super::aliases::{UrlFlags, url_flags};
 use super::fields::{Cell, flag};
 use super::input::{Docs, EMPTY, for_each_doc};
+use super::marks::{self, Marks};
 use crate::extract;
 use crate::fuzzy;
 use crate::progress::Progress;
 use crate::read::{self, Item, RawDoc, ReadOptions};
 use crate::store::sort::Batched;
-use crate::store::{CsvOut, FuzzySignature, Manifest, Record, RecordReader, le_u32};
+use crate::store::{CsvOut, FuzzySignature, Header, Manifest, Record, RecordReader, RecordWriter, le_u32};
 
 /// How the fuzzy signature is computed.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -62,26 +63,95 @@ pub struct FlagCounts {
     pub title_not_unique: u64,
 }
 
-/// First-of-its-kind and group size for one signature per document.
-struct Uniqueness {
-    first: Vec<bool>,
-    count: Vec<u32>,
+/// A document with a fuzzy signature, keyed by it: sorted, the documents
+/// of a signature are together, smallest docID first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Signed {
+    /// The signature in four parts, high first (four-byte parts keep the
+    /// record 20 bytes in memory, where a u128 would align it to 32).
+    sig: [u32; 4],
+    row: u32,
 }
 
-/// Marks, for each of the documents `members` (ascending), whether it is
-/// the smallest docID of its key and how many documents share the key.
-/// Sorting docIDs by key (stable, so docIDs stay ascending within a key)
-/// costs four bytes per document, not a copy of every key.
-fn uniqueness<K: Ord>(n: usize, mut members: Vec<u32>, key: impl Fn(u32) -> K) -> Uniqueness {
-    let mut u = Uniqueness { first: vec![false; n], count: vec![0; n] };
-    members.sort_by_key(|&d| key(d));
-    for group in members.chunk_by(|&a, &b| key(a) == key(b)) {
-        u.first[group[0] as usize] = true;
-        for &d in group {
-            u.count[d as usize] = group.len() as u32;
+/// Scratch record kind 22, 20 bytes: the signature's four parts, high
+/// first, and the row.
+impl Record for Signed {
+    const KIND: u32 = 22;
+    const SIZE: usize = 20;
+    fn encode(&self, out: &mut [u8]) {
+        for (i, v) in self.sig.iter().chain([&self.row]).enumerate() {
+            out[i * 4..i * 4 + 4].copy_from_slice(&v.to_le_bytes());
         }
     }
-    u
+    fn decode(b: &[u8]) -> Self {
+        let part = |i: usize| le_u32(&b[i * 4..i * 4 + 4]);
+        Signed { sig: [part(0), part(1), part(2), part(3)], row: part(4) }
+    }
+}
+
+/// Marks each row whose fuzzy signature another document has too: its
+/// value is how many documents have it, with [`FIRST`] set for the
+/// smallest docID of them. A row without a mark is the only one with its
+/// signature. The signatures come from `signatures` (row order, one per
+/// document, [`NO_SIGNATURE`] for none) and are sorted within `budget`
+/// bytes, spilled to `scratch` beyond it, as are the marks. (Sorting
+/// every row by its signature in a list beside the signatures took 25
+/// bytes a document whatever `--memory`.)
+pub fn shared_signatures(
+    signatures: &Path,
+    documents: u64,
+    budget: u64,
+    scratch: &Path,
+) -> anyhow::Result<marks::Sorted> {
+    let mut signed = Batched::new(budget, documents, scratch.join("signed.fpd"));
+    let mut reader = signature_reader(signatures, documents)?;
+    let mut row = 0u32;
+    while let Some(FuzzySignature(sig)) = reader.next_record()? {
+        if sig != NO_SIGNATURE {
+            let sig = [(sig >> 96) as u32, (sig >> 64) as u32, (sig >> 32) as u32, sig as u32];
+            signed.push(Signed { sig, row })?;
+        }
+        row += 1;
+    }
+    drop(reader);
+    let mut marks = Marks::new(budget / 4, documents, scratch, "fuzzy-marks");
+    let mut group: Vec<u32> = Vec::new();
+    let mut key = None;
+    let close = |group: &mut Vec<u32>, marks: &mut Marks| -> anyhow::Result<()> {
+        if group.len() >= 2 {
+            let count = u32::try_from(group.len()).context("too many documents share a signature")?;
+            for (i, &r) in group.iter().enumerate() {
+                marks.push(r, if i == 0 { count | FIRST } else { count })?;
+            }
+        }
+        group.clear();
+        Ok(())
+    };
+    signed.sorted(|s| {
+        if key != Some(s.sig) {
+            close(&mut group, &mut marks)?;
+            key = Some(s.sig);
+        }
+        group.push(s.row);
+        Ok(())
+    })?;
+    close(&mut group, &mut marks)?;
+    marks.finish()
+}
+
+/// In a mark of [`shared_signatures`]: the first document with its
+/// signature. (A count has at most 32 bits and never reaches 2^31 here:
+/// docIDs are 32 bits, and this bit is never a count's.)
+const FIRST: u32 = 1 << 31;
+
+/// The signature file at `path`, checked to hold one signature per
+/// document.
+fn signature_reader(path: &Path, documents: u64) -> anyhow::Result<RecordReader<FuzzySignature>> {
+    let reader = RecordReader::<FuzzySignature>::open(path)?;
+    if reader.remaining() != documents {
+        anyhow::bail!("{} holds {} signatures for {documents} documents", path.display(), reader.remaining());
+    }
+    Ok(reader)
 }
 
 /// A row with a title, keyed by its host and title: kept sorted by key,
@@ -127,6 +197,8 @@ impl Record for TitleEntry {
 /// `--memory`: 25 MB of the report's heap peak on 2.1 million pages.)
 pub struct Titles {
     entries: Batched<TitleEntry>,
+    budget: u64,
+    dir: PathBuf,
     scratch: Vec<u8>,
 }
 
@@ -136,6 +208,8 @@ impl Titles {
     pub fn new(budget: u64, expected: u64, scratch: &Path) -> Titles {
         Titles {
             entries: Batched::new(budget, expected, scratch.join("title-entries.fpd")),
+            budget,
+            dir: scratch.to_path_buf(),
             scratch: Vec::new(),
         }
     }
@@ -148,18 +222,21 @@ impl Titles {
         self.entries.push(TitleEntry::new(row, host, title, &mut self.scratch))
     }
 
-    /// Each of the `n` rows' `title_unique`: whether it is the first of its
-    /// host with its title, `None` without a title.
-    pub fn unique(self, n: usize) -> anyhow::Result<Vec<Option<bool>>> {
-        let mut unique = vec![None; n];
+    /// The rows whose title is not the first of their host's (a mark of
+    /// value 0 each): `title_unique` is false for them, true for the
+    /// other rows with a title, empty for rows without. (A byte per
+    /// document held them before.)
+    pub fn not_first(self, expected: u64) -> anyhow::Result<marks::Sorted> {
+        let mut marks = Marks::new(self.budget / 4, expected, &self.dir, "title-marks");
         let mut last = None;
         self.entries.sorted(|e| {
-            let cell = unique.get_mut(e.row as usize).context("a title entry names a row past the table")?;
-            *cell = Some(last != Some(e.key));
+            if last == Some(e.key) {
+                marks.push(e.row, 0)?;
+            }
             last = Some(e.key);
             Ok(())
         })?;
-        Ok(unique)
+        marks.finish()
     }
 }
 
@@ -171,37 +248,25 @@ const BATCH_BYTES: usize = 16 << 20;
 /// of 2^-128), so that a signature takes 16 bytes per document, not 32.
 pub const NO_SIGNATURE: u128 = 0;
 
-/// The signatures the fingerprint stage stored, one per document.
-///
-/// Read through a buffer into a list sized once: mapped and collected, the
-/// file stayed resident beside a list grown by doubling (2^22 signatures
-/// of 16 bytes for 2.1 million documents), the report's heap peak.
-pub fn stored_signatures(path: &Path, documents: usize) -> anyhow::Result<Vec<u128>> {
-    let mut stored = RecordReader::<FuzzySignature>::open(path)?;
-    if stored.remaining() != documents as u64 {
-        anyhow::bail!("{} holds {} signatures for {documents} documents", path.display(), stored.remaining());
-    }
-    let mut sigs = Vec::with_capacity(documents);
-    while let Some(s) = stored.next_record()? {
-        sigs.push(s.0);
-    }
-    Ok(sigs)
-}
-
 /// Reads every input again and computes the signatures with `cfg`: the
 /// fuzzy signature of every document whose text can be read again,
 /// reading each input once, in order, and matching records to docs.csv by
 /// offset. One thread reads while the pool extracts the batch before, as
-/// in the fingerprint stage: extraction is most of the cost.
+/// in the fingerprint stage: extraction is most of the cost. They are
+/// written to `path` in row order as the fingerprint stage writes
+/// `fuzzy.fpd` ([`NO_SIGNATURE`] for a document without one); returns how
+/// many documents have one.
 pub fn fuzzy_signatures(
     docs_csv: &Path,
     documents: u64,
     manifest: &Manifest,
     cfg: FuzzyConfig,
     progress: &Progress,
-) -> anyhow::Result<Vec<u128>> {
+    path: &Path,
+) -> anyhow::Result<u64> {
     let bar = progress.items("report", documents, "texts");
-    let mut sigs: Vec<u128> = vec![NO_SIGNATURE; documents as usize];
+    let mut out = RecordWriter::create(path, Header::new::<FuzzySignature>("", false, 0, 1))?;
+    let (mut written, mut signed) = (0u64, 0u64);
     let (tx, rx) = sync_channel::<Vec<(u32, RawDoc)>>(2);
     std::thread::scope(|scope| {
         let reader = thread::Builder::new()
@@ -220,17 +285,32 @@ pub fn fuzzy_signatures(
                     (doc, sig)
                 })
                 .collect();
+            // Batches come in row order, and so does each batch's list.
             for (doc, sig) in done {
-                if let Some(slot) = sigs.get_mut(doc as usize) {
-                    *slot = sig.unwrap_or(NO_SIGNATURE);
+                let doc = u64::from(doc);
+                if doc < written || doc >= documents {
+                    continue;
                 }
+                while written < doc {
+                    out.push(&FuzzySignature(NO_SIGNATURE))?;
+                    written += 1;
+                }
+                let sig = sig.unwrap_or(NO_SIGNATURE);
+                signed += u64::from(sig != NO_SIGNATURE);
+                out.push(&FuzzySignature(sig))?;
+                written += 1;
             }
             bar.set_position(last);
         }
         reader.join().map_err(|_| anyhow::anyhow!("the reader thread failed"))?
     })?;
+    while written < documents {
+        out.push(&FuzzySignature(NO_SIGNATURE))?;
+        written += 1;
+    }
+    out.finish()?;
     bar.finish_and_clear();
-    Ok(sigs)
+    Ok(signed)
 }
 
 /// Runs on the reader thread: sends the records of the non-empty
@@ -336,21 +416,31 @@ impl Cursor {
     }
 }
 
-/// Computes the fuzzy flags and writes `flags.csv`, with the title and URL
-/// flags found while docs.csv was loaded, in one more pass over it.
+/// The fuzzy signatures flags.csv shows: one per document in row order
+/// (the file the fingerprint stage stored, or one the report computed),
+/// and the rows that share theirs ([`shared_signatures`]).
+pub struct Fuzzy<'a> {
+    pub signatures: &'a Path,
+    pub shared: &'a marks::Sorted,
+}
+
+/// Writes `flags.csv` in one more pass over docs.csv, with the fuzzy
+/// signatures and their flags if there are any, and the title and URL
+/// flags found while docs.csv was loaded.
 pub fn write_csv(
     path: &Path,
     docs_csv: &Path,
     docs: &Docs,
     near_count: &[u32],
-    fuzzy: &[u128],
-    title_unique: &[Option<bool>],
-    urls: &UrlUnique,
+    fuzzy: Option<Fuzzy<'_>>,
+    titles_not_first: &marks::Sorted,
+    urls: &UrlFlags,
 ) -> anyhow::Result<FlagCounts> {
-    let n = docs.len();
-    let signed: Vec<u32> = (0..n as u32).filter(|&d| fuzzy[d as usize] != NO_SIGNATURE).collect();
-    let fuzzy_u = uniqueness(n, signed, |d| fuzzy[d as usize]);
-
+    let n = docs.len() as u64;
+    let mut signatures = fuzzy.as_ref().map(|f| signature_reader(f.signatures, n)).transpose()?;
+    let mut shared = fuzzy.as_ref().map(|f| f.shared.cursor()).transpose()?;
+    let mut titles = titles_not_first.cursor()?;
+    let mut url_marks = urls.cursor()?;
     let mut counts = FlagCounts::default();
     let mut w = CsvOut::create(
         path,
@@ -370,31 +460,40 @@ pub fn write_csv(
     )?;
     for_each_doc(docs_csv, |r, row| {
         let d = r as usize;
-        let (www, http) = urls.flags(r);
+        let (www, http) = url_flags(url_marks.at(r)?);
         counts.www_not_unique += u64::from(!www);
         counts.http_not_unique += u64::from(!http);
         let none = || Cell::Text("");
-        let center = docs.center[d];
+        let center = docs.center.get(d).copied().context("docs.csv has more rows than when it was loaded")?;
         let (exact_unique, exact_count, near) = if center == EMPTY {
             (none(), none(), none())
         } else {
             counts.exact_signature_not_unique += u64::from(center != r);
             (flag(center == r), Cell::number(docs.exact_size(r)), Cell::number(near_count[d]))
         };
-        let (sig, sig_unique, sig_count) = match fuzzy[d] {
+        let sig = match signatures.as_mut() {
+            Some(reader) => reader.next_record()?.map_or(NO_SIGNATURE, |s| s.0),
+            None => NO_SIGNATURE,
+        };
+        let (sig, sig_unique, sig_count) = match sig {
             NO_SIGNATURE => (none(), none(), none()),
             s => {
+                let mark = match shared.as_mut() {
+                    Some(c) => c.at(r)?,
+                    None => None,
+                };
+                let (first, count) = mark.map_or((true, 1), |m| (m & FIRST != 0, m & !FIRST));
                 counts.fuzzy_signatures += 1;
-                counts.fuzzy_signature_not_unique += u64::from(!fuzzy_u.first[d]);
-                (Cell::hex128(s), flag(fuzzy_u.first[d]), Cell::number(fuzzy_u.count[d]))
+                counts.fuzzy_signature_not_unique += u64::from(!first);
+                (Cell::hex128(s), flag(first), Cell::number(count))
             }
         };
-        let title = match title_unique[d] {
-            Some(first) => {
-                counts.title_not_unique += u64::from(!first);
-                flag(first)
-            }
-            None => none(),
+        let title = if row.title().is_empty() {
+            none()
+        } else {
+            let first = titles.at(r)?.is_none();
+            counts.title_not_unique += u64::from(!first);
+            flag(first)
         };
         w.row([
             Cell::number(row.id),
@@ -447,16 +546,70 @@ mod tests {
                 titles.add(row as u32, host, title).unwrap();
             }
             assert_eq!(titles.entries.spilled(), spills);
-            assert_eq!(titles.unique(rows.len()).unwrap(), expected, "budget {budget}");
+            let not_first = titles.not_first(rows.len() as u64).unwrap();
+            let mut cursor = not_first.cursor().unwrap();
+            let got: Vec<Option<bool>> = (0..rows.len())
+                .map(|r| {
+                    let marked = cursor.at(r as u32).unwrap().is_some();
+                    (!rows[r].1.is_empty()).then_some(!marked)
+                })
+                .collect();
+            assert_eq!(got, expected, "budget {budget}");
+            drop(cursor);
+            drop(not_first);
             assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "no scratch file left");
         }
     }
 
+    /// The first row and the count of every shared signature, from
+    /// signatures sorted in memory and spilled through files, equal those
+    /// of a map from signature to rows.
     #[test]
-    fn first_and_count_per_key() {
-        let keys = [9u64, 7, 0, 7, 7];
-        let u = uniqueness(5, vec![0, 1, 3, 4], |d| keys[d as usize]);
-        assert_eq!(u.first, vec![true, true, false, false, false]);
-        assert_eq!(u.count, vec![1, 3, 0, 3, 3]);
+    fn shared_signatures_mark_the_first_and_count_of_each() {
+        let mut rng = crate::testing::XorShift::new(22);
+        let n = 5000u32;
+        // Few distinct signatures, some differing in one part only, and
+        // documents without one.
+        let sigs: Vec<u128> = (0..n)
+            .map(|_| match rng.below(8) {
+                0 => NO_SIGNATURE,
+                _ => (u128::from(rng.below(40)) << (32 * rng.below(4))) | 1 << 100,
+            })
+            .collect();
+        let mut rows_of: std::collections::HashMap<u128, Vec<u32>> = std::collections::HashMap::new();
+        for (r, &s) in sigs.iter().enumerate() {
+            if s != NO_SIGNATURE {
+                rows_of.entry(s).or_default().push(r as u32);
+            }
+        }
+        let mut expected = vec![None; n as usize];
+        for rows in rows_of.values().filter(|rows| rows.len() >= 2) {
+            for (i, &r) in rows.iter().enumerate() {
+                expected[r as usize] = Some((i == 0, rows.len() as u32));
+            }
+        }
+        assert!(expected.iter().any(Option::is_none) && expected.iter().any(Option::is_some));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sigs.fpd");
+        let mut w = RecordWriter::create(&path, Header::new::<FuzzySignature>("", false, 0, 1)).unwrap();
+        for &s in &sigs {
+            w.push(&FuzzySignature(s)).unwrap();
+        }
+        w.finish().unwrap();
+        for budget in [1 << 20, 0] {
+            let scratch = dir.path().join(format!("scratch-{budget}"));
+            std::fs::create_dir(&scratch).unwrap();
+            let shared = shared_signatures(&path, u64::from(n), budget, &scratch).unwrap();
+            let mut cursor = shared.cursor().unwrap();
+            for r in 0..n {
+                let got = cursor.at(r).unwrap().map(|m| (m & FIRST != 0, m & !FIRST));
+                assert_eq!(got, expected[r as usize], "row {r}, budget {budget}");
+            }
+            drop(cursor);
+            drop(shared);
+            assert_eq!(std::fs::read_dir(&scratch).unwrap().count(), 0, "scratch files left");
+        }
+        let e = shared_signatures(&path, u64::from(n) + 1, 1 << 20, dir.path()).err().unwrap();
+        assert!(e.to_string().contains("signatures for 5001 documents"), "{e}");
     }
 }

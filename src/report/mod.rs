@@ -19,8 +19,10 @@
 //! gathered a quarter of the budget at a time, in more passes over
 //! docs.csv beyond the first), the (host, title) keys (an eighth), the
 //! host overlap's linked (exact group, host) entries and host-pair counts
-//! ([`hosts`], a quarter), and the links of the groups whose diameter is
-//! measured, held a batch at a time.
+//! ([`hosts`], a quarter), the links of the groups whose diameter is
+//! measured, held a batch at a time, and for flags.csv the documents
+//! sorted by fuzzy signature (a quarter) and the rows its flags mark
+//! ([`marks`]), read back in row order as it is written.
 //!
 //! Outputs: `report.json` (below), `groups.csv` ([`groups`]), `hosts.csv`
 //! ([`hosts`]), `host-summary.csv` ([`host_summary`]), `aliases.csv`
@@ -64,6 +66,7 @@ pub mod host_summary;
 pub mod hosts;
 pub mod html;
 pub mod input;
+pub mod marks;
 pub mod quality;
 pub mod runs;
 pub mod savings;
@@ -384,8 +387,8 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
         Ok(())
     })?;
     let n = docs.len();
-    let (mut near_aliases, url_unique) = aliases::find(url_entries, &docs, cfg.memory / 8, scratch)?;
-    let title_unique = titles.unique(n)?;
+    let (mut near_aliases, url_flags) = aliases::find(url_entries, &docs, cfg.memory / 8, scratch)?;
+    let titles_not_first = titles.not_first(n as u64)?;
     let compared = runs::load(&manifest, out, n as u64, &cfg.compare)?;
 
     let pass = link_pass(&docs, &overlap, &mut near_aliases)?;
@@ -475,17 +478,25 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
     // The fingerprint stage stored the signatures with the default
     // parameters; other parameters need the texts again.
     let stored = out.fuzzy();
-    let (fuzzy, texts_read) = if !cfg.read_texts {
-        (vec![flags::NO_SIGNATURE; n], 0)
+    let (signatures, texts_read) = if !cfg.read_texts {
+        (None, 0)
     } else if cfg.fuzzy == FuzzyConfig::default() && stored.is_file() {
-        (flags::stored_signatures(&stored, n)?, 0)
+        (Some(stored), 0)
     } else {
-        let sigs = flags::fuzzy_signatures(&docs_csv, n as u64, &manifest, cfg.fuzzy, progress)?;
-        let read = sigs.iter().filter(|&&s| s != flags::NO_SIGNATURE).count() as u64;
-        (sigs, read)
+        let computed = scratch.join("fuzzy.fpd");
+        let read = flags::fuzzy_signatures(&docs_csv, n as u64, &manifest, cfg.fuzzy, progress, &computed)?;
+        (Some(computed), read)
     };
+    let shared = match &signatures {
+        Some(path) => Some(flags::shared_signatures(path, n as u64, cfg.memory / 4, scratch)?),
+        None => None,
+    };
+    let fuzzy = signatures
+        .as_deref()
+        .zip(shared.as_ref())
+        .map(|(signatures, shared)| flags::Fuzzy { signatures, shared });
     let mut flag_counts =
-        flags::write_csv(&out.flags(), &docs_csv, &docs, &near_count, &fuzzy, &title_unique, &url_unique)?;
+        flags::write_csv(&out.flags(), &docs_csv, &docs, &near_count, fuzzy, &titles_not_first, &url_flags)?;
     flag_counts.min_token_len = cfg.fuzzy.min_token_len;
     flag_counts.quant_rate = cfg.fuzzy.quant_rate;
 

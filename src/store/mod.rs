@@ -93,8 +93,10 @@
 //! fingerprint stage's copy-index runs (20 bytes, see its `copy_runs`);
 //! 18, the report's title entries for `title_unique` (12 bytes); 19 and
 //! 20, the report's alias pairs, in aliases.csv's order (10 bytes) and
-//! keyed by their centers (18 bytes, see its `alias_table`). No record is
-//! over 64 bytes. Kind 1 also
+//! keyed by their centers (18 bytes, see its `alias_table`); 21, the
+//! report's per-row marks for flags.csv (8 bytes, see its `marks`); 22,
+//! the report's documents keyed by fuzzy signature (20 bytes). No record
+//! is over 64 bytes. Kind 1 also
 //! serves scratch files of the same shape: the prefix index for F >= T,
 //! and the signature methods' `(bucket key, doc)` records
 //! ([`crate::pairs`]' `lsh`).
