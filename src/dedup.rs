@@ -37,6 +37,7 @@ pub(crate) use output::Destination;
 
 use crate::progress::Progress;
 use crate::report::input::{self, Docs, EMPTY};
+use crate::report::links::Links;
 use crate::report::savings;
 use crate::stats::{Summary, count};
 use crate::store::docs::Source;
@@ -137,9 +138,12 @@ pub(crate) fn run(out: &OutDir, cfg: &DedupConfig, progress: &Progress) -> anyho
     let manifest = Manifest::read(out)?;
     cfg.out.check(out, &manifest)?;
     let docs = input::load_docs(&out.docs(), manifest.documents, |_, _, _| Ok(()))?;
-    let kept = match cfg.level {
+    let kept: Vec<bool> = match cfg.level {
         Level::Exact => (0..docs.len() as u32).map(|d| savings::exact_kept(&docs, d)).collect(),
-        Level::Near => savings::near_kept(&docs, &out.overlap())?,
+        Level::Near => {
+            let links = Links::build(&docs, &out.overlap(), |_, _| Ok(()))?;
+            (0..docs.len() as u32).map(|d| links.kept(&docs, d)).collect()
+        }
     };
     let mut stats = counts(&docs, &kept);
     stats.unit = match cfg.format {

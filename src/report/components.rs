@@ -1,15 +1,15 @@
 //! Near-replica groups: connected components of the graph whose nodes are
 //! documents and whose links are exact copies (a document to its center)
-//! and Overlap-table pairs (F >= T), found by union-find over docIDs (four
-//! bytes per document, the table streamed once).
+//! and Overlap-table pairs (F >= T), found by union-find over the centers
+//! with pairs as the table is streamed once ([`super::links`]).
 //!
 //! Components are transitive, so a chain A~B~C~D puts A and D together
 //! although they share nothing. To show where that happens, every
 //! component's graph of exact-group centers is measured: its pairs, its
 //! edge density, and, where it is small enough to search, its diameter.
 
-/// Union-find over docIDs with union by size and path halving.
-#[derive(Clone, Debug)]
+/// Union-find with union by size and path halving.
+#[derive(Clone, Debug, Default)]
 pub struct UnionFind {
     parent: Vec<u32>,
     size: Vec<u32>,
@@ -18,6 +18,14 @@ pub struct UnionFind {
 impl UnionFind {
     pub fn new(n: usize) -> UnionFind {
         UnionFind { parent: (0..n as u32).collect(), size: vec![1; n] }
+    }
+
+    /// Adds a node alone in its set; returns its number.
+    pub fn add(&mut self) -> u32 {
+        let x = self.parent.len() as u32;
+        self.parent.push(x);
+        self.size.push(1);
+        x
     }
 
     pub fn find(&mut self, mut x: u32) -> u32 {
@@ -48,8 +56,10 @@ impl UnionFind {
         self.size[r as usize]
     }
 
-    /// Each document's component, named by its smallest docID (a name
-    /// that does not depend on the order of unions).
+    /// Each node's component, named by its smallest number (a name that
+    /// does not depend on the order of unions): the reference the link
+    /// pass is tested against.
+    #[cfg(test)]
     pub fn labels(mut self) -> Vec<u32> {
         let n = self.parent.len();
         let mut smallest = vec![u32::MAX; n];
@@ -67,6 +77,7 @@ impl UnionFind {
 
 /// The documents in each component, indexed by its label (0 for a row
 /// that labels no component).
+#[cfg(test)]
 pub fn sizes(label: &[u32]) -> Vec<u32> {
     let mut size = vec![0u32; label.len()];
     for &l in label {

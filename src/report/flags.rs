@@ -431,7 +431,7 @@ pub fn write_csv(
     path: &Path,
     docs_csv: &Path,
     docs: &Docs,
-    near_count: &[u32],
+    near_count: impl Fn(u32) -> u32,
     fuzzy: Option<Fuzzy<'_>>,
     titles_not_first: &marks::Sorted,
     urls: &UrlFlags,
@@ -469,7 +469,7 @@ pub fn write_csv(
             (none(), none(), none())
         } else {
             counts.exact_signature_not_unique += u64::from(center != r);
-            (flag(center == r), Cell::number(docs.exact_size(r)), Cell::number(near_count[d]))
+            (flag(center == r), Cell::number(docs.exact_size(r)), Cell::number(near_count(r)))
         };
         let sig = match signatures.as_mut() {
             Some(reader) => reader.next_record()?.map_or(NO_SIGNATURE, |s| s.0),

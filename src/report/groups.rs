@@ -8,9 +8,10 @@ use std::path::Path;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-use super::components::{self, UnionFind};
+use super::components;
 use super::fields::{self, Cell};
 use super::input::{Docs, EMPTY, Urls, for_each_pair};
+use super::links::Links;
 
 /// One component of two or more documents.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -34,41 +35,25 @@ pub struct Group {
     pub sample_url: String,
 }
 
-/// What the one pass over the Overlap table gathers per document.
-pub struct Linked {
-    /// Component label (smallest docID) of every document.
-    pub label: Vec<u32>,
-    /// Overlap-table pairs each center takes part in.
-    pub degree: Vec<u32>,
-}
-
-/// Builds the groups: sizes from the labels, diameters from further
-/// passes over the table for components small enough, with at most
-/// `edge_budget` links held at once. They are named by row, without URLs,
-/// until [`name`].
-pub fn groups(docs: &Docs, linked: &Linked, overlap: &Path, edge_budget: u64) -> anyhow::Result<Vec<Group>> {
+/// Builds the groups: sizes from the link pass's components, diameters
+/// from further passes over the table for components small enough, with
+/// at most `edge_budget` links held at once. They are named by row,
+/// without URLs, until [`name`].
+pub fn groups(docs: &Docs, links: &Links, overlap: &Path, edge_budget: u64) -> anyhow::Result<Vec<Group>> {
     let n = docs.len();
-    let label = &linked.label;
     let mut sizes: FxHashMap<u32, (u64, u64, u64)> = FxHashMap::default(); // documents, centers, degree sum
     let mut host_of_group: Vec<(u32, u32)> = Vec::new();
-    {
-        let mut size = vec![0u32; n];
-        for &l in label {
-            size[l as usize] += 1;
+    for d in 0..n as u32 {
+        let Some(l) = links.group_of(docs, d) else { continue };
+        let e = sizes.entry(l).or_default();
+        e.0 += 1;
+        if docs.is_center(d) {
+            e.1 += 1;
+            e.2 += u64::from(links.degree(d));
         }
-        for d in 0..n {
-            if size[label[d] as usize] < 2 {
-                continue;
-            }
-            let e = sizes.entry(label[d]).or_default();
-            e.0 += 1;
-            if docs.is_center(d as u32) {
-                e.1 += 1;
-                e.2 += u64::from(linked.degree[d]);
-            }
-            if !docs.hosts[docs.host[d] as usize].is_empty() {
-                host_of_group.push((label[d], docs.host[d]));
-            }
+        let host = docs.host[d as usize];
+        if !docs.hosts[host as usize].is_empty() {
+            host_of_group.push((l, host));
         }
     }
     host_of_group.sort_unstable();
@@ -92,7 +77,7 @@ pub fn groups(docs: &Docs, linked: &Linked, overlap: &Path, edge_budget: u64) ->
         })
         .collect();
     groups.sort_by(|a, b| b.documents.cmp(&a.documents).then(a.group.cmp(&b.group)));
-    measure_diameters(docs, label, overlap, edge_budget, &mut groups)?;
+    measure_diameters(docs, links, overlap, edge_budget, &mut groups)?;
     for g in &mut groups {
         g.chained = components::chained(g.centers, g.pairs, g.diameter);
     }
@@ -145,48 +130,23 @@ pub fn shown(groups: &[Group], members: Vec<Vec<u32>>, docs: &Docs, urls: &Urls)
         .collect()
 }
 
-/// Which components are groups (two or more documents): a bit per row,
-/// set at the row that labels a group, so that each document's group is
-/// its label's bit away.
-pub struct Membership {
-    bits: Vec<u64>,
-}
-
-impl Membership {
-    /// For `groups` named by row, over `n` rows.
-    pub fn new(n: usize, groups: &[Group]) -> Membership {
-        let mut bits = vec![0u64; n.div_ceil(64)];
-        for g in groups {
-            bits[g.group as usize / 64] |= 1 << (g.group % 64);
-        }
-        Membership { bits }
-    }
-
-    /// The row naming `row`'s group, `None` when its component is itself
-    /// alone.
-    pub fn group_of(&self, label: &[u32], row: u32) -> Option<u32> {
-        let l = label[row as usize];
-        (self.bits[l as usize / 64] & (1 << (l % 64)) != 0).then_some(l)
-    }
-}
-
 /// The first `per_group` members (smallest docIDs first) of each of
-/// `groups`, named by row, in one pass over the labels: what report.html
+/// `groups`, named by row, in one pass over the rows: what report.html
 /// lists under each group it shows, a bounded number whatever the groups'
 /// sizes (docs.csv's `near_group` has them all).
-pub fn first_members(label: &[u32], groups: &[Group], per_group: usize) -> Vec<Vec<u32>> {
+pub fn first_members(docs: &Docs, links: &Links, groups: &[Group], per_group: usize) -> Vec<Vec<u32>> {
     let index: FxHashMap<u32, usize> = groups.iter().enumerate().map(|(i, g)| (g.group, i)).collect();
     let mut members: Vec<Vec<u32>> =
         groups.iter().map(|g| Vec::with_capacity(per_group.min(g.documents as usize))).collect();
     let mut open = groups.len();
-    for (row, l) in label.iter().enumerate() {
+    for row in 0..docs.len() as u32 {
         if open == 0 {
             break;
         }
-        if let Some(&i) = index.get(l)
+        if let Some(&i) = links.group_of(docs, row).and_then(|l| index.get(&l))
             && members[i].len() < per_group
         {
-            members[i].push(row as u32);
+            members[i].push(row);
             if members[i].len() == per_group.min(groups[i].documents as usize) {
                 open -= 1;
             }
@@ -212,7 +172,7 @@ fn round4(x: f64) -> f64 {
 /// batches of at most `edge_budget` links, one pass over the table each.
 fn measure_diameters(
     docs: &Docs,
-    label: &[u32],
+    links: &Links,
     overlap: &Path,
     edge_budget: u64,
     groups: &mut [Group],
@@ -238,44 +198,32 @@ fn measure_diameters(
             batch.insert(groups[i].group, i);
             todo.pop();
         }
-        // Local index of each center within its group.
+        // Local index of each center within its group: a group of two
+        // centers or more has pairs, so its centers are linked ones.
         let mut local: FxHashMap<u32, u32> = FxHashMap::default();
         let mut next: FxHashMap<u32, u32> = FxHashMap::default();
-        for d in 0..docs.len() as u32 {
-            if docs.center[d as usize] != EMPTY && docs.is_center(d) && batch.contains_key(&label[d as usize])
-            {
-                let slot = next.entry(label[d as usize]).or_default();
+        for (d, label) in links.centers() {
+            if batch.contains_key(&label) {
+                let slot = next.entry(label).or_default();
                 local.insert(d, *slot);
                 *slot += 1;
             }
         }
-        let mut links: FxHashMap<u32, Vec<(u32, u32)>> = FxHashMap::default();
+        let mut edges_of: FxHashMap<u32, Vec<(u32, u32)>> = FxHashMap::default();
         for_each_pair(overlap, docs, |i, j, _| {
-            let l = label[i as usize];
+            let l = links.label(docs, i);
             if batch.contains_key(&l) {
-                links.entry(l).or_default().push((local[&i], local[&j]));
+                edges_of.entry(l).or_default().push((local[&i], local[&j]));
             }
             Ok(())
         })?;
         for (l, i) in batch {
             let n = next.get(&l).copied().unwrap_or(0) as usize;
-            let e = links.remove(&l).unwrap_or_default();
+            let e = edges_of.remove(&l).unwrap_or_default();
             groups[i].diameter = Some(components::diameter(n, &e));
         }
     }
     Ok(())
-}
-
-/// Unions every document with its center and every Overlap-table pair.
-pub fn union_exact(docs: &Docs) -> UnionFind {
-    let mut uf = UnionFind::new(docs.len());
-    for d in 0..docs.len() {
-        let c = docs.center[d];
-        if c != EMPTY && c != d as u32 {
-            uf.union(c, d as u32);
-        }
-    }
-    uf
 }
 
 /// Writes `groups.csv`, from the groups named by row, with the sample URLs
@@ -323,14 +271,7 @@ mod tests {
         let overlap = dir.path().join("overlap.csv");
         std::fs::write(&overlap, "doc_i,doc_j,shared\n2,3,9\n3,4,9\n4,5,9\n").unwrap();
         let docs = load_docs(&docs_csv, 0, |_, _, _| Ok(())).unwrap();
-        let mut uf = union_exact(&docs);
-        let mut degree = vec![0u32; docs.len()];
-        for (i, j) in [(2, 3), (3, 4), (4, 5)] {
-            uf.union(i, j);
-            degree[i as usize] += 1;
-            degree[j as usize] += 1;
-        }
-        let linked = Linked { label: uf.labels(), degree };
+        let linked = Links::build(&docs, &overlap, |_, _| Ok(())).unwrap();
         // A budget of one link forces one batch per group.
         let mut got = groups(&docs, &linked, &overlap, 1).unwrap();
         let mut wanted = rows(&got);
@@ -351,10 +292,9 @@ mod tests {
         assert_eq!(got[0].density, 0.5);
         // Members, smallest first and at most as many as asked; the group
         // of every row, none for the document alone.
-        let (by_row, label) = (groups(&docs, &linked, &overlap, 1).unwrap(), &linked.label);
-        assert_eq!(first_members(label, &by_row, 3), [vec![2, 3, 4], vec![0, 1]]);
-        let membership = Membership::new(docs.len(), &by_row);
-        let of: Vec<Option<u32>> = (0..7).map(|r| membership.group_of(label, r)).collect();
+        let by_row = groups(&docs, &linked, &overlap, 1).unwrap();
+        assert_eq!(first_members(&docs, &linked, &by_row, 3), [vec![2, 3, 4], vec![0, 1]]);
+        let of: Vec<Option<u32>> = (0..7).map(|r| linked.group_of(&docs, r)).collect();
         assert_eq!(of, [Some(0), Some(0), Some(2), Some(2), Some(2), Some(2), None]);
     }
 }

@@ -5,8 +5,9 @@
 //! It reads what the earlier stages wrote (`docs.csv`, `overlap.csv`,
 //! `stats.json`, `fuzzy.fpd`) and, for fuzzy signatures with other than
 //! the default parameters only, the inputs again.
-//! Memory grows with the documents (fixed-width columns of one to four
-//! bytes each, about 31 bytes per document at the peak), not with the
+//! Memory grows with the documents by docs.csv's four fixed-width columns
+//! ([`input::Docs`]: 16 bytes a document), with the near-replica groups,
+//! and with the centers that have a pair ([`links`]), not with the
 //! Overlap table, which is streamed: once for components, savings,
 //! near-replica counts and which alias pairs are near-replicas, once each
 //! for group diameters and host overlap. docs.csv is read three times: for
@@ -66,6 +67,7 @@ pub mod host_summary;
 pub mod hosts;
 pub mod html;
 pub mod input;
+pub mod links;
 pub mod marks;
 pub mod quality;
 pub mod runs;
@@ -391,31 +393,28 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
     let titles_not_first = titles.not_first(n as u64)?;
     let compared = runs::load(&manifest, out, n as u64, &cfg.compare)?;
 
-    let pass = link_pass(&docs, &overlap, &mut near_aliases)?;
+    let links = {
+        let mut near_aliases = near_aliases.cursor()?;
+        let links = links::Links::build(&docs, &overlap, |i, j| near_aliases.pair(i, j))?;
+        near_aliases.finish()?;
+        links
+    };
     let alias_table = near_aliases.finish()?;
     let alias_summary = alias_table.summary()?;
-    let (exact, exact_h, near_h, empty) = histograms(&docs, &pass.label);
-    let near_count = pass.near_count;
-    let kept = pass.kept;
+    let (exact, exact_h, near_h, empty) = histograms(&docs, &links);
 
     let savings = SavingsSummary {
         rule: savings::RULE,
         exact: savings::exact(&docs),
-        near: savings::skippable(&docs, |d| kept[d as usize]),
+        near: savings::skippable(&docs, |d| links.kept(&docs, d)),
     };
-    since::write(&out.replicas(), &docs, &pass.label, &kept)?;
-    drop(kept);
+    since::write(&out.replicas(), &docs, &links)?;
 
-    let linked = groups::Linked { label: pass.label, degree: pass.degree };
     let edge_budget = (cfg.memory / 4 / 16).max(1 << 16);
-    let mut all_groups = groups::groups(&docs, &linked, &overlap, edge_budget)?;
-    // The links' counts are done with; the components are not yet.
-    let groups::Linked { label, degree } = linked;
-    drop(degree);
+    let mut all_groups = groups::groups(&docs, &links, &overlap, edge_budget)?;
     let shown_count = all_groups.len().min(GROUPS_SHOWN);
-    let members = groups::first_members(&label, &all_groups[..shown_count], MEMBERS_SHOWN);
-    let membership = groups::Membership::new(n, &all_groups);
-    let group_of = |row: u32| membership.group_of(&label, row);
+    let members = groups::first_members(&docs, &links, &all_groups[..shown_count], MEMBERS_SHOWN);
+    let group_of = |row: u32| links.group_of(&docs, row);
     let host_counts = host_summary::HostCounts::new(&docs, |row| group_of(row).is_some());
 
     // One more pass over docs.csv: each document's near_group written in,
@@ -440,15 +439,13 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
     let urls = urls.finish();
     let alias_urls = alias_urls.finish_capped();
     drop(wanted);
-    drop(membership);
-    drop(label);
     groups::write_csv(&out.groups(), &all_groups, &docs, &urls)?;
     alias_table::write_csv(&out.aliases(), &docs, &docs_csv, alias_windows, first_aliases, alias_urls)?;
     drop(alias_table);
     let alias_examples = alias_summary.examples(&urls);
     let [www, scheme, index, query] = alias_summary.counts.clone();
     let near = NearSummary {
-        pairs: pass.pairs,
+        pairs: links.pairs,
         groups: all_groups.len() as u64,
         documents_in_groups: all_groups.iter().map(|g| g.documents).sum(),
         largest_group: all_groups.first().map_or(0, |g| g.documents),
@@ -495,8 +492,15 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
         .as_deref()
         .zip(shared.as_ref())
         .map(|(signatures, shared)| flags::Fuzzy { signatures, shared });
-    let mut flag_counts =
-        flags::write_csv(&out.flags(), &docs_csv, &docs, &near_count, fuzzy, &titles_not_first, &url_flags)?;
+    let mut flag_counts = flags::write_csv(
+        &out.flags(),
+        &docs_csv,
+        &docs,
+        |r| links.near_count(&docs, r),
+        fuzzy,
+        &titles_not_first,
+        &url_flags,
+    )?;
     flag_counts.min_token_len = cfg.fuzzy.min_token_len;
     flag_counts.quant_rate = cfg.fuzzy.quant_rate;
 
@@ -583,65 +587,12 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
     })
 }
 
-/// What the first pass over the Overlap table gathers.
-struct LinkPass {
-    /// Component of every document, by its smallest docID.
-    label: Vec<u32>,
-    /// Pages the greedy near-replica rule keeps.
-    kept: Vec<bool>,
-    /// Overlap-table pairs of each center.
-    degree: Vec<u32>,
-    /// Other documents that are exact copies or directly linked, per document.
-    near_count: Vec<u32>,
-    /// Rows of the table.
-    pairs: u64,
-}
-
-/// One pass over the table: components, the greedy savings, the links of
-/// each center (about twenty bytes per document while it runs), and which
-/// aliases are near-replicas.
-fn link_pass(
-    docs: &input::Docs,
-    overlap: &Path,
-    near_aliases: &mut aliases::NearPairs,
-) -> anyhow::Result<LinkPass> {
-    let mut near_aliases = near_aliases.cursor()?;
-    let n = docs.len();
-    let mut uf = groups::union_exact(docs);
-    let mut greedy = savings::Greedy::new(docs);
-    let mut degree = vec![0u32; n];
-    let mut near_count: Vec<u32> =
-        (0..n).map(|d| if docs.is_center(d as u32) { docs.group_size[d] - 1 } else { 0 }).collect();
-    let mut pairs = 0u64;
-    input::for_each_pair(overlap, docs, |i, j, _| {
-        uf.union(i, j);
-        greedy.pair(docs, i, j);
-        degree[i as usize] = degree[i as usize].saturating_add(1);
-        degree[j as usize] = degree[j as usize].saturating_add(1);
-        near_count[i as usize] = near_count[i as usize].saturating_add(docs.group_size[j as usize]);
-        near_count[j as usize] = near_count[j as usize].saturating_add(docs.group_size[i as usize]);
-        near_aliases.pair(i, j)?;
-        pairs += 1;
-        Ok(())
-    })?;
-    near_aliases.finish()?;
-    // Copies have their center's links.
-    for d in 0..n {
-        let c = docs.center[d];
-        if c != input::EMPTY {
-            near_count[d] = near_count[c as usize];
-        }
-    }
-    Ok(LinkPass { label: uf.labels(), kept: greedy.finish(docs), degree, near_count, pairs })
-}
-
 /// The exact-group summary, the exact and near replica histograms over the
 /// non-empty documents, and the number of empty ones.
 fn histograms(
     docs: &input::Docs,
-    label: &[u32],
+    links: &links::Links,
 ) -> (ExactSummary, histogram::Histogram, histogram::Histogram, u64) {
-    let component_size = components::sizes(label);
     let mut exact_h = histogram::Histogram::default();
     let mut near_h = histogram::Histogram::default();
     let mut exact = ExactSummary::default();
@@ -653,7 +604,7 @@ fn histograms(
         }
         let size = docs.exact_size(d);
         exact_h.add(size);
-        near_h.add(component_size[label[d as usize] as usize]);
+        near_h.add(links.component_documents(docs, d));
         if size >= 2 {
             exact.documents_in_groups += 1;
             if docs.is_center(d) {

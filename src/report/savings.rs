@@ -12,12 +12,10 @@
 //!
 //! Empty documents are never skipped: there is nothing to compare them by.
 
-use std::path::Path;
-
 use serde::{Deserialize, Serialize};
 
 use super::histogram::percent;
-use super::input::{self, Docs, EMPTY};
+use super::input::{Docs, EMPTY};
 
 /// The rule, as report.json and report.html state it.
 pub const RULE: &str = "Exact: keep the smallest docID of each exact group, skip the other copies. \
@@ -35,7 +33,10 @@ pub struct Skippable {
     pub bytes_percent: f64,
 }
 
-/// The greedy near-replica pass, fed the Overlap table in (i, j) order.
+/// The greedy near-replica pass, fed the Overlap table in (i, j) order,
+/// with a list per document: the reference the link pass's verdicts are
+/// tested against ([`super::links`] holds a bit per linked center).
+#[cfg(test)]
 pub struct Greedy {
     /// Centers that a kept page links to.
     covered: Vec<bool>,
@@ -44,6 +45,7 @@ pub struct Greedy {
     next: u32,
 }
 
+#[cfg(test)]
 impl Greedy {
     pub fn new(docs: &Docs) -> Greedy {
         Greedy { covered: vec![false; docs.len()], kept: vec![false; docs.len()], next: 0 }
@@ -107,18 +109,6 @@ pub fn exact_kept(docs: &Docs, d: u32) -> bool {
 /// Exact savings: every non-center is skipped.
 pub fn exact(docs: &Docs) -> Skippable {
     skippable(docs, |d| exact_kept(docs, d))
-}
-
-/// Whether the near-replica rule keeps each document: [`Greedy`] over the
-/// Overlap table at `overlap`, on its own pass (the report runs it in the
-/// pass that gathers its other figures).
-pub fn near_kept(docs: &Docs, overlap: &Path) -> anyhow::Result<Vec<bool>> {
-    let mut greedy = Greedy::new(docs);
-    input::for_each_pair(overlap, docs, |i, j, _| {
-        greedy.pair(docs, i, j);
-        Ok(())
-    })?;
-    Ok(greedy.finish(docs))
 }
 
 #[cfg(test)]

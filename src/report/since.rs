@@ -20,18 +20,16 @@ use serde::Serialize;
 
 use super::histogram::percent;
 use super::input::{Docs, EMPTY};
+use super::links::Links;
 use crate::store::changes::{Change, ChangeTable, for_each_change};
 use crate::store::replicas::{EMPTY_DOC, EXACT_COPY, NO_GROUP, ReplicaRecord, SKIP_EXACT, SKIP_NEAR};
 use crate::store::{Header, Mapped, OutDir, RecordWriter};
 
-/// Writes `replicas.fpd`: each row's near-replica group (components
-/// `label`, named by their smallest row) and recrawl verdicts (`kept` by
-/// the near-replica rule).
-pub(super) fn write(path: &Path, docs: &Docs, label: &[u32], kept: &[bool]) -> anyhow::Result<()> {
-    let size = super::components::sizes(label);
+/// Writes `replicas.fpd`: each row's near-replica group and recrawl
+/// verdicts (kept by the near-replica rule), from the link pass.
+pub(super) fn write(path: &Path, docs: &Docs, links: &Links) -> anyhow::Result<()> {
     let mut w = RecordWriter::create(path, Header::new::<ReplicaRecord>("", true, 0, 1))?;
     for row in 0..docs.len() as u32 {
-        let l = label[row as usize];
         let empty = docs.center[row as usize] == EMPTY;
         let mut bits = 0;
         if empty {
@@ -43,11 +41,14 @@ pub(super) fn write(path: &Path, docs: &Docs, label: &[u32], kept: &[bool]) -> a
             if !docs.is_center(row) {
                 bits |= SKIP_EXACT;
             }
-            if !kept[row as usize] {
+            if !links.kept(docs, row) {
                 bits |= SKIP_NEAR;
             }
         }
-        let group = if !empty && size[l as usize] >= 2 { docs.doc_id(l) } else { NO_GROUP };
+        let group = match links.group_of(docs, row) {
+            Some(l) if !empty => docs.doc_id(l),
+            _ => NO_GROUP,
+        };
         w.push(&ReplicaRecord { doc_id: docs.doc_id(row), group, bits })?;
     }
     w.finish()?;
