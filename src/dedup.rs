@@ -218,7 +218,7 @@ fn counts(docs: &Docs, kept: &[bool]) -> DedupStats {
     for d in 0..docs.len() as u32 {
         if kept[d as usize] {
             stats.kept += 1;
-            if docs.center[d as usize] == EMPTY {
+            if docs.center(d) == EMPTY {
                 stats.empty += 1;
             }
         } else if docs.is_center(d) {

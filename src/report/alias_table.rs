@@ -103,7 +103,7 @@ impl Gathering {
         if alias.content != Content::Different {
             return self.table.push(alias);
         }
-        let centers = pack(docs.center[alias.doc_a as usize], docs.center[alias.doc_b as usize]);
+        let centers = pack(docs.center(alias.doc_a), docs.center(alias.doc_b));
         self.different.push(ByCenters { centers, alias })
     }
 
@@ -437,7 +437,7 @@ mod tests {
     use std::collections::{BTreeSet, HashSet};
 
     use super::*;
-    use crate::report::input::{EMPTY, load_docs};
+    use crate::report::input::{Centers, EMPTY, load_docs};
     use crate::testing::XorShift;
 
     /// `n` documents, a fifth of them copies of an earlier text and some
@@ -515,7 +515,7 @@ mod tests {
         let mut rng = XorShift::new(0x5eed_a11a_5000);
         for case in 0..20 {
             let (center, pairs) = documents_and_pairs(&mut rng, 300 + case * 50, 2000);
-            let docs = Docs { center: center.clone(), ..Docs::default() };
+            let docs = Docs { centers: Centers::from_rows(&center), ..Docs::default() };
             // Links between centers: half of them those of different
             // pairs, the others anywhere.
             let centers: Vec<u32> = (0..center.len() as u32).filter(|&d| center[d as usize] == d).collect();
@@ -611,7 +611,7 @@ mod tests {
         let docs_csv = dir.path().join("docs.csv");
         std::fs::write(&docs_csv, text).unwrap();
         let docs = load_docs(&docs_csv, u64::from(n), |_, _, _| Ok(())).unwrap();
-        assert_eq!(docs.center, center);
+        assert_eq!((0..n).map(|r| docs.center(r)).collect::<Vec<_>>(), center);
         let t = table(&docs, &pairs, &[], 1 << 20, dir.path());
         let mut expected = String::from("kind,doc_a,doc_b,url_a,url_b,content\n");
         for a in all(&t) {

@@ -446,7 +446,7 @@ fn pair_group(docs: &Docs, kind: AliasKind, group: &[Member], aliases: &mut Vec<
 /// The content class without the Overlap table (`Different` may become
 /// `Near` later, [`NearPairs`]).
 fn content_of(docs: &Docs, a: u32, b: u32) -> Content {
-    let (ca, cb) = (docs.center[a as usize], docs.center[b as usize]);
+    let (ca, cb) = (docs.center(a), docs.center(b));
     if ca == EMPTY || cb == EMPTY {
         Content::Empty
     } else if ca == cb {
@@ -522,6 +522,7 @@ mod tests {
     use std::collections::HashSet;
 
     use super::*;
+    use crate::report::input::Centers;
     use crate::report::input::load_docs;
 
     fn k(url: &str, kind: AliasKind) -> String {
@@ -551,19 +552,15 @@ mod tests {
     fn every_exact_alias_is_paired_with_the_first_of_its_text() {
         // Texts: 0 and 2 are A, 1 and 3 are B; 4 is empty.
         let docs = Docs {
-            center: vec![0, 1, 0, 1, EMPTY],
+            centers: Centers::from_rows(&[0, 1, 0, 1, EMPTY]),
             bytes: vec![1; 5].into(),
             host: vec![0; 5],
             hosts: vec!["h".into()],
-            group_size: vec![2, 2, 0, 0, 0],
             ..Docs::default()
         };
-        let member = |url: u64, doc: u32| Member {
-            key: (7, 0),
-            url: (url, 0),
-            doc,
-            center: docs.center[doc as usize],
-        };
+        assert_eq!((0..5).map(|d| docs.group_size(d)).collect::<Vec<_>>(), [2, 2, 0, 0, 0]);
+        let member =
+            |url: u64, doc: u32| Member { key: (7, 0), url: (url, 0), doc, center: docs.center(doc) };
         let group: Vec<Member> = (0..5).map(|d| member(100 + u64::from(d), d)).collect();
         let mut got = Vec::new();
         pair_group(&docs, AliasKind::Query, &group, &mut got);
@@ -624,7 +621,7 @@ mod tests {
                 .iter()
                 .map(|(d, u)| {
                     let url = (xxh3_64(u.as_str().as_bytes()), 0);
-                    let center = docs.center[*d as usize];
+                    let center = docs.center(*d);
                     (xxh3_128(key(u, kind).as_bytes()), *d, Member { key: (0, 0), url, doc: *d, center })
                 })
                 .collect();
@@ -741,7 +738,7 @@ mod tests {
                     t => (0..n).find(|&c| text[c] == t).unwrap() as u32,
                 })
                 .collect();
-            let docs = Docs { center, ..Docs::default() };
+            let docs = Docs { centers: Centers::from_rows(&center), ..Docs::default() };
             let urls: Vec<&str> = urls.iter().map(String::as_str).collect();
             assert_eq!(found(&urls, &docs, 1 << 20, false), by_keys(&urls, &docs), "case {case}: {urls:?}");
         }
@@ -758,7 +755,7 @@ mod tests {
             .collect();
         let urls: Vec<&str> = urls.iter().map(String::as_str).collect();
         let center: Vec<u32> = (0..n as u32).map(|d| if d % 9 == 0 { EMPTY } else { d % 7 }).collect();
-        let docs = Docs { center, ..Docs::default() };
+        let docs = Docs { centers: Centers::from_rows(&center), ..Docs::default() };
         let in_memory = found(&urls, &docs, 1 << 30, false);
         assert!(in_memory.0.len() > 1000, "{} aliases", in_memory.0.len());
         assert_eq!(found(&urls, &docs, 0, true), in_memory);
@@ -770,7 +767,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut entries = UrlEntries::new(budget, urls.len() as u64, dir.path());
         for (d, url) in urls.iter().enumerate() {
-            entries.add(d as u32, docs.center[d], url).unwrap();
+            entries.add(d as u32, docs.center(d as u32), url).unwrap();
         }
         assert_eq!(entries.entries.spilled(), spills);
         let (mut near, unique) = find(entries, docs, budget, dir.path()).unwrap();

@@ -464,7 +464,10 @@ pub fn write_csv(
         counts.www_not_unique += u64::from(!www);
         counts.http_not_unique += u64::from(!http);
         let none = || Cell::Text("");
-        let center = docs.center.get(d).copied().context("docs.csv has more rows than when it was loaded")?;
+        if d >= docs.len() {
+            anyhow::bail!("docs.csv has more rows than when it was loaded");
+        }
+        let center = docs.center(r);
         let (exact_unique, exact_count, near) = if center == EMPTY {
             (none(), none(), none())
         } else {

@@ -118,7 +118,7 @@ pub fn shown(groups: &[Group], members: Vec<Vec<u32>>, docs: &Docs, urls: &Urls)
             members: rows
                 .into_iter()
                 .map(|r| {
-                    let center = docs.center[r as usize];
+                    let center = docs.center(r);
                     Member {
                         doc_id: docs.doc_id(r),
                         url: urls.get(r).unwrap_or("").to_string(),

@@ -270,8 +270,8 @@ struct GroupHosts {
 impl GroupHosts {
     fn new(docs: &Docs, no_host: Option<u32>) -> GroupHosts {
         let mut entries: Vec<u64> = (0..docs.len())
-            .filter(|&d| docs.center[d] != EMPTY && Some(docs.host[d]) != no_host)
-            .map(|d| entry(docs.center[d], docs.host[d]))
+            .filter(|&d| docs.center(d as u32) != EMPTY && Some(docs.host[d]) != no_host)
+            .map(|d| entry(docs.center(d as u32), docs.host[d]))
             .collect();
         entries.sort_unstable();
         // Runs of equal entries collapse in place into one with its count.
@@ -597,6 +597,7 @@ mod tests {
     use std::collections::{BTreeMap, BTreeSet};
 
     use super::*;
+    use crate::report::input::Centers;
 
     #[test]
     fn mirror_rule() {
@@ -626,13 +627,13 @@ mod tests {
         // Hosts a, b, c. 0@a and 2@b are exact copies; 1@a ~ 3@b by a
         // link; 4@c is linked to 3 only.
         let docs = Docs {
-            center: vec![0, 1, 0, 3, 4],
+            centers: Centers::from_rows(&[0, 1, 0, 3, 4]),
             bytes: vec![1; 5].into(),
             host: vec![0, 0, 1, 1, 2],
             hosts: vec!["a".into(), "b".into(), "c".into()],
-            group_size: vec![2, 1, 0, 1, 1],
             ..Docs::default()
         };
+        assert_eq!((0..5).map(|d| docs.group_size(d)).collect::<Vec<_>>(), [2, 1, 0, 1, 1]);
         let dir = tempfile::tempdir().unwrap();
         let o = dir.path().join("overlap.csv");
         std::fs::write(&o, "doc_i,doc_j,shared\n1,3,20\n3,4,20\n").unwrap();
@@ -687,8 +688,14 @@ mod tests {
                 links.insert((i.min(j), i.max(j)));
             }
         }
-        let docs =
-            Docs { bytes: vec![1; center.len()].into(), center, host, hosts, group_size, ..Docs::default() };
+        let docs = Docs {
+            bytes: vec![1; center.len()].into(),
+            centers: Centers::from_rows(&center),
+            host,
+            hosts,
+            ..Docs::default()
+        };
+        assert_eq!((0..center.len() as u32).map(|d| docs.group_size(d)).collect::<Vec<_>>(), group_size);
         (docs, links)
     }
 
@@ -698,14 +705,14 @@ mod tests {
     fn brute_force(docs: &Docs, links: &BTreeSet<(u32, u32)>) -> Vec<Row> {
         let n = docs.len();
         let name = |d: usize| docs.hosts[docs.host[d] as usize].clone();
-        let counted = |d: usize| docs.center[d] != EMPTY && !name(d).is_empty();
+        let counted = |d: usize| docs.center(d as u32) != EMPTY && !name(d).is_empty();
         let mut on: BTreeMap<(String, String), u64> = BTreeMap::new();
         let mut host_docs: BTreeMap<String, u64> = BTreeMap::new();
         for d in (0..n).filter(|&d| counted(d)) {
             *host_docs.entry(name(d)).or_default() += 1;
-            let c = docs.center[d];
+            let c = docs.center(d as u32);
             let replicas = (0..n).filter(|&x| {
-                let cx = docs.center[x];
+                let cx = docs.center(x as u32);
                 counted(x) && (cx == c || links.contains(&(c.min(cx), c.max(cx))))
             });
             let others: BTreeSet<String> = replicas.map(name).filter(|h| *h != name(d)).collect();

@@ -26,15 +26,13 @@ use std::path::Path;
 use rustc_hash::FxHashMap;
 
 use super::components::UnionFind;
-use super::input::{self, Docs, EMPTY};
+use super::input::{self, Docs, EMPTY, RankBits};
 
 /// What the link pass found, per linked center, with the document table
 /// answering for every other document.
 pub struct Links {
-    /// A bit per row, set for the linked centers, with the set bits
-    /// before each word.
-    bits: Vec<u64>,
-    before: Vec<u32>,
+    /// The linked centers' rows.
+    linked: RankBits,
     /// Per linked center, in row order (by rank): the row naming its
     /// component (the component's smallest row) ...
     label: Vec<u32>,
@@ -95,7 +93,7 @@ impl Links {
             nodes.uf.union(a as u32, b as u32);
             for (x, other) in [(a, j), (b, i)] {
                 nodes.degree[x] = nodes.degree[x].saturating_add(1);
-                nodes.neighbours[x] = nodes.neighbours[x].saturating_add(docs.group_size[other as usize]);
+                nodes.neighbours[x] = nodes.neighbours[x].saturating_add(docs.group_size(other));
             }
             also(i, j)?;
             pairs += 1;
@@ -116,15 +114,13 @@ impl Links {
         for (id, &row) in rows.iter().enumerate() {
             let root = uf.find(id as u32) as usize;
             smallest[root] = smallest[root].min(row);
-            documents[root] = documents[root].saturating_add(docs.group_size[row as usize]);
+            documents[root] = documents[root].saturating_add(docs.group_size(row));
         }
         let mut order: Vec<u32> = (0..m as u32).collect();
         order.sort_unstable_by_key(|&id| rows[id as usize]);
-        let n = docs.len();
-        let mut bits = vec![0u64; n.div_ceil(64)];
+        let mut linked = RankBits::new(docs.len());
         let mut links = Links {
-            bits: Vec::new(),
-            before: Vec::with_capacity(bits.len()),
+            linked: RankBits::default(),
             label: Vec::with_capacity(m),
             component: Vec::with_capacity(m),
             covered: Vec::with_capacity(m),
@@ -134,7 +130,7 @@ impl Links {
         };
         for &id in &order {
             let (id, row) = (id as usize, rows[id as usize]);
-            bits[row as usize / 64] |= 1 << (row % 64);
+            linked.insert(row);
             let root = uf.find(id as u32) as usize;
             links.label.push(smallest[root]);
             links.component.push(documents[root]);
@@ -142,24 +138,18 @@ impl Links {
             links.degree.push(degree[id]);
             links.neighbours.push(neighbours[id]);
         }
-        let mut count = 0u32;
-        for &word in &bits {
-            links.before.push(count);
-            count += word.count_ones();
-        }
-        links.bits = bits;
+        links.linked = linked.ranked();
         links
     }
 
     /// The rank of the linked center at `row`, `None` for any other row.
     fn rank(&self, row: u32) -> Option<usize> {
-        let (word, bit) = (*self.bits.get(row as usize / 64)?, 1u64 << (row % 64));
-        (word & bit != 0).then(|| (self.before[row as usize / 64] + (word & (bit - 1)).count_ones()) as usize)
+        self.linked.rank(row)
     }
 
     /// The row naming `row`'s component: its smallest row.
     pub fn label(&self, docs: &Docs, row: u32) -> u32 {
-        match docs.center[row as usize] {
+        match docs.center(row) {
             EMPTY => row,
             c => self.rank(c).map_or(c, |k| self.label[k]),
         }
@@ -167,9 +157,9 @@ impl Links {
 
     /// The documents of `row`'s component, itself included.
     pub fn component_documents(&self, docs: &Docs, row: u32) -> u32 {
-        match docs.center[row as usize] {
+        match docs.center(row) {
             EMPTY => 1,
-            c => self.rank(c).map_or(docs.group_size[c as usize], |k| self.component[k]),
+            c => self.rank(c).map_or(docs.group_size(c), |k| self.component[k]),
         }
     }
 
@@ -182,7 +172,7 @@ impl Links {
     /// Whether the near-replica recrawl rule keeps `row`: an empty
     /// document, or a center no kept page links to.
     pub fn kept(&self, docs: &Docs, row: u32) -> bool {
-        match docs.center[row as usize] {
+        match docs.center(row) {
             EMPTY => true,
             c if c == row => self.rank(c).is_none_or(|k| !self.covered[k]),
             _ => false,
@@ -197,11 +187,11 @@ impl Links {
     /// Other documents that are exact copies of `row` or of a page linked
     /// to its center (0 for an empty document).
     pub fn near_count(&self, docs: &Docs, row: u32) -> u32 {
-        match docs.center[row as usize] {
+        match docs.center(row) {
             EMPTY => 0,
             c => {
                 let linked = self.rank(c).map_or(0, |k| self.neighbours[k]);
-                (docs.group_size[c as usize] - 1).saturating_add(linked)
+                (docs.group_size(c) - 1).saturating_add(linked)
             }
         }
     }
@@ -209,21 +199,7 @@ impl Links {
     /// The linked centers in row order, each with the row naming its
     /// component.
     pub fn centers(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
-        self.bits
-            .iter()
-            .enumerate()
-            .flat_map(|(w, &word)| {
-                let mut word = word;
-                std::iter::from_fn(move || {
-                    (word != 0).then(|| {
-                        let bit = word.trailing_zeros();
-                        word &= word - 1;
-                        w as u32 * 64 + bit
-                    })
-                })
-            })
-            .zip(&self.label)
-            .map(|(row, &label)| (row, label))
+        self.linked.iter().zip(&self.label).map(|(row, &label)| (row, label))
     }
 }
 
@@ -231,6 +207,7 @@ impl Links {
 mod tests {
     use super::*;
     use crate::report::components;
+    use crate::report::input::Centers;
     use crate::report::savings::Greedy;
     use crate::testing::XorShift;
 
@@ -247,13 +224,7 @@ mod tests {
                 _ => d,
             });
         }
-        let mut group_size = vec![0; n as usize];
-        for &c in &center {
-            if c != EMPTY {
-                group_size[c as usize] += 1;
-            }
-        }
-        Docs { center, group_size, ..Docs::default() }
+        Docs { centers: Centers::from_rows(&center), ..Docs::default() }
     }
 
     #[test]
@@ -294,7 +265,7 @@ mod tests {
             // list over every document.
             let mut uf = components::UnionFind::new(n as usize);
             for d in 0..n {
-                let c = docs.center[d as usize];
+                let c = docs.center(d);
                 if c != EMPTY && c != d {
                     uf.union(c, d);
                 }
@@ -302,17 +273,17 @@ mod tests {
             let mut greedy = Greedy::new(&docs);
             let mut degree = vec![0u32; n as usize];
             let mut near: Vec<u32> =
-                (0..n).map(|d| if docs.is_center(d) { docs.group_size[d as usize] - 1 } else { 0 }).collect();
+                (0..n).map(|d| if docs.is_center(d) { docs.group_size(d) - 1 } else { 0 }).collect();
             for &(i, j) in &pairs {
                 uf.union(i, j);
                 greedy.pair(&docs, i, j);
                 degree[i as usize] += 1;
                 degree[j as usize] += 1;
-                near[i as usize] += docs.group_size[j as usize];
-                near[j as usize] += docs.group_size[i as usize];
+                near[i as usize] += docs.group_size(j);
+                near[j as usize] += docs.group_size(i);
             }
             for d in 0..n as usize {
-                let c = docs.center[d];
+                let c = docs.center(d as u32);
                 if c != EMPTY {
                     near[d] = near[c as usize];
                 }

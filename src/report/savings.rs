@@ -74,7 +74,7 @@ impl Greedy {
     pub fn finish(mut self, docs: &Docs) -> Vec<bool> {
         self.decide_until(docs, docs.len() as u32);
         for d in 0..docs.len() {
-            if docs.center[d] == EMPTY {
+            if docs.center(d as u32) == EMPTY {
                 self.kept[d] = true;
             }
         }
@@ -103,7 +103,7 @@ pub fn skippable(docs: &Docs, kept: impl Fn(u32) -> bool) -> Skippable {
 /// Whether keeping one copy of each exact group keeps `d`: its center, and
 /// every empty document.
 pub fn exact_kept(docs: &Docs, d: u32) -> bool {
-    docs.center[d as usize] == EMPTY || docs.is_center(d)
+    docs.center(d) == EMPTY || docs.is_center(d)
 }
 
 /// Exact savings: every non-center is skipped.
@@ -114,21 +114,15 @@ pub fn exact(docs: &Docs) -> Skippable {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::input::Centers;
 
     fn docs(center: Vec<u32>) -> Docs {
         let n = center.len();
-        let mut group_size = vec![0; n];
-        for &c in &center {
-            if c != EMPTY {
-                group_size[c as usize] += 1;
-            }
-        }
         Docs {
-            center,
+            centers: Centers::from_rows(&center),
             bytes: vec![10; n].into(),
             host: vec![0; n],
             hosts: vec![String::new()],
-            group_size,
             ..Docs::default()
         }
     }

@@ -30,7 +30,7 @@ use crate::store::{Header, Mapped, OutDir, RecordWriter};
 pub(super) fn write(path: &Path, docs: &Docs, links: &Links) -> anyhow::Result<()> {
     let mut w = RecordWriter::create(path, Header::new::<ReplicaRecord>("", true, 0, 1))?;
     for row in 0..docs.len() as u32 {
-        let empty = docs.center[row as usize] == EMPTY;
+        let empty = docs.center(row) == EMPTY;
         let mut bits = 0;
         if empty {
             bits |= EMPTY_DOC;
