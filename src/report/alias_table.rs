@@ -29,7 +29,8 @@ use std::path::Path;
 
 use super::aliases::{Alias, AliasCounts, AliasKind, Content};
 use super::fields::Cell;
-use super::input::{self, Docs, URL_PLACE, UrlsWanted};
+use super::input::{self, Docs};
+use super::url_windows::{self, Window, Windows};
 use crate::store::sort::{Batched, SortedReader, SortedRecords};
 use crate::store::{CsvOut, Record, le_u32, le_u64};
 
@@ -240,122 +241,8 @@ impl AliasTable {
 
     /// The windows of pairs whose URLs are gathered together, each within
     /// `budget` bytes, planned for URLs of `mean_url` bytes.
-    pub fn windows(&self, budget: u64, mean_url: u64) -> Windows<'_> {
-        Windows { table: self, next: 0, budget, mean_url }
-    }
-}
-
-/// Pairs of the table whose URLs are gathered in one pass over docs.csv:
-/// where they start and how many, and their rows (the pairs themselves
-/// are read again from the table to be written).
-#[derive(Default)]
-pub struct Window {
-    start: u64,
-    len: u64,
-    /// Their rows, sorted and without repeats.
-    rows: Vec<u32>,
-    /// Bytes of URLs (and their places) the pass may gather.
-    url_budget: usize,
-}
-
-impl Window {
-    /// A gatherer of the window's URLs, for a pass over docs.csv.
-    pub fn urls(&self) -> UrlsWanted<'_> {
-        UrlsWanted::capped(&self.rows, self.url_budget)
-    }
-}
-
-/// The table's pairs, a window at a time.
-pub struct Windows<'a> {
-    table: &'a AliasTable,
-    /// The first pair not written yet.
-    next: u64,
-    budget: u64,
-    mean_url: u64,
-}
-
-/// Bytes a row takes in a window beside its URL: the row, and its URL's
-/// place.
-const ROW_BYTES: u64 = 4 + URL_PLACE as u64;
-
-impl Windows<'_> {
-    /// The next window, from the first pair not written yet; `None` when
-    /// every pair has been written.
-    pub fn next_window(&mut self) -> anyhow::Result<Option<Window>> {
-        self.plan(u64::MAX)
-    }
-
-    /// The next window of at most `most` pairs, with as many as the
-    /// budget holds for URLs of the mean length: pairs are taken a batch
-    /// at a time, each batch no more than the rows left could take if it
-    /// shared none, and the rows are counted without repeats after each
-    /// (pairs share rows: 611,095 pairs had 719,242 rows on 2.1 million
-    /// generated pages). A tenth of the budget is left for URLs longer
-    /// than the mean.
-    fn plan(&self, most: u64) -> anyhow::Result<Option<Window>> {
-        let per_row = self.mean_url + ROW_BYTES;
-        let fill = self.budget / 10 * 9;
-        let mut reader = self.table.pairs.reader_at(self.next)?;
-        let mut rows: Vec<u32> = Vec::new();
-        let mut len = 0u64;
-        loop {
-            let room = fill.saturating_sub(rows.len() as u64 * per_row) / (2 * per_row);
-            // At least one pair; and no batch too small to be worth
-            // sorting the rows again.
-            let batch = if len == 0 { room.max(1) } else { room }.min(most - len);
-            if batch == 0 || (len > 0 && batch < rows.len() as u64 / 64) {
-                break;
-            }
-            let mut took = 0;
-            while took < batch
-                && let Some(a) = reader.next_record()?
-            {
-                rows.extend([a.doc_a, a.doc_b]);
-                took += 1;
-            }
-            len += took;
-            rows.sort_unstable();
-            rows.dedup();
-            if took < batch {
-                break;
-            }
-        }
-        if len == 0 {
-            return Ok(None);
-        }
-        rows.shrink_to_fit();
-        let url_budget =
-            usize::try_from(self.budget.saturating_sub(rows.len() as u64 * 4)).unwrap_or(usize::MAX);
-        Ok(Some(Window { start: self.next, len, rows, url_budget }))
-    }
-
-    /// Writes the pairs of `window`, whose URLs `urls` holds.
-    fn write(
-        &mut self,
-        out: &mut CsvOut,
-        docs: &Docs,
-        window: &Window,
-        urls: &input::Urls,
-    ) -> anyhow::Result<()> {
-        let mut reader = self.table.pairs.reader_at(window.start)?;
-        for _ in 0..window.len {
-            let Some(a) = reader.next_record()? else { break };
-            write_row(out, docs, &a, urls)?;
-        }
-        self.next = window.start + window.len;
-        Ok(())
-    }
-
-    /// Writes the first pair not written yet alone, its URLs gathered from
-    /// `docs_csv` whatever their size.
-    fn write_one(&mut self, out: &mut CsvOut, docs: &Docs, docs_csv: &Path) -> anyhow::Result<()> {
-        let Some(a) = self.table.pairs.reader_at(self.next)?.next_record()? else { return Ok(()) };
-        let mut rows = vec![a.doc_a.min(a.doc_b), a.doc_a.max(a.doc_b)];
-        rows.dedup();
-        let (urls, _) = gather(docs_csv, &rows, None)?;
-        write_row(out, docs, &a, &urls)?;
-        self.next += 1;
-        Ok(())
+    pub fn windows(&self, budget: u64, mean_url: u64) -> Windows<'_, Alias> {
+        Windows::new(&self.pairs, |a| [a.doc_a, a.doc_b], budget, mean_url)
     }
 }
 
@@ -371,65 +258,22 @@ fn write_row(out: &mut CsvOut, docs: &Docs, a: &Alias, urls: &input::Urls) -> an
     ])
 }
 
-/// The URLs of `rows` (sorted), from a pass over `docs_csv`, within
-/// `budget` bytes unless it is `None`: the URLs and the first row not
-/// gathered, if the budget stopped the pass.
-fn gather(
-    docs_csv: &Path,
-    rows: &[u32],
-    budget: Option<usize>,
-) -> anyhow::Result<(input::Urls, Option<u32>)> {
-    let mut urls = match budget {
-        Some(b) => UrlsWanted::capped(rows, b),
-        None => UrlsWanted::new(rows),
-    };
-    input::for_each_doc(docs_csv, |r, row| {
-        urls.add(r, row.url);
-        Ok(())
-    })?;
-    Ok(urls.finish_capped())
-}
-
 /// Writes `aliases.csv` (`kind,doc_a,doc_b,url_a,url_b,content`): the
 /// pairs of `first`, whose URLs the report's pass over docs.csv gathered
 /// (`urls`, and the first row the budget stopped it at, if it did), then
-/// every further window of `windows`, each with a pass over `docs_csv` of
-/// its own. A window whose URLs did not fit (longer than the mean) is
-/// planned again with half its pairs; a pair whose URLs alone do not fit
-/// is written with them anyway.
+/// every further window of `windows` ([`url_windows::write_csv`]).
 pub fn write_csv(
     path: &Path,
     docs: &Docs,
     docs_csv: &Path,
-    mut windows: Windows<'_>,
+    windows: Windows<'_, Alias>,
     first: Window,
     urls: (input::Urls, Option<u32>),
 ) -> anyhow::Result<()> {
-    let mut out = CsvOut::create(path, &["kind", "doc_a", "doc_b", "url_a", "url_b", "content"])?;
-    let mut gathered = Some((first, urls));
-    let mut most = u64::MAX;
-    loop {
-        let (window, (urls, stopped)) = match gathered.take() {
-            Some(g) => g,
-            None => match windows.plan(most)? {
-                Some(w) => {
-                    let urls = gather(docs_csv, &w.rows, Some(w.url_budget))?;
-                    (w, urls)
-                }
-                None => break,
-            },
-        };
-        most = u64::MAX;
-        match stopped {
-            None => windows.write(&mut out, docs, &window, &urls)?,
-            Some(_) if window.len > 1 => most = window.len / 2,
-            Some(_) => {
-                drop(urls);
-                windows.write_one(&mut out, docs, docs_csv)?;
-            }
-        }
-    }
-    out.finish()
+    let header = ["kind", "doc_a", "doc_b", "url_a", "url_b", "content"];
+    url_windows::write_csv(path, &header, docs_csv, windows, first, urls, |out, a, urls| {
+        write_row(out, docs, a, urls)
+    })
 }
 
 #[cfg(test)]

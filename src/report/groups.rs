@@ -3,14 +3,10 @@
 //! hosts, a sample URL, and whether it looks chained (see
 //! [`super::components`]), written to `groups.csv` largest first.
 
-use std::path::Path;
-
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-use super::components;
-use super::fields::{self, Cell};
-use super::input::{Docs, EMPTY, Urls, for_each_pair};
+use super::input::{Docs, EMPTY, Urls};
 use super::links::Links;
 
 /// One component of two or more documents.
@@ -33,60 +29,6 @@ pub struct Group {
     pub chained: bool,
     /// The URL of its smallest docID (see [`name`]).
     pub sample_url: String,
-}
-
-/// Builds the groups: sizes from the link pass's components, diameters
-/// from further passes over the table for components small enough, with
-/// at most `edge_budget` links held at once. They are named by row,
-/// without URLs, until [`name`].
-pub fn groups(docs: &Docs, links: &Links, overlap: &Path, edge_budget: u64) -> anyhow::Result<Vec<Group>> {
-    let n = docs.len();
-    let mut sizes: FxHashMap<u32, (u64, u64, u64)> = FxHashMap::default(); // documents, centers, degree sum
-    let mut host_of_group: Vec<(u32, u32)> = Vec::new();
-    for d in 0..n as u32 {
-        let Some(l) = links.group_of(docs, d) else { continue };
-        let e = sizes.entry(l).or_default();
-        e.0 += 1;
-        if docs.is_center(d) {
-            e.1 += 1;
-            e.2 += u64::from(links.degree(d));
-        }
-        let host = docs.host[d as usize];
-        if !docs.hosts[host as usize].is_empty() {
-            host_of_group.push((l, host));
-        }
-    }
-    host_of_group.sort_unstable();
-    host_of_group.dedup();
-    let mut hosts: FxHashMap<u32, u64> = FxHashMap::default();
-    for (l, _) in host_of_group {
-        *hosts.entry(l).or_default() += 1;
-    }
-    let mut groups: Vec<Group> = sizes
-        .iter()
-        .map(|(&l, &(documents, centers, degrees))| Group {
-            group: l,
-            documents,
-            centers,
-            pairs: degrees / 2,
-            hosts: hosts.get(&l).copied().unwrap_or(0),
-            diameter: None,
-            density: round4(components::density(centers, degrees / 2)),
-            chained: false,
-            sample_url: String::new(),
-        })
-        .collect();
-    groups.sort_by(|a, b| b.documents.cmp(&a.documents).then(a.group.cmp(&b.group)));
-    measure_diameters(docs, links, overlap, edge_budget, &mut groups)?;
-    for g in &mut groups {
-        g.chained = components::chained(g.centers, g.pairs, g.diameter);
-    }
-    Ok(groups)
-}
-
-/// The rows whose URLs [`name`] needs.
-pub fn rows(groups: &[Group]) -> Vec<u32> {
-    groups.iter().map(|g| g.group).collect()
 }
 
 /// A member of a group as report.html lists it.
@@ -164,95 +106,108 @@ pub fn name(groups: &mut [Group], docs: &Docs, urls: &Urls) {
     }
 }
 
-fn round4(x: f64) -> f64 {
-    (x * 10_000.0).round() / 10_000.0
-}
+/// The groups as they were built before the group table
+/// ([`super::group_table`]): the whole list in memory, with a map from
+/// each group to its figures. The tests' reference.
+#[cfg(test)]
+pub(crate) mod reference {
+    use std::path::Path;
 
-/// Fills `diameter` for the groups whose center graph can be searched, in
-/// batches of at most `edge_budget` links, one pass over the table each.
-fn measure_diameters(
-    docs: &Docs,
-    links: &Links,
-    overlap: &Path,
-    edge_budget: u64,
-    groups: &mut [Group],
-) -> anyhow::Result<()> {
-    let mut todo: Vec<usize> = Vec::new();
-    for (i, g) in groups.iter_mut().enumerate() {
-        if g.centers <= 1 {
-            g.diameter = Some(0);
-        } else if g.pairs == g.centers * (g.centers - 1) / 2 {
-            g.diameter = Some(1);
-        } else if components::diameter_measurable(g.centers, g.pairs) {
-            todo.push(i);
-        }
-    }
-    while !todo.is_empty() {
-        let mut batch: FxHashMap<u32, usize> = FxHashMap::default();
-        let mut edges = 0u64;
-        while let Some(&i) = todo.last() {
-            if !batch.is_empty() && edges + groups[i].pairs > edge_budget {
-                break;
-            }
-            edges += groups[i].pairs;
-            batch.insert(groups[i].group, i);
-            todo.pop();
-        }
-        // Local index of each center within its group: a group of two
-        // centers or more has pairs, so its centers are linked ones.
-        let mut local: FxHashMap<u32, u32> = FxHashMap::default();
-        let mut next: FxHashMap<u32, u32> = FxHashMap::default();
-        for (d, label) in links.centers() {
-            if batch.contains_key(&label) {
-                let slot = next.entry(label).or_default();
-                local.insert(d, *slot);
-                *slot += 1;
-            }
-        }
-        let mut edges_of: FxHashMap<u32, Vec<(u32, u32)>> = FxHashMap::default();
-        for_each_pair(overlap, docs, |i, j, _| {
-            let l = links.label(docs, i);
-            if batch.contains_key(&l) {
-                edges_of.entry(l).or_default().push((local[&i], local[&j]));
-            }
-            Ok(())
-        })?;
-        for (l, i) in batch {
-            let n = next.get(&l).copied().unwrap_or(0) as usize;
-            let e = edges_of.remove(&l).unwrap_or_default();
-            groups[i].diameter = Some(components::diameter(n, &e));
-        }
-    }
-    Ok(())
-}
+    use rustc_hash::FxHashMap;
 
-/// Writes `groups.csv`, from the groups named by row, with the sample URLs
-/// in `urls` (a string each for every group would be held for nothing).
-pub fn write_csv(path: &Path, groups: &[Group], docs: &Docs, urls: &Urls) -> anyhow::Result<()> {
-    let rows = groups.iter().map(|g| {
-        [
-            Cell::number(docs.doc_id(g.group)),
-            Cell::number(g.documents),
-            Cell::number(g.centers),
-            Cell::number(g.pairs),
-            Cell::number(g.hosts),
-            g.diameter.map_or(Cell::Text(""), Cell::number),
-            Cell::fixed4(g.density),
-            fields::flag(g.chained),
-            urls.get(g.group).unwrap_or("").into(),
-        ]
-    });
-    crate::store::write_rows(
-        path,
-        &["group", "documents", "centers", "pairs", "hosts", "diameter", "density", "chained", "sample_url"],
-        rows.map(Ok),
-    )
+    use super::Group;
+    use crate::report::components;
+    use crate::report::input::Docs;
+    use crate::report::links::Links;
+
+    /// Builds the groups: sizes from the link pass's components, diameters
+    /// from further passes over the table for components small enough, with
+    /// at most `edge_budget` links held at once. They are named by row,
+    /// without URLs, until [`name`].
+    pub fn groups(
+        docs: &Docs,
+        links: &Links,
+        overlap: &Path,
+        edge_budget: u64,
+    ) -> anyhow::Result<Vec<Group>> {
+        let n = docs.len();
+        let mut sizes: FxHashMap<u32, (u64, u64, u64)> = FxHashMap::default(); // documents, centers, degree sum
+        let mut host_of_group: Vec<(u32, u32)> = Vec::new();
+        for d in 0..n as u32 {
+            let Some(l) = links.group_of(docs, d) else { continue };
+            let e = sizes.entry(l).or_default();
+            e.0 += 1;
+            if docs.is_center(d) {
+                e.1 += 1;
+                e.2 += u64::from(links.degree(d));
+            }
+            let host = docs.host[d as usize];
+            if !docs.hosts[host as usize].is_empty() {
+                host_of_group.push((l, host));
+            }
+        }
+        host_of_group.sort_unstable();
+        host_of_group.dedup();
+        let mut hosts: FxHashMap<u32, u64> = FxHashMap::default();
+        for (l, _) in host_of_group {
+            *hosts.entry(l).or_default() += 1;
+        }
+        let mut groups: Vec<Group> = sizes
+            .iter()
+            .map(|(&l, &(documents, centers, degrees))| Group {
+                group: l,
+                documents,
+                centers,
+                pairs: degrees / 2,
+                hosts: hosts.get(&l).copied().unwrap_or(0),
+                diameter: None,
+                density: round4(components::density(centers, degrees / 2)),
+                chained: false,
+                sample_url: String::new(),
+            })
+            .collect();
+        groups.sort_by(|a, b| b.documents.cmp(&a.documents).then(a.group.cmp(&b.group)));
+        measure_diameters(docs, links, overlap, edge_budget, &mut groups)?;
+        for g in &mut groups {
+            g.chained = components::chained(g.centers, g.pairs, g.diameter);
+        }
+        Ok(groups)
+    }
+
+    fn round4(x: f64) -> f64 {
+        (x * 10_000.0).round() / 10_000.0
+    }
+
+    /// Fills `diameter` for the groups whose center graph can be searched, in
+    /// batches of at most `edge_budget` links, one pass over the table each.
+    /// The diameters as the group table measures them: the reference
+    /// checks the rest.
+    fn measure_diameters(
+        docs: &Docs,
+        links: &Links,
+        overlap: &Path,
+        edge_budget: u64,
+        groups: &mut [Group],
+    ) -> anyhow::Result<()> {
+        let found = crate::report::group_table::diameters(docs, links, overlap, edge_budget)?;
+        for g in groups.iter_mut() {
+            g.diameter = if g.centers <= 1 {
+                Some(0)
+            } else if g.pairs == g.centers * (g.centers - 1) / 2 {
+                Some(1)
+            } else {
+                found.get(&g.group).copied()
+            };
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::input::{load_docs, urls_of};
+    use crate::report::group_table;
+    use crate::report::input::{self, load_docs, urls_of};
 
     #[test]
     fn groups_with_sizes_hosts_and_chains() {
@@ -273,8 +228,10 @@ mod tests {
         let docs = load_docs(&docs_csv, 0, |_, _, _| Ok(())).unwrap();
         let linked = Links::build(&docs, &overlap, |_, _| Ok(())).unwrap();
         // A budget of one link forces one batch per group.
-        let mut got = groups(&docs, &linked, &overlap, 1).unwrap();
-        let mut wanted = rows(&got);
+        let table = group_table::build(&docs, &linked, &overlap, 1, 1 << 20, dir.path()).unwrap();
+        let by_row = table.summary(usize::MAX).unwrap().shown;
+        let mut got = by_row.clone();
+        let mut wanted: Vec<u32> = got.iter().map(|g| g.group).collect();
         wanted.sort_unstable();
         name(&mut got, &docs, &urls_of(&docs_csv, &wanted).unwrap());
         let summary: Vec<String> = got
@@ -290,9 +247,28 @@ mod tests {
         assert_eq!(summary, ["2 4 4 3 1 Some(3) true", "0 2 1 0 2 Some(0) false"]);
         assert_eq!(got[0].sample_url, "http://c/1");
         assert_eq!(got[0].density, 0.5);
+        // groups.csv, its URLs in one window and in a window per group.
+        for budget in [1 << 20, 0] {
+            let mut windows = table.windows(budget, 10);
+            let first = windows.next_window().unwrap().unwrap_or_default();
+            let mut urls = first.urls();
+            input::for_each_doc(&docs_csv, |r, row| {
+                urls.add(r, row.url);
+                Ok(())
+            })
+            .unwrap();
+            let out = dir.path().join("groups.csv");
+            let gathered = urls.finish_capped();
+            group_table::write_csv(&out, &docs, &docs_csv, windows, first, gathered).unwrap();
+            assert_eq!(
+                std::fs::read_to_string(&out).unwrap(),
+                "group,documents,centers,pairs,hosts,diameter,density,chained,sample_url\n\
+                 2,4,4,3,1,3,0.5000,true,http://c/1\n0,2,1,0,2,0,1.0000,false,http://a/x\n",
+                "budget {budget}"
+            );
+        }
         // Members, smallest first and at most as many as asked; the group
         // of every row, none for the document alone.
-        let by_row = groups(&docs, &linked, &overlap, 1).unwrap();
         assert_eq!(first_members(&docs, &linked, &by_row, 3), [vec![2, 3, 4], vec![0, 1]]);
         let of: Vec<Option<u32>> = (0..7).map(|r| linked.group_of(&docs, r)).collect();
         assert_eq!(of, [Some(0), Some(0), Some(2), Some(2), Some(2), Some(2), None]);

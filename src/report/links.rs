@@ -36,8 +36,11 @@ pub struct Links {
     /// Per linked center, in row order (by rank): the row naming its
     /// component (the component's smallest row) ...
     label: Vec<u32>,
-    /// ... the documents of its component ...
+    /// ... the documents of its component, and its centers and the sum of
+    /// their degrees (twice its pairs) ...
     component: Vec<u32>,
+    centers_in: Vec<u32>,
+    degrees_in: Vec<u64>,
     /// ... whether a kept page links to it (the recrawl rule skips it) ...
     covered: Vec<bool>,
     /// ... its pairs in the table ...
@@ -111,10 +114,14 @@ impl Links {
         let m = rows.len();
         let mut smallest = vec![u32::MAX; m];
         let mut documents = vec![0u32; m];
+        let mut centers_in = vec![0u32; m];
+        let mut degrees_in = vec![0u64; m];
         for (id, &row) in rows.iter().enumerate() {
             let root = uf.find(id as u32) as usize;
             smallest[root] = smallest[root].min(row);
             documents[root] = documents[root].saturating_add(docs.group_size(row));
+            centers_in[root] += 1;
+            degrees_in[root] += u64::from(degree[id]);
         }
         let mut order: Vec<u32> = (0..m as u32).collect();
         order.sort_unstable_by_key(|&id| rows[id as usize]);
@@ -123,6 +130,8 @@ impl Links {
             linked: RankBits::default(),
             label: Vec::with_capacity(m),
             component: Vec::with_capacity(m),
+            centers_in: Vec::with_capacity(m),
+            degrees_in: Vec::with_capacity(m),
             covered: Vec::with_capacity(m),
             degree: Vec::with_capacity(m),
             neighbours: Vec::with_capacity(m),
@@ -134,6 +143,8 @@ impl Links {
             let root = uf.find(id as u32) as usize;
             links.label.push(smallest[root]);
             links.component.push(documents[root]);
+            links.centers_in.push(centers_in[root]);
+            links.degrees_in.push(degrees_in[root]);
             links.covered.push(covered[id]);
             links.degree.push(degree[id]);
             links.neighbours.push(neighbours[id]);
@@ -179,7 +190,22 @@ impl Links {
         }
     }
 
-    /// The Overlap-table pairs `row` takes part in (0 but for a center).
+    /// Whether `row` is a center with a pair in the table.
+    pub fn is_linked(&self, row: u32) -> bool {
+        self.linked.contains(row)
+    }
+
+    /// The documents, centers and pairs of the component `row` names, if
+    /// `row` is a linked center and its component's smallest row.
+    pub fn component_named(&self, row: u32) -> Option<(u32, u32, u64)> {
+        let k = self.rank(row)?;
+        (self.label[k] == row).then(|| (self.component[k], self.centers_in[k], self.degrees_in[k] / 2))
+    }
+
+    /// The Overlap-table pairs `row` takes part in (0 but for a center):
+    /// the group table has their sums per component; the tests' reference
+    /// adds them up.
+    #[cfg(test)]
     pub fn degree(&self, row: u32) -> u32 {
         self.rank(row).map_or(0, |k| self.degree[k])
     }
@@ -209,56 +235,28 @@ mod tests {
     use crate::report::components;
     use crate::report::input::Centers;
     use crate::report::savings::Greedy;
-    use crate::testing::XorShift;
-
-    /// `n` documents: centers, copies of earlier centers, empty ones.
-    fn documents(rng: &mut XorShift, n: u32) -> Docs {
-        let mut center: Vec<u32> = Vec::with_capacity(n as usize);
-        for d in 0..n {
-            center.push(match rng.below(10) {
-                0 => EMPTY,
-                1..4 if d > 0 => match center[rng.below(u64::from(d)) as usize] {
-                    EMPTY => d,
-                    c => c,
-                },
-                _ => d,
-            });
-        }
-        Docs { centers: Centers::from_rows(&center), ..Docs::default() }
-    }
+    use crate::testing::{XorShift, exact_centers, overlap_table};
 
     #[test]
     fn linked_centers_answer_as_lists_over_every_document_do() {
         let mut rng = XorShift::new(0x11_5ca7);
         for case in 0..60 {
             let n = 1 + rng.below(400) as u32;
-            let docs = documents(&mut rng, n);
+            let docs =
+                Docs { centers: Centers::from_rows(&exact_centers(&mut rng, n, 3)), ..Docs::default() };
             let centers: Vec<u32> = (0..n).filter(|&d| docs.is_center(d)).collect();
             // Few pairs (most centers unlinked) to many (chains, stars).
-            let mut pairs = std::collections::BTreeSet::new();
-            if centers.len() >= 2 {
-                for _ in 0..rng.below(centers.len() as u64 * [1, 2, 8][case % 3]) {
-                    let a = centers[rng.below(centers.len() as u64) as usize];
-                    let b = centers[rng.below(centers.len() as u64) as usize];
-                    if a != b {
-                        pairs.insert((a.min(b), a.max(b)));
-                    }
-                }
-            }
             let dir = tempfile::tempdir().unwrap();
             let overlap = dir.path().join("overlap.csv");
-            let mut table = String::from("doc_i,doc_j,shared\n");
-            for &(i, j) in &pairs {
-                table.push_str(&format!("{i},{j},5\n"));
-            }
-            std::fs::write(&overlap, table).unwrap();
+            let count = rng.below(centers.len() as u64 * [1, 2, 8][case % 3] + 1);
+            let pairs = overlap_table(&mut rng, &centers, count, &overlap);
             let mut seen = Vec::new();
             let links = Links::build(&docs, &overlap, |i, j| {
                 seen.push((i, j));
                 Ok(())
             })
             .unwrap();
-            assert_eq!(seen, pairs.iter().copied().collect::<Vec<_>>());
+            assert_eq!(seen, pairs);
             assert_eq!(links.pairs, pairs.len() as u64);
 
             // The reference: union-find, the greedy rule and counts in a

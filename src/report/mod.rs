@@ -5,9 +5,9 @@
 //! It reads what the earlier stages wrote (`docs.csv`, `overlap.csv`,
 //! `stats.json`, `fuzzy.fpd`) and, for fuzzy signatures with other than
 //! the default parameters only, the inputs again.
-//! Memory grows with the documents by docs.csv's four fixed-width columns
-//! ([`input::Docs`]: 16 bytes a document), with the near-replica groups,
-//! and with the centers that have a pair ([`links`]), not with the
+//! Memory grows with the documents by docs.csv's columns ([`input::Docs`]:
+//! payload bytes and host, 8 bytes a document, and a few bits; 8 bytes a
+//! copy), and with the centers that have a pair ([`links`]), not with the
 //! Overlap table, which is streamed: once for components, savings,
 //! near-replica counts and which alias pairs are near-replicas, once each
 //! for group diameters and host overlap. docs.csv is read three times: for
@@ -18,7 +18,9 @@
 //! directory beyond them: the URL keys of alias matching (a quarter) and
 //! the alias pairs found (an eighth, [`alias_table`], whose URLs are
 //! gathered a quarter of the budget at a time, in more passes over
-//! docs.csv beyond the first), the (host, title) keys (an eighth), the
+//! docs.csv beyond the first, [`url_windows`]), the near-replica groups
+//! and their hosts (a quarter, [`group_table`], their URLs gathered an
+//! eighth at a time), the (host, title) keys (an eighth), the
 //! host overlap's linked (exact group, host) entries and host-pair counts
 //! ([`hosts`], a quarter), the links of the groups whose diameter is
 //! measured, held a batch at a time, and for flags.csv the documents
@@ -61,6 +63,7 @@ pub mod aliases;
 pub mod components;
 pub mod fields;
 pub mod flags;
+pub mod group_table;
 pub mod groups;
 pub mod histogram;
 pub mod host_summary;
@@ -73,6 +76,7 @@ pub mod quality;
 pub mod runs;
 pub mod savings;
 pub mod since;
+pub mod url_windows;
 
 use std::path::{Path, PathBuf};
 
@@ -411,52 +415,54 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
     since::write(&out.replicas(), &docs, &links)?;
 
     let edge_budget = (cfg.memory / 4 / 16).max(1 << 16);
-    let mut all_groups = groups::groups(&docs, &links, &overlap, edge_budget)?;
-    let shown_count = all_groups.len().min(GROUPS_SHOWN);
-    let members = groups::first_members(&docs, &links, &all_groups[..shown_count], MEMBERS_SHOWN);
+    let group_table = group_table::build(&docs, &links, &overlap, edge_budget, cfg.memory / 4, scratch)?;
+    let group_summary = group_table.summary(GROUPS_SHOWN)?;
+    let members = groups::first_members(&docs, &links, &group_summary.shown, MEMBERS_SHOWN);
     let group_of = |row: u32| links.group_of(&docs, row);
     let host_counts = host_summary::HostCounts::new(&docs, |row| group_of(row).is_some());
 
     // One more pass over docs.csv: each document's near_group written in,
-    // and the URLs the groups, their members and the alias examples show
-    // read, with those of the first window of alias pairs (the only one
-    // unless their URLs are over a quarter of the budget).
-    let mut wanted = groups::rows(&all_groups);
+    // and the URLs the shown groups, their members and the alias examples
+    // show read, with those of the first windows of groups and of alias
+    // pairs (the only ones unless their URLs are over an eighth and a
+    // quarter of the budget).
+    let mut wanted: Vec<u32> = group_summary.shown.iter().map(|g| g.group).collect();
     wanted.extend(alias_summary.rows());
     wanted.extend(members.iter().flatten());
     wanted.sort_unstable();
     wanted.dedup();
     let mean_url = url_bytes / (n as u64).max(1);
+    let mut group_windows = group_table.windows(cfg.memory / 8, mean_url);
+    let first_groups = group_windows.next_window()?.unwrap_or_default();
+    let mut group_urls = first_groups.urls();
     let mut alias_windows = alias_table.windows(cfg.memory / 4, mean_url);
     let first_aliases = alias_windows.next_window()?.unwrap_or_default();
     let mut alias_urls = first_aliases.urls();
     let mut urls = input::UrlsWanted::new(&wanted);
     store::docs::write_near_groups(&docs_csv, |row, doc| {
         urls.add(row, doc.url);
+        group_urls.add(row, doc.url);
         alias_urls.add(row, doc.url);
         group_of(row).map(|g| docs.doc_id(g))
     })?;
     let urls = urls.finish();
+    let group_urls = group_urls.finish_capped();
     let alias_urls = alias_urls.finish_capped();
     drop(wanted);
-    groups::write_csv(&out.groups(), &all_groups, &docs, &urls)?;
+    group_table::write_csv(&out.groups(), &docs, &docs_csv, group_windows, first_groups, group_urls)?;
+    drop(group_table);
     alias_table::write_csv(&out.aliases(), &docs, &docs_csv, alias_windows, first_aliases, alias_urls)?;
     drop(alias_table);
     let alias_examples = alias_summary.examples(&urls);
     let [www, scheme, index, query] = alias_summary.counts.clone();
     let near = NearSummary {
         pairs: links.pairs,
-        groups: all_groups.len() as u64,
-        documents_in_groups: all_groups.iter().map(|g| g.documents).sum(),
-        largest_group: all_groups.first().map_or(0, |g| g.documents),
-        chained_groups: all_groups.iter().filter(|g| g.chained).count() as u64,
+        groups: group_summary.groups,
+        documents_in_groups: group_summary.documents,
+        largest_group: group_summary.largest,
+        chained_groups: group_summary.chained,
     };
-    // Collected in place, the shown groups would keep the whole list's
-    // allocation through the host tables (15.6 MB of the report's heap
-    // peak for 194,604 groups on 2.1 million pages).
-    all_groups.truncate(shown_count);
-    all_groups.shrink_to_fit();
-    let mut shown: Vec<groups::Group> = all_groups;
+    let mut shown = group_summary.shown;
     groups::name(&mut shown, &docs, &urls);
     let shown_groups = groups::shown(&shown, members, &docs, &urls);
     let top: Vec<groups::Group> = shown.into_iter().take(TOP_GROUPS).collect();

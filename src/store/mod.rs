@@ -95,8 +95,10 @@
 //! 20, the report's alias pairs, in aliases.csv's order (10 bytes) and
 //! keyed by their centers (18 bytes, see its `alias_table`); 21, the
 //! report's per-row marks for flags.csv (8 bytes, see its `marks`); 22,
-//! the report's documents keyed by fuzzy signature (20 bytes). No record
-//! is over 64 bytes. Kind 1 also
+//! the report's documents keyed by fuzzy signature (20 bytes); 23 and 24,
+//! the report's near-replica groups in groups.csv's order (28 bytes) and
+//! their documents' hosts (8 bytes, see its `group_table`). No record is
+//! over 64 bytes. Kind 1 also
 //! serves scratch files of the same shape: the prefix index for F >= T,
 //! and the signature methods' `(bucket key, doc)` records
 //! ([`crate::pairs`]' `lsh`).
