@@ -553,7 +553,6 @@ mod tests {
         // Texts: 0 and 2 are A, 1 and 3 are B; 4 is empty.
         let docs = Docs {
             centers: Centers::from_rows(&[0, 1, 0, 1, EMPTY]),
-            bytes: vec![1; 5].into(),
             host: vec![0; 5],
             hosts: vec!["h".into()],
             ..Docs::default()

@@ -340,13 +340,7 @@ mod tests {
             let hosts: Vec<String> =
                 (0..6).map(|h| if h == 0 { String::new() } else { format!("h{h}") }).collect();
             let host: Vec<u32> = (0..n).map(|_| rng.below(6) as u32).collect();
-            let docs = Docs {
-                centers: Centers::from_rows(&center),
-                bytes: vec![1; n as usize].into(),
-                host,
-                hosts,
-                ..Docs::default()
-            };
+            let docs = Docs { centers: Centers::from_rows(&center), host, hosts, ..Docs::default() };
             let centers: Vec<u32> = (0..n).filter(|&d| docs.is_center(d)).collect();
             let dir = tempfile::tempdir().unwrap();
             let overlap = dir.path().join("overlap.csv");

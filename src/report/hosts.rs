@@ -628,7 +628,6 @@ mod tests {
         // link; 4@c is linked to 3 only.
         let docs = Docs {
             centers: Centers::from_rows(&[0, 1, 0, 3, 4]),
-            bytes: vec![1; 5].into(),
             host: vec![0, 0, 1, 1, 2],
             hosts: vec!["a".into(), "b".into(), "c".into()],
             ..Docs::default()
@@ -688,13 +687,7 @@ mod tests {
                 links.insert((i.min(j), i.max(j)));
             }
         }
-        let docs = Docs {
-            bytes: vec![1; center.len()].into(),
-            centers: Centers::from_rows(&center),
-            host,
-            hosts,
-            ..Docs::default()
-        };
+        let docs = Docs { centers: Centers::from_rows(&center), host, hosts, ..Docs::default() };
         assert_eq!((0..center.len() as u32).map(|d| docs.group_size(d)).collect::<Vec<_>>(), group_size);
         (docs, links)
     }

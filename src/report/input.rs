@@ -7,8 +7,9 @@
 //! report's tables show, and the Overlap table's docIDs are turned into rows
 //! as it is read.
 //!
-//! The report holds a few fixed-width values per document (center, bytes,
-//! host) and never the Overlap table: every pass over the table streams
+//! The report holds a few fixed-width values per document (the host, and
+//! a bit each for empty rows, copies and centers with copies; a center per
+//! copy) and never the Overlap table: every pass over the table streams
 //! `overlap.csv` again, so the report's memory grows with the documents,
 //! not with the pairs.
 
@@ -28,8 +29,6 @@ pub const EMPTY: u32 = u32::MAX;
 pub struct Docs {
     /// Each row's exact group ([`Docs::center`], [`Docs::group_size`]).
     pub centers: Centers,
-    /// Payload bytes.
-    pub bytes: Bytes,
     /// Index into `hosts`.
     pub host: Vec<u32>,
     /// Host names, in order of first appearance.
@@ -182,53 +181,6 @@ impl Centers {
     }
 }
 
-/// Each row's payload bytes in 32 bits, 4 bytes a document rather than 8:
-/// a payload of 4 GiB or more (which `--max-record-bytes` allows) holds
-/// `u32::MAX` here and its size in a short list beside.
-#[derive(Clone, Debug, Default)]
-pub struct Bytes {
-    small: Vec<u32>,
-    /// `(row, bytes)` of the rows that do not fit, ascending.
-    large: Vec<(u32, u64)>,
-}
-
-impl Bytes {
-    fn with_capacity(n: usize) -> Bytes {
-        Bytes { small: Vec::with_capacity(n), large: Vec::new() }
-    }
-
-    fn push(&mut self, bytes: u64) {
-        match u32::try_from(bytes) {
-            Ok(b) if b != u32::MAX => self.small.push(b),
-            _ => {
-                self.large.push((self.small.len() as u32, bytes));
-                self.small.push(u32::MAX);
-            }
-        }
-    }
-
-    /// The payload bytes of `row`.
-    pub fn get(&self, row: u32) -> u64 {
-        match self.small[row as usize] {
-            u32::MAX => self.large.binary_search_by_key(&row, |&(r, _)| r).map_or(0, |i| self.large[i].1),
-            b => u64::from(b),
-        }
-    }
-
-    /// The payload bytes of every row.
-    pub fn total(&self) -> u64 {
-        (0..self.small.len() as u32).map(|row| self.get(row)).sum()
-    }
-}
-
-impl From<Vec<u64>> for Bytes {
-    fn from(bytes: Vec<u64>) -> Bytes {
-        let mut out = Bytes::with_capacity(bytes.len());
-        bytes.into_iter().for_each(|b| out.push(b));
-        out
-    }
-}
-
 impl Docs {
     pub fn len(&self) -> usize {
         self.centers.rows
@@ -313,7 +265,7 @@ pub fn load_docs(
     mut also: impl FnMut(u32, u32, &Doc<'_>) -> anyhow::Result<()>,
 ) -> anyhow::Result<Docs> {
     let n = usize::try_from(expected).unwrap_or(0);
-    let mut docs = Docs { bytes: Bytes::with_capacity(n), host: Vec::with_capacity(n), ..Docs::default() };
+    let mut docs = Docs { host: Vec::with_capacity(n), ..Docs::default() };
     let mut centers = Centers::with_rows(n);
     let mut host_ids: HashMap<String, u32> = HashMap::new();
     // Each row's docID, listed only from the first row whose docID is not
@@ -344,7 +296,6 @@ pub fn load_docs(
             }
         };
         centers.push(center);
-        docs.bytes.push(row.text.map_or(0, |t| t.bytes));
         let next = host_ids.len() as u32;
         let id = *host_ids.entry(row.host.to_string()).or_insert_with(|| {
             docs.hosts.push(row.host.to_string());
@@ -617,16 +568,5 @@ mod tests {
         }
         let (all, stopped) = all.finish_capped();
         assert_eq!((stopped, all.get(5)), (None, Some("http://5/")));
-    }
-
-    #[test]
-    fn payload_bytes_keep_sizes_of_4_gib_and_more() {
-        let sizes = [0, 7, u64::from(u32::MAX) - 1, u64::from(u32::MAX), 5 << 30, 12, u64::MAX / 4];
-        let bytes = Bytes::from(sizes.to_vec());
-        for (row, &size) in sizes.iter().enumerate() {
-            assert_eq!(bytes.get(row as u32), size, "row {row}");
-        }
-        assert_eq!(bytes.total(), sizes.iter().sum::<u64>());
-        assert_eq!(bytes.large.len(), 3);
     }
 }

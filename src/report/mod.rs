@@ -407,11 +407,6 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
     let alias_summary = alias_table.summary()?;
     let (exact, exact_h, near_h, empty) = histograms(&docs, &links);
 
-    let savings = SavingsSummary {
-        rule: savings::RULE,
-        exact: savings::exact(&docs),
-        near: savings::skippable(&docs, |d| links.kept(&docs, d)),
-    };
     since::write(&out.replicas(), &docs, &links)?;
 
     let edge_budget = (cfg.memory / 4 / 16).max(1 << 16);
@@ -439,13 +434,20 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
     let first_aliases = alias_windows.next_window()?.unwrap_or_default();
     let mut alias_urls = first_aliases.urls();
     let mut urls = input::UrlsWanted::new(&wanted);
+    // The savings' pages and bytes too: the report holds no payload sizes.
+    let (mut exact_tally, mut near_tally) = (savings::Tally::default(), savings::Tally::default());
     store::docs::write_near_groups(&docs_csv, |row, doc| {
+        let bytes = doc.text.map_or(0, |t| t.bytes);
+        exact_tally.add(bytes, savings::exact_kept(&docs, row));
+        near_tally.add(bytes, links.kept(&docs, row));
         urls.add(row, doc.url);
         group_urls.add(row, doc.url);
         alias_urls.add(row, doc.url);
         group_of(row).map(|g| docs.doc_id(g))
     })?;
     let urls = urls.finish();
+    let savings =
+        SavingsSummary { rule: savings::RULE, exact: exact_tally.skippable(), near: near_tally.skippable() };
     let group_urls = group_urls.finish_capped();
     let alias_urls = alias_urls.finish_capped();
     drop(wanted);
@@ -546,7 +548,7 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
         scope: scope.to_string(),
         documents: n as u64,
         empty_documents: empty,
-        bytes: docs.bytes.total(),
+        bytes: exact_tally.bytes(),
         exact,
         near,
         histogram: HistogramSummary {
