@@ -6,8 +6,8 @@
 //! `stats.json`, `fuzzy.fpd`) and, for fuzzy signatures with other than
 //! the default parameters only, the inputs again.
 //! Memory grows with the documents by docs.csv's columns ([`input::Docs`]:
-//! payload bytes and host, 8 bytes a document, and a few bits; 8 bytes a
-//! copy), and with the centers that have a pair ([`links`]), not with the
+//! the host, 4 bytes a document, and a few bits; 8 bytes a copy), and with
+//! the centers that have a pair ([`links`]), not with the
 //! Overlap table, which is streamed: once for components, savings,
 //! near-replica counts and which alias pairs are near-replicas, once each
 //! for group diameters and host overlap. docs.csv is read three times: for
