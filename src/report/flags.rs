@@ -114,34 +114,36 @@ pub fn shared_signatures(
         row += 1;
     }
     drop(reader);
+    let signed = signed.finish(&scratch.join("signed.sorted.fpd"))?;
     let mut marks = Marks::new(budget / 4, documents, scratch, "fuzzy-marks");
-    let mut group: Vec<u32> = Vec::new();
-    let mut key = None;
-    let close = |group: &mut Vec<u32>, marks: &mut Marks| -> anyhow::Result<()> {
-        if group.len() >= 2 {
-            let count = u32::try_from(group.len()).context("too many documents share a signature")?;
-            for (i, &r) in group.iter().enumerate() {
-                marks.push(r, if i == 0 { count | FIRST } else { count })?;
+    // One reader finds where each signature's documents end; a second,
+    // behind it, marks them with their count: nothing is held per
+    // document of a signature, however many share it.
+    let (mut ahead, mut behind) = (signed.reader()?, signed.reader()?);
+    let mut next = ahead.next_record()?;
+    while let Some(first) = next {
+        let mut len = 1u64;
+        next = ahead.next_record()?;
+        while next.is_some_and(|s| s.sig == first.sig) {
+            len += 1;
+            next = ahead.next_record()?;
+        }
+        let count = u32::try_from(len)
+            .ok()
+            .filter(|&c| c < FIRST)
+            .context("too many documents share a fuzzy signature")?;
+        for i in 0..len {
+            let s = behind.next_record()?.context("the signatures' sort ended early")?;
+            if count >= 2 {
+                marks.push(s.row, if i == 0 { count | FIRST } else { count })?;
             }
         }
-        group.clear();
-        Ok(())
-    };
-    signed.sorted(|s| {
-        if key != Some(s.sig) {
-            close(&mut group, &mut marks)?;
-            key = Some(s.sig);
-        }
-        group.push(s.row);
-        Ok(())
-    })?;
-    close(&mut group, &mut marks)?;
+    }
     marks.finish()
 }
 
 /// In a mark of [`shared_signatures`]: the first document with its
-/// signature. (A count has at most 32 bits and never reaches 2^31 here:
-/// docIDs are 32 bits, and this bit is never a count's.)
+/// signature (counts stay below it: [`shared_signatures`] fails past).
 const FIRST: u32 = 1 << 31;
 
 /// The signature file at `path`, checked to hold one signature per
