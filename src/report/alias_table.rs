@@ -15,10 +15,9 @@
 //!   and once more to write aliases.csv.
 //! - aliases.csv shows both URLs of each pair. They are gathered from
 //!   docs.csv for a window of pairs at a time whose URLs fit the budget
-//!   ([`Windows`]): the first window in the report's pass that writes
-//!   `near_group`, each further one in a pass over docs.csv of its own. A
-//!   window planned from the crawl's mean URL length that turns out to
-//!   need more is cut where its URLs stop, and the rest is carried over.
+//!   ([`super::url_windows`], which groups.csv shares): the first window
+//!   in the report's pass that writes `near_group`, each further one in a
+//!   pass over docs.csv of its own.
 //!
 //! Scratch records: kind 19, an alias pair, 10 bytes (kind, doc_a, doc_b,
 //! content, as [`Alias`] orders them); kind 20, a pair of two texts keyed
@@ -282,24 +281,13 @@ mod tests {
 
     use super::*;
     use crate::report::input::{Centers, EMPTY, load_docs};
-    use crate::testing::XorShift;
+    use crate::testing::{XorShift, exact_centers};
 
     /// `n` documents, a fifth of them copies of an earlier text and some
     /// empty, with `count` alias pairs of every kind and content between
     /// them (unique per kind and pair, doc_a < doc_b or not).
     fn documents_and_pairs(rng: &mut XorShift, n: u32, count: usize) -> (Vec<u32>, Vec<Alias>) {
-        let mut center: Vec<u32> = Vec::with_capacity(n as usize);
-        for d in 0..n {
-            let c = match rng.below(10) {
-                0 => EMPTY,
-                1 | 2 if d > 0 => {
-                    let other = center[rng.below(u64::from(d)) as usize];
-                    if other == EMPTY { d } else { other }
-                }
-                _ => d,
-            };
-            center.push(c);
-        }
+        let center = exact_centers(rng, n, 2);
         let mut seen = BTreeSet::new();
         let mut pairs = Vec::new();
         while pairs.len() < count {

@@ -24,7 +24,7 @@
 
 use std::path::Path;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::components;
 use super::fields::{self, Cell};
@@ -190,13 +190,9 @@ pub fn build(
             }
             next_host = host_reader.next_record()?;
         }
-        let diameter = if centers <= 1 {
-            0
-        } else if pairs == u64::from(centers) * u64::from(centers - 1) / 2 {
-            1
-        } else {
-            diameters.get(&row).copied().unwrap_or(NOT_MEASURED)
-        };
+        let diameter = known_diameter(u64::from(centers), pairs)
+            .or_else(|| diameters.get(&row).copied())
+            .unwrap_or(NOT_MEASURED);
         let order = (u64::from(u32::MAX - documents) << 32) | u64::from(row);
         records.push(GroupRecord { order, centers, hosts: distinct, pairs, diameter })?;
     }
@@ -205,9 +201,22 @@ pub fn build(
     Ok(GroupTable { groups: records.finish(&scratch.join("groups.sorted.fpd"))? })
 }
 
-/// The diameters of the groups whose center graph can be searched but is
-/// neither one center nor complete, by the row naming each: batches of
-/// groups of at most `edge_budget` links, one pass over the table each.
+/// The diameter of a group of `centers` with `pairs` linked, when it is
+/// known without a search: 0 for one center, 1 for a complete graph.
+pub(crate) fn known_diameter(centers: u64, pairs: u64) -> Option<u32> {
+    if centers <= 1 {
+        Some(0)
+    } else if pairs == centers * (centers - 1) / 2 {
+        Some(1)
+    } else {
+        None
+    }
+}
+
+/// The diameters of the groups whose center graph can be searched and
+/// whose diameter is not [`known_diameter`], by the row naming each:
+/// batches of groups of at most `edge_budget` links, one pass over the
+/// table each.
 pub(crate) fn diameters(
     docs: &Docs,
     links: &Links,
@@ -215,36 +224,30 @@ pub(crate) fn diameters(
     edge_budget: u64,
 ) -> anyhow::Result<FxHashMap<u32, u32>> {
     let mut todo: Vec<(u32, u64)> = Vec::new();
-    for (row, label) in links.centers() {
-        if row != label {
-            continue;
-        }
+    for (row, _) in links.centers() {
         let Some((_, centers, pairs)) = links.component_named(row) else { continue };
         let centers = u64::from(centers);
-        if centers > 1
-            && pairs != centers * (centers - 1) / 2
-            && components::diameter_measurable(centers, pairs)
-        {
+        if known_diameter(centers, pairs).is_none() && components::diameter_measurable(centers, pairs) {
             todo.push((row, pairs));
         }
     }
     let mut found = FxHashMap::default();
     while !todo.is_empty() {
-        let mut batch: FxHashMap<u32, ()> = FxHashMap::default();
+        let mut batch: FxHashSet<u32> = FxHashSet::default();
         let mut edges = 0u64;
         while let Some(&(row, pairs)) = todo.last() {
             if !batch.is_empty() && edges + pairs > edge_budget {
                 break;
             }
             edges += pairs;
-            batch.insert(row, ());
+            batch.insert(row);
             todo.pop();
         }
         // Local index of each center within its group.
         let mut local: FxHashMap<u32, u32> = FxHashMap::default();
         let mut next: FxHashMap<u32, u32> = FxHashMap::default();
         for (d, label) in links.centers() {
-            if batch.contains_key(&label) {
+            if batch.contains(&label) {
                 let slot = next.entry(label).or_default();
                 local.insert(d, *slot);
                 *slot += 1;
@@ -253,12 +256,12 @@ pub(crate) fn diameters(
         let mut edges_of: FxHashMap<u32, Vec<(u32, u32)>> = FxHashMap::default();
         for_each_pair(overlap, docs, |i, j, _| {
             let l = links.label(docs, i);
-            if batch.contains_key(&l) {
+            if batch.contains(&l) {
                 edges_of.entry(l).or_default().push((local[&i], local[&j]));
             }
             Ok(())
         })?;
-        for (l, ()) in batch {
+        for l in batch {
             let n = next.get(&l).copied().unwrap_or(0) as usize;
             let e = edges_of.remove(&l).unwrap_or_default();
             found.insert(l, components::diameter(n, &e));

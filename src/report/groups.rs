@@ -116,9 +116,9 @@ pub(crate) mod reference {
     use rustc_hash::FxHashMap;
 
     use super::Group;
-    use crate::report::components;
     use crate::report::input::Docs;
     use crate::report::links::Links;
+    use crate::report::{components, group_table};
 
     /// Builds the groups: sizes from the link pass's components, diameters
     /// from further passes over the table for components small enough, with
@@ -189,15 +189,10 @@ pub(crate) mod reference {
         edge_budget: u64,
         groups: &mut [Group],
     ) -> anyhow::Result<()> {
-        let found = crate::report::group_table::diameters(docs, links, overlap, edge_budget)?;
+        let found = group_table::diameters(docs, links, overlap, edge_budget)?;
         for g in groups.iter_mut() {
-            g.diameter = if g.centers <= 1 {
-                Some(0)
-            } else if g.pairs == g.centers * (g.centers - 1) / 2 {
-                Some(1)
-            } else {
-                found.get(&g.group).copied()
-            };
+            g.diameter =
+                group_table::known_diameter(g.centers, g.pairs).or_else(|| found.get(&g.group).copied());
         }
         Ok(())
     }
@@ -233,7 +228,7 @@ mod tests {
         let mut got = by_row.clone();
         let mut wanted: Vec<u32> = got.iter().map(|g| g.group).collect();
         wanted.sort_unstable();
-        name(&mut got, &docs, &urls_of(&docs_csv, &wanted).unwrap());
+        name(&mut got, &docs, &urls_of(&docs_csv, &wanted, None).unwrap().0);
         let summary: Vec<String> = got
             .iter()
             .map(|g| {

@@ -175,8 +175,8 @@ impl Centers {
         c.finish()
     }
 
-    /// Whether `row`, given in order to [`Centers::push`], is a center.
-    fn pushed_center(&self, row: u32) -> bool {
+    /// Whether `row` (of those pushed so far) is a center.
+    fn is_center(&self, row: u32) -> bool {
         (row as usize) < self.rows && !self.empty.contains(row) && !self.copies.contains(row)
     }
 }
@@ -213,7 +213,7 @@ impl Docs {
     }
 
     pub fn is_center(&self, doc: u32) -> bool {
-        (doc as usize) < self.len() && !self.centers.empty.contains(doc) && !self.centers.copies.contains(doc)
+        self.centers.is_center(doc)
     }
 
     /// The docID of `row`.
@@ -294,7 +294,7 @@ pub fn load_docs(
                     doc_ids.binary_search(&c)
                 };
                 match found {
-                    Ok(cr) if centers.pushed_center(cr as u32) => cr as u32,
+                    Ok(cr) if centers.is_center(cr as u32) => cr as u32,
                     _ => bail!("exact_center {c} is not the center of its own group"),
                 }
             }
@@ -369,19 +369,23 @@ impl Urls {
     }
 }
 
-/// The URLs of the `wanted` rows (sorted), from another pass over
-/// docs.csv (the report gathers them in a pass of its own making, with
-/// [`UrlsWanted`]).
-#[cfg(test)]
-pub fn urls_of(path: &Path, wanted: &[u32]) -> anyhow::Result<Urls> {
-    let mut urls = UrlsWanted::new(wanted);
+/// The URLs of the `wanted` rows (sorted), from a pass over docs.csv of
+/// their own, within `cap` bytes unless it is `None` ([`UrlsWanted::capped`]):
+/// the URLs, and the first wanted row the cap stopped the pass at, if it
+/// did. (The report gathers most URLs in a pass that does more, with
+/// [`UrlsWanted`].)
+pub fn urls_of(path: &Path, wanted: &[u32], cap: Option<usize>) -> anyhow::Result<(Urls, Option<u32>)> {
+    let mut urls = match cap {
+        Some(cap) => UrlsWanted::capped(wanted, cap),
+        None => UrlsWanted::new(wanted),
+    };
     if !wanted.is_empty() {
         for_each_doc(path, |r, row| {
             urls.add(r, row.url);
             Ok(())
         })?;
     }
-    Ok(urls.finish())
+    Ok(urls.finish_capped())
 }
 
 /// Gathers [`Urls`] from rows seen in order, for a pass over docs.csv
@@ -514,17 +518,7 @@ mod tests {
     fn exact_groups_held_for_copies_answer_as_lists_over_every_row_do() {
         let mut rng = crate::testing::XorShift::new(0xce47);
         for n in [0u32, 1, 63, 64, 65, 1000] {
-            let mut center: Vec<u32> = Vec::new();
-            for d in 0..n {
-                center.push(match rng.below(6) {
-                    0 => EMPTY,
-                    1 | 2 if d > 0 => match center[rng.below(u64::from(d)) as usize] {
-                        EMPTY => d,
-                        c => c,
-                    },
-                    _ => d,
-                });
-            }
+            let center = crate::testing::exact_centers(&mut rng, n, 3);
             let mut size = vec![0u32; n as usize];
             for &c in center.iter().filter(|&&c| c != EMPTY) {
                 size[c as usize] += 1;

@@ -137,30 +137,11 @@ impl<'a, R: Record> Windows<'a, R> {
         let mut rows = (self.rows_of)(&r).to_vec();
         rows.sort_unstable();
         rows.dedup();
-        let (urls, _) = gather(docs_csv, &rows, None)?;
+        let (urls, _) = input::urls_of(docs_csv, &rows, None)?;
         write_row(out, &r, &urls)?;
         self.next += 1;
         Ok(())
     }
-}
-
-/// The URLs of `rows` (sorted), from a pass over `docs_csv`, within
-/// `budget` bytes unless it is `None`: the URLs and the first row not
-/// gathered, if the budget stopped the pass.
-fn gather(
-    docs_csv: &Path,
-    rows: &[u32],
-    budget: Option<usize>,
-) -> anyhow::Result<(input::Urls, Option<u32>)> {
-    let mut urls = match budget {
-        Some(b) => UrlsWanted::capped(rows, b),
-        None => UrlsWanted::new(rows),
-    };
-    input::for_each_doc(docs_csv, |r, row| {
-        urls.add(r, row.url);
-        Ok(())
-    })?;
-    Ok(urls.finish_capped())
 }
 
 /// Writes the table to a CSV file at `path` with `header`, a row per
@@ -188,7 +169,7 @@ pub fn write_csv<R: Record>(
             Some(g) => g,
             None => match windows.plan(most)? {
                 Some(w) => {
-                    let urls = gather(docs_csv, &w.rows, Some(w.url_budget))?;
+                    let urls = input::urls_of(docs_csv, &w.rows, Some(w.url_budget))?;
                     (w, urls)
                 }
                 None => break,
