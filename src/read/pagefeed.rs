@@ -125,11 +125,8 @@ impl PageFeedReader {
                 return Ok(());
             }
         }
-        let url = match http::parse_fields(&self.head) {
-            Ok(fields) => fields
-                .into_iter()
-                .find(|(name, _)| name.eq_ignore_ascii_case("URL"))
-                .map(|(_, v)| v.into_owned()),
+        let url = match header_url(&self.head) {
+            Ok(url) => url,
             Err(detail) => return self.corrupt(start, &detail, true),
         };
         let Some(url) = url else {
@@ -311,6 +308,19 @@ fn is_separator_line(head: &[u8]) -> bool {
         return false;
     };
     matches!(rest, [] | [b'\n', ..] | [b'\r', b'\n', ..] | [b'\r'])
+}
+
+/// The first `URL` field of a record header, when every line of it is a
+/// field.
+fn header_url(head: &[u8]) -> Result<Option<String>, String> {
+    let mut url = None;
+    for field in http::FieldLines::new(head) {
+        let (name, value) = field?;
+        if url.is_none() && name.eq_ignore_ascii_case(b"URL") {
+            url = Some(http::value_text(value).into_owned());
+        }
+    }
+    Ok(url)
 }
 
 #[cfg(test)]

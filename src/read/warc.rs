@@ -59,6 +59,7 @@
 //! skipped with [`SkipReason::RecordTooLarge`]; blocks of other records are
 //! never kept.
 
+use std::borrow::Cow;
 use std::io;
 
 use super::digest::{self, Digest};
@@ -135,18 +136,18 @@ impl Kind {
     }
 }
 
-/// The header fields the reader uses.
+/// The header fields the reader uses, borrowed from the record header.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-struct Fields {
-    warc_type: Option<String>,
+struct Fields<'h> {
+    warc_type: Option<Cow<'h, str>>,
     content_length: u64,
-    target_uri: Option<String>,
-    content_type: Option<String>,
-    payload_digest: Option<String>,
-    date: Option<String>,
-    refers_to_uri: Option<String>,
-    refers_to_date: Option<String>,
-    segment_number: Option<String>,
+    target_uri: Option<Cow<'h, str>>,
+    content_type: Option<Cow<'h, str>>,
+    payload_digest: Option<Cow<'h, str>>,
+    date: Option<Cow<'h, str>>,
+    refers_to_uri: Option<Cow<'h, str>>,
+    refers_to_date: Option<Cow<'h, str>>,
+    segment_number: Option<Cow<'h, str>>,
 }
 
 impl WarcReader {
@@ -225,7 +226,18 @@ impl WarcReader {
                 return self.corrupt(start, detail);
             }
         }
-        let fields = match parse_header(&self.head) {
+        // The fields borrow the header, so it is moved out of the reader
+        // while the block is read.
+        let head = std::mem::take(&mut self.head);
+        let read = self.read_block(start, &head);
+        self.head = head;
+        read
+    }
+
+    /// Reads the block of the record at `start`, whose header `head` was
+    /// just read, and queues its item (or skips).
+    fn read_block(&mut self, start: Start, head: &[u8]) -> io::Result<()> {
+        let fields = match parse_header(head) {
             Ok(fields) => fields,
             Err(detail) => return self.corrupt(start, detail),
         };
@@ -256,7 +268,7 @@ impl WarcReader {
         }
         self.skip_record_end()?;
         if self.keep_records && keep {
-            self.record = Some((start.offset, [self.head.as_slice(), &block].concat()));
+            self.record = Some((start.offset, [head, &block].concat()));
         }
         let item = self.item(start.offset, &fields, kind, keep, block);
         self.core.push_unless_damaged(start, item)
@@ -300,7 +312,7 @@ impl WarcReader {
             content_type: resp.content_type,
             charset: resp.charset,
             payload_digest: Some(digest),
-            date: fields.date.clone(),
+            date: fields.date.as_deref().map(str::to_string),
             codings,
             ..RawDoc::default()
         };
@@ -358,7 +370,7 @@ impl WarcReader {
             fields.content_type.as_deref().map(http::parse_content_type).unwrap_or_default();
         let payload_digest = fields.payload_digest.as_deref().and_then(digest::parse);
         let raw = |content_type, charset, body| {
-            let date = fields.date.clone();
+            let date = fields.date.as_deref().map(str::to_string);
             Item::Doc(RawDoc {
                 offset,
                 url: url.clone(),
@@ -390,7 +402,7 @@ impl WarcReader {
             Kind::Response
                 if content_type.as_deref() == Some("application/http") || block.starts_with(b"HTTP/") =>
             {
-                self.http_item(offset, url.clone(), block, payload_digest, fields.date.clone())
+                self.http_item(offset, url.clone(), block, payload_digest, fields.date.as_deref().map(str::to_string))
             }
             Kind::Conversion => {
                 raw(content_type.or_else(|| Some("text/plain".to_string())), charset, block.into())
@@ -455,7 +467,7 @@ fn revisit_item(
         }
     }
     let refers_to = match (&fields.refers_to_uri, &fields.refers_to_date) {
-        (Some(uri), Some(date)) => Some((strip_angle_brackets(uri).to_string(), date.clone())),
+        (Some(uri), Some(date)) => Some((strip_angle_brackets(uri).to_string(), date.to_string())),
         _ => None,
     };
     Item::Revisit(Revisit { offset, url, payload_digest, refers_to })
@@ -486,27 +498,36 @@ fn looks_like_version(head: &[u8]) -> bool {
 }
 
 /// Parses a record header: version line, fields, blank line.
-fn parse_header(head: &[u8]) -> Result<Fields, String> {
+fn parse_header(head: &[u8]) -> Result<Fields<'_>, String> {
     let (version, rest) = match gz::find_byte(b'\n', head) {
         Some(i) => (head.get(..i).unwrap_or_default(), head.get(i + 1..).unwrap_or_default()),
         None => (head, &[][..]),
     };
     check_version(http::trim(version))?;
-    let fields = http::parse_fields(rest)?;
-    let get =
-        |name: &str| fields.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.to_string());
-    let length = get("Content-Length").ok_or("record header without Content-Length")?;
-    Ok(Fields {
-        warc_type: get("WARC-Type"),
-        content_length: parse_length(&length)?,
-        target_uri: get("WARC-Target-URI"),
-        content_type: get("Content-Type"),
-        payload_digest: get("WARC-Payload-Digest"),
-        date: get("WARC-Date"),
-        refers_to_uri: get("WARC-Refers-To-Target-URI"),
-        refers_to_date: get("WARC-Refers-To-Date"),
-        segment_number: get("WARC-Segment-Number"),
-    })
+    let mut fields = Fields::default();
+    let mut length = None;
+    for field in http::FieldLines::new(rest) {
+        let (name, value) = field?;
+        let slot = match name {
+            _ if name.eq_ignore_ascii_case(b"Content-Length") => &mut length,
+            _ if name.eq_ignore_ascii_case(b"WARC-Type") => &mut fields.warc_type,
+            _ if name.eq_ignore_ascii_case(b"WARC-Target-URI") => &mut fields.target_uri,
+            _ if name.eq_ignore_ascii_case(b"Content-Type") => &mut fields.content_type,
+            _ if name.eq_ignore_ascii_case(b"WARC-Payload-Digest") => &mut fields.payload_digest,
+            _ if name.eq_ignore_ascii_case(b"WARC-Date") => &mut fields.date,
+            _ if name.eq_ignore_ascii_case(b"WARC-Refers-To-Target-URI") => &mut fields.refers_to_uri,
+            _ if name.eq_ignore_ascii_case(b"WARC-Refers-To-Date") => &mut fields.refers_to_date,
+            _ if name.eq_ignore_ascii_case(b"WARC-Segment-Number") => &mut fields.segment_number,
+            _ => continue,
+        };
+        // The first of a repeated field counts.
+        if slot.is_none() {
+            *slot = Some(http::value_text(value));
+        }
+    }
+    let length = length.ok_or("record header without Content-Length")?;
+    fields.content_length = parse_length(&length)?;
+    Ok(fields)
 }
 
 /// Accepts `WARC/<digits>.<digits>`.
