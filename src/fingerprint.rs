@@ -15,6 +15,7 @@
 //! the jobs mostly leave them unextracted ([`copies`]). Redirects go to
 //! `redirects.csv` as they are written.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -23,6 +24,7 @@ use rayon::prelude::*;
 
 mod copies;
 mod copy_runs;
+mod host;
 mod pipeline;
 mod previous;
 mod stats;
@@ -46,6 +48,7 @@ use crate::store::{
     StageKey,
 };
 use copies::{Became, Claim, ClaimKey, CopyIndex, Hint, Key};
+use host::host_of;
 use previous::Previous;
 
 /// Number of fingerprint partitions. Fixed, so the files are the same
@@ -662,6 +665,17 @@ fn lock(index: &Mutex<CopyIndex>) -> MutexGuard<'_, CopyIndex> {
     index.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// Counts one more `key`, allocating its name only the first time: this
+/// runs for every document.
+fn tally(counts: &mut BTreeMap<String, u64>, key: &str) {
+    match counts.get_mut(key) {
+        Some(n) => *n += 1,
+        None => {
+            counts.insert(key.to_string(), 1);
+        }
+    }
+}
+
 /// A redirect's target: `location` resolved against `url`, or `location`
 /// as sent when either does not parse.
 fn resolve(url: &str, location: &str) -> String {
@@ -669,17 +683,6 @@ fn resolve(url: &str, location: &str) -> String {
         .and_then(|base| base.join(location))
         .map(String::from)
         .unwrap_or_else(|_| location.to_string())
-}
-
-/// The lowercase host of a URL without port, or empty when the URL has
-/// none.
-fn host_of(url: &str) -> String {
-    url::Url::parse(url)
-        .ok()
-        .and_then(|u| {
-            u.host_str().map(|h| h.trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase())
-        })
-        .unwrap_or_default()
 }
 
 /// Writes processed records in input order and assigns docIDs.
@@ -1073,8 +1076,8 @@ impl<'a> Sink<'a> {
             self.stats.inputs[input].capped_documents += 1;
         }
         if let Some((source, encoding, malformed)) = doc.charset {
-            *self.stats.charset_sources.entry(source.name().to_string()).or_insert(0) += 1;
-            *self.stats.encodings.entry(encoding.to_string()).or_insert(0) += 1;
+            tally(&mut self.stats.charset_sources, source.name());
+            tally(&mut self.stats.encodings, encoding);
             self.stats.malformed_encoding_documents += u64::from(malformed);
         }
         match doc.exact {

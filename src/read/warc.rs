@@ -402,7 +402,13 @@ impl WarcReader {
             Kind::Response
                 if content_type.as_deref() == Some("application/http") || block.starts_with(b"HTTP/") =>
             {
-                self.http_item(offset, url.clone(), block, payload_digest, fields.date.as_deref().map(str::to_string))
+                self.http_item(
+                    offset,
+                    url.clone(),
+                    block,
+                    payload_digest,
+                    fields.date.as_deref().map(str::to_string),
+                )
             }
             Kind::Conversion => {
                 raw(content_type.or_else(|| Some("text/plain".to_string())), charset, block.into())
