@@ -94,6 +94,8 @@ mod hidden;
 use htmlize::{BARE_ENTITY_MAX_LENGTH, ENTITIES, ENTITY_MAX_LENGTH, ENTITY_MIN_LENGTH};
 use memchr::{memchr, memchr2, memchr3, memmem};
 
+use crate::swar;
+
 /// What HTML extraction produces.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct HtmlText {
@@ -349,17 +351,29 @@ fn scan_attribute(bytes: &[u8], start: usize) -> Option<(usize, bool)> {
     Some((end, may_hide && hidden::hides(name, value)))
 }
 
-/// `memchr`, but with a plain loop over the first bytes: most runs between
-/// tags and most attribute values are short, where the loop beats the call.
+/// `memchr`, but the first 16 bytes tested eight at a time in a word:
+/// most runs between tags and most attribute values are short, where the
+/// word beats the call. (A plain loop over those bytes took 2.5% of the
+/// fingerprint stage's instructions on one thread, `callgrind` on 40 MB of
+/// the generated crawl at the paper's page size; in words, the stage runs
+/// 0.4% fewer instructions and took 1.8% less CPU time, median of three
+/// interleaved rounds on two threads.)
 fn find_byte(needle: u8, hay: &[u8]) -> Option<usize> {
     const SHORT: usize = 16;
-    match hay.split_at_checked(SHORT) {
-        Some((head, tail)) => match head.iter().position(|&b| b == needle) {
-            Some(i) => Some(i),
-            None => memchr(needle, tail).map(|i| i + SHORT),
-        },
-        None => hay.iter().position(|&b| b == needle),
+    let pattern = swar::ONES * u64::from(needle);
+    for at in [0, 8] {
+        let Some(chunk) = hay.get(at..at + 8) else {
+            return hay.get(at..)?.iter().position(|&b| b == needle).map(|i| i + at);
+        };
+        let x = u64::from_le_bytes(chunk.try_into().expect("8 bytes")) ^ pattern;
+        // The high bit of the first zero byte of x is set, and of none
+        // before it (a borrow only runs upward, past a zero byte).
+        let zero = x.wrapping_sub(swar::ONES) & !x & swar::HIGH;
+        if zero != 0 {
+            return Some(at + (zero.trailing_zeros() / 8) as usize);
+        }
     }
+    memchr(needle, hay.get(SHORT..)?).map(|i| i + SHORT)
 }
 
 fn skip_spaces(bytes: &[u8], mut i: usize) -> usize {
@@ -976,6 +990,23 @@ impl<'h> Converter<'h> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn find_byte_agrees_with_a_plain_search() {
+        let hay: Vec<u8> = (0..80u32).map(|i| (i * 37 % 251) as u8).collect();
+        for len in 0..hay.len() {
+            for start in [0, 1, 7] {
+                let hay = &hay[start.min(len)..len];
+                for needle in [0u8, 37, 74, 111, 148, 185, 222, 255, 0x80, 0x7f, 1] {
+                    let want = hay.iter().position(|&b| b == needle);
+                    assert_eq!(find_byte(needle, hay), want, "len {len} start {start} needle {needle}");
+                }
+            }
+        }
+        // A match after a byte one above the needle, where a borrow runs.
+        assert_eq!(find_byte(b'"', b"#\"abcdefgh"), Some(1));
+        assert_eq!(find_byte(0, &[1, 0, 1, 1, 1, 1, 1, 1, 1]), Some(1));
+    }
     use proptest::prelude::*;
 
     /// The rendered lines as the later normalization sees them: split at
