@@ -46,6 +46,21 @@ pub fn find(bytes: &[u8], mut i: usize, marks: impl Fn(u64) -> u64, marked: impl
     i
 }
 
+/// The position of the first `byte` in `bytes`, eight bytes at a time.
+#[inline]
+pub fn find_byte(byte: u8, bytes: &[u8]) -> Option<usize> {
+    let pattern = ONES * u64::from(byte);
+    // The bytes equal to `byte` are the zero bytes of `x`. This flags the
+    // first of them exactly, and a later byte only above a zero one (a
+    // borrow runs upward from it): `find` reads only the first flag.
+    let equal = |word: u64| {
+        let x = word ^ pattern;
+        x.wrapping_sub(ONES) & !x
+    };
+    let at = find(bytes, 0, equal, |b| b == byte);
+    (at < bytes.len()).then_some(at)
+}
+
 /// The high bits of `marks`'s eight bytes gathered into one byte: bit `k`
 /// is byte `k`'s (little-endian order). The multiply moves byte `k`'s bit
 /// to bit 56 + k, and no two partial products meet, so nothing carries.

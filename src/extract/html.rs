@@ -360,20 +360,8 @@ fn scan_attribute(bytes: &[u8], start: usize) -> Option<(usize, bool)> {
 /// interleaved rounds on two threads.)
 fn find_byte(needle: u8, hay: &[u8]) -> Option<usize> {
     const SHORT: usize = 16;
-    let pattern = swar::ONES * u64::from(needle);
-    for at in [0, 8] {
-        let Some(chunk) = hay.get(at..at + 8) else {
-            return hay.get(at..)?.iter().position(|&b| b == needle).map(|i| i + at);
-        };
-        let x = u64::from_le_bytes(chunk.try_into().expect("8 bytes")) ^ pattern;
-        // The high bit of the first zero byte of x is set, and of none
-        // before it (a borrow only runs upward, past a zero byte).
-        let zero = x.wrapping_sub(swar::ONES) & !x & swar::HIGH;
-        if zero != 0 {
-            return Some(at + (zero.trailing_zeros() / 8) as usize);
-        }
-    }
-    memchr(needle, hay.get(SHORT..)?).map(|i| i + SHORT)
+    let (head, tail) = hay.split_at(hay.len().min(SHORT));
+    swar::find_byte(needle, head).or_else(|| memchr(needle, tail).map(|i| i + SHORT))
 }
 
 fn skip_spaces(bytes: &[u8], mut i: usize) -> usize {

@@ -19,7 +19,8 @@ pub(crate) fn host_of(url: &str) -> String {
 
 /// [`host_of`] by the parser alone.
 fn parsed_host(url: &str) -> String {
-    let host = url::Url::parse(url).ok().and_then(|u| u.host_str().map(str::to_string)).unwrap_or_default();
+    let parsed = url::Url::parse(url).ok();
+    let host = parsed.as_ref().and_then(url::Url::host_str).unwrap_or_default();
     host.trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase()
 }
 

@@ -1070,24 +1070,7 @@ pub(crate) fn plausible_member_header(head: &[u8]) -> bool {
 
 /// The position of the first `byte` in `hay`, eight bytes at a time: lines
 /// and members are found by searching large buffers for one byte.
-pub(crate) fn find_byte(byte: u8, hay: &[u8]) -> Option<usize> {
-    const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = 0x8080_8080_8080_8080;
-    let pattern = LO.wrapping_mul(u64::from(byte));
-    let mut chunks = hay.chunks_exact(8);
-    let mut base = 0;
-    for chunk in &mut chunks {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let x = u64::from_le_bytes(word) ^ pattern;
-        // Some byte of x is zero exactly when this is non-zero.
-        if x.wrapping_sub(LO) & !x & HI != 0 {
-            return chunk.iter().position(|&b| b == byte).map(|i| base + i);
-        }
-        base += 8;
-    }
-    chunks.remainder().iter().position(|&b| b == byte).map(|i| base + i)
-}
+pub(crate) use crate::swar::find_byte;
 
 /// A reader over the raw input that counts consumed bytes (the compressed
 /// offset), can look a few bytes ahead across its inner buffer's boundary,
