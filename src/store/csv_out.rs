@@ -1,19 +1,36 @@
 //! The one way a CSV table is written: under its temporary name, renamed
 //! into place when complete, so a killed run never leaves a
 //! complete-looking partial table. Errors name the file being written.
+//!
+//! Rows are written as the `csv` crate writes them with its defaults
+//! (comma, `\n` after each row, a field quoted only when it holds a comma,
+//! a quote, CR or LF, quotes inside doubled, a row of one empty field
+//! written `""`, every row as many fields as the first), which the tests
+//! check against the crate field by field; but straight into a buffer of
+//! our own. The crate's writer moves each field through a state machine
+//! meant for output buffers of any size: on 2.1 million generated pages it
+//! took 11% of the exact stage's CPU time and 17% of the report's, whose
+//! tables are mostly short fields that need no quotes.
 
 use std::fs::File;
-use std::io::BufWriter;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
+use anyhow::{Context, anyhow};
 
 use super::{CannotWrite, commit, temp_path};
+use crate::swar;
+
+/// Bytes gathered before they are written to the file.
+const BUF_SIZE: usize = 1 << 16;
 
 /// A CSV table being written.
 pub(crate) struct CsvOut {
     path: PathBuf,
-    writer: csv::Writer<BufWriter<File>>,
+    file: File,
+    buf: Vec<u8>,
+    /// The first row's field count, which every row must have.
+    fields: Option<usize>,
 }
 
 impl CsvOut {
@@ -21,30 +38,92 @@ impl CsvOut {
     pub(crate) fn create(path: &Path, header: &[&str]) -> anyhow::Result<CsvOut> {
         let tmp = temp_path(path);
         let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
-        let writer = csv::Writer::from_writer(BufWriter::with_capacity(1 << 16, file));
-        let mut out = CsvOut { path: path.to_path_buf(), writer };
+        let mut out =
+            CsvOut { path: path.to_path_buf(), file, buf: Vec::with_capacity(BUF_SIZE), fields: None };
         out.row(header)?;
         Ok(out)
     }
 
     pub(crate) fn row<T: AsRef<[u8]>>(&mut self, fields: impl IntoIterator<Item = T>) -> anyhow::Result<()> {
-        self.writer.write_record(fields).with_context(|| self.write_error())
+        let start = self.buf.len();
+        let mut count = 0usize;
+        for field in fields {
+            if count > 0 {
+                self.buf.push(b',');
+            }
+            push_field(&mut self.buf, field.as_ref());
+            count += 1;
+        }
+        if self.buf.len() == start {
+            // No byte at all (one empty field): quoted, or the row would
+            // read back as no row.
+            self.buf.extend_from_slice(b"\"\"");
+        }
+        self.buf.push(b'\n');
+        match self.fields {
+            None => self.fields = Some(count),
+            Some(first) if first != count => {
+                self.buf.truncate(start);
+                return Err(anyhow!("a row of {count} fields after rows of {first}"))
+                    .context(self.write_error());
+            }
+            Some(_) => {}
+        }
+        if self.buf.len() >= BUF_SIZE {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> anyhow::Result<()> {
+        let err = self.write_error();
+        self.file.write_all(&self.buf).context(err)?;
+        self.buf.clear();
+        Ok(())
     }
 
     /// Flushes the table and renames it into place.
-    pub(crate) fn finish(self) -> anyhow::Result<()> {
-        let err = self.write_error();
-        self.writer
-            .into_inner()
-            .map_err(|e| e.into_error())
-            .and_then(|w| w.into_inner().map_err(|e| e.into_error()))
-            .context(err)?;
+    pub(crate) fn finish(mut self) -> anyhow::Result<()> {
+        self.flush()?;
         commit(&self.path)
     }
 
     fn write_error(&self) -> CannotWrite {
         CannotWrite(temp_path(&self.path))
     }
+}
+
+/// Appends one field, quoted when it must be.
+fn push_field(buf: &mut Vec<u8>, field: &[u8]) {
+    if !needs_quotes(field) {
+        buf.extend_from_slice(field);
+        return;
+    }
+    buf.push(b'"');
+    let mut rest = field;
+    while let Some(at) = memchr::memchr(b'"', rest) {
+        buf.extend_from_slice(&rest[..=at]);
+        buf.push(b'"');
+        rest = &rest[at + 1..];
+    }
+    buf.extend_from_slice(rest);
+    buf.push(b'"');
+}
+
+/// Whether `field` holds a comma, a quote, CR or LF, eight bytes at a time.
+fn needs_quotes(field: &[u8]) -> bool {
+    let special = |b: u8| matches!(b, b',' | b'"' | b'\r' | b'\n');
+    let marks = |word: u64| {
+        // A byte equal to the needle is a zero byte of `word ^ needle`;
+        // this flags it, and a later byte only above a flagged one, which
+        // is enough to say whether there is any.
+        let zero = |x: u64| x.wrapping_sub(swar::ONES) & !x;
+        zero(word ^ swar::ONES * u64::from(b','))
+            | zero(word ^ swar::ONES * u64::from(b'"'))
+            | zero(word ^ swar::ONES * u64::from(b'\r'))
+            | zero(word ^ swar::ONES * u64::from(b'\n'))
+    };
+    swar::find(field, 0, marks, special) < field.len()
 }
 
 /// Writes a whole table of rows, any of which can fail (rows read from
@@ -68,6 +147,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     #[test]
     fn a_table_appears_only_when_finished_and_quotes_as_csv() {
@@ -88,5 +168,64 @@ mod tests {
         let rows = vec![Ok(vec!["1"]), Err(anyhow::anyhow!("bad input"))];
         assert!(write_rows(&path, &["a"], rows).is_err());
         assert!(!path.exists());
+    }
+
+    /// The `csv` crate's writer with its defaults: what every table was
+    /// written with before, and what readers of CSV expect.
+    fn crate_csv(rows: &[Vec<String>]) -> Result<String, String> {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        for row in rows {
+            w.write_record(row).map_err(|e| e.to_string())?;
+        }
+        Ok(String::from_utf8(w.into_inner().map_err(|e| e.to_string())?).unwrap())
+    }
+
+    fn ours(rows: &[Vec<String>]) -> Result<String, String> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.csv");
+        let (header, rest) = rows.split_first().expect("a header");
+        let header: Vec<&str> = header.iter().map(String::as_str).collect();
+        let mut out = CsvOut::create(&path, &header).map_err(|e| e.to_string())?;
+        for row in rest {
+            out.row(row).map_err(|e| e.to_string())?;
+        }
+        out.finish().map_err(|e| e.to_string())?;
+        Ok(std::fs::read_to_string(&path).unwrap())
+    }
+
+    #[test]
+    fn edge_rows_are_written_as_the_crate_writes_them() {
+        let rows = |rows: &[&[&str]]| -> Vec<Vec<String>> {
+            rows.iter().map(|r| r.iter().map(|f| f.to_string()).collect()).collect()
+        };
+        for table in [
+            rows(&[&[""], &[""], &["a"]]),
+            rows(&[&["", ""], &["", ""]]),
+            rows(&[&["x\"y", "a,b", "c\rd", "e\nf", "\"", "\"\"", " sp "]]),
+            rows(&[&["long field without anything to quote in it at all", "0123456789abcdef,"]]),
+            // Past the buffer's size, a row at a time.
+            (0..5000).map(|i| vec![i.to_string(), format!("https://example.com/{i},\"x\"")]).collect(),
+        ] {
+            assert_eq!(ours(&table), crate_csv(&table), "{table:?}");
+        }
+        // Rows of unequal length are an error, as with the crate.
+        let uneven = rows(&[&["a", "b"], &["c"]]);
+        assert!(ours(&uneven).is_err() && crate_csv(&uneven).is_err());
+    }
+
+    proptest! {
+        /// Any fields of any bytes the tables hold (here from a small
+        /// alphabet rich in the bytes that matter), at any length across
+        /// the eight-byte words and the buffer's end: the same bytes as
+        /// the crate.
+        #[test]
+        fn rows_are_written_as_the_crate_writes_them(
+            width in 1usize..5,
+            cells in proptest::collection::vec("[a,\"\r\n é/:0-9]{0,40}", 1..200),
+        ) {
+            let rows: Vec<Vec<String>> = cells.chunks(width).filter(|c| c.len() == width).map(<[String]>::to_vec).collect();
+            prop_assume!(!rows.is_empty());
+            prop_assert_eq!(ours(&rows), crate_csv(&rows));
+        }
     }
 }
