@@ -17,7 +17,7 @@ use crate::progress::Progress;
 use crate::stage::{Outcome, Stage};
 use crate::stats::Summary;
 use crate::store::changes::{ChangeTable, ChangesWriter, for_each_change};
-use crate::store::docs::{Doc, DocTable, DocsReader, DocsWriter, for_each_doc};
+use crate::store::docs::{Doc, DocTable, DocsWriter, for_each_doc};
 use crate::store::manifest::ExactSettings;
 use crate::store::scopes::{Scope, ScopeId, ScopeNumbers};
 use crate::store::{self, Center, ExactRecord, Header, Manifest, Mapped, OutDir, RecordWriter, Stamp};
@@ -204,14 +204,13 @@ fn write_docs(
     stats: &mut ExactStats,
 ) -> anyhow::Result<Vec<u32>> {
     let src = out.fingerprint_docs();
-    let mut reader = DocsReader::open(&src, DocTable::Fingerprint)?;
     let mut writer = DocsWriter::create(&out.docs(), DocTable::Final)?;
     let mut center_file = RecordWriter::create(&out.centers(), Header::new::<Center>(spec, false, 0, 1))?;
     // A center's row is never after its copies': its docID is known by then.
     let mut doc_ids: Vec<u32> = Vec::new();
-    while let Some(doc) = reader.next_doc()? {
+    for_each_doc(&src, DocTable::Fingerprint, |doc| {
         if doc.text.is_none() {
-            bail!("{} line {}: a copy whose fields were never filled in", src.display(), reader.line());
+            bail!("a copy whose fields were never filled in");
         }
         let row = doc_ids.len();
         doc_ids.push(doc.id);
@@ -220,9 +219,9 @@ fn write_docs(
             stats.empty_documents += 1;
         }
         let center_id = (center != Center::EMPTY).then(|| doc_ids[center.0 as usize]);
-        writer.push(&Doc { center: center_id, ..doc })?;
-        center_file.push(&center)?;
-    }
+        writer.push(&Doc { center: center_id, ..*doc })?;
+        center_file.push(&center)
+    })?;
     let documents = doc_ids.len();
     if documents < centers.len() {
         bail!("{} lists {documents} documents but the exact hashes name more", src.display());
