@@ -110,20 +110,25 @@ fn push_field(buf: &mut Vec<u8>, field: &[u8]) {
     buf.push(b'"');
 }
 
-/// Whether `field` holds a comma, a quote, CR or LF, eight bytes at a time.
+/// Whether `field` holds a comma, a quote, CR or LF. Eight bytes at a
+/// time: all four are below `-` (0x2D), which few bytes of a URL, a
+/// number or a name are, so a word is first tested for any byte below it
+/// and only then for the four.
 fn needs_quotes(field: &[u8]) -> bool {
-    let special = |b: u8| matches!(b, b',' | b'"' | b'\r' | b'\n');
-    let marks = |word: u64| {
-        // A byte equal to the needle is a zero byte of `word ^ needle`;
-        // this flags it, and a later byte only above a flagged one, which
-        // is enough to say whether there is any.
-        let zero = |x: u64| x.wrapping_sub(swar::ONES) & !x;
-        zero(word ^ swar::ONES * u64::from(b','))
-            | zero(word ^ swar::ONES * u64::from(b'"'))
-            | zero(word ^ swar::ONES * u64::from(b'\r'))
-            | zero(word ^ swar::ONES * u64::from(b'\n'))
-    };
-    swar::find(field, 0, marks, special) < field.len()
+    let mut words = field.chunks_exact(8);
+    for word in &mut words {
+        let x = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+        // The bytes below 0x2D flagged, the first exactly and a later one
+        // maybe above it (a borrow): a test to rule words out, not in.
+        if x.wrapping_sub(swar::ONES * 0x2d) & !x & swar::HIGH != 0 && word.iter().copied().any(special) {
+            return true;
+        }
+    }
+    words.remainder().iter().copied().any(special)
+}
+
+fn special(b: u8) -> bool {
+    matches!(b, b',' | b'"' | b'\r' | b'\n')
 }
 
 /// Writes a whole table of rows, any of which can fail (rows read from
