@@ -47,6 +47,7 @@ pub mod fuzzy;
 pub(crate) mod manual;
 pub(crate) mod memory;
 pub mod pairs;
+pub(crate) mod plain_url;
 pub mod progress;
 pub mod read;
 pub(crate) mod report;

@@ -47,6 +47,7 @@ use super::alias_table::Gathering;
 pub use super::alias_table::{Example, NearPairs};
 use super::input::{Docs, EMPTY};
 use super::marks::{self, MarkCursor, Marks};
+use crate::plain_url;
 use crate::store::sort::Batched;
 use crate::store::{Record, le_u32, le_u64};
 
@@ -188,40 +189,29 @@ pub struct UrlEntry {
 }
 
 impl UrlEntry {
-    /// The entry of `url`, if it is an http(s) URL with a host ([`parse`]).
-    pub fn new(row: u32, url: &str) -> Option<UrlEntry> {
+    /// The entry of `url`, if it is an http(s) URL with a host ([`parse`]):
+    /// cut into its parts by hand when it is plain ([`plain_url`]), else
+    /// parsed. `scratch` holds the base's text.
+    pub fn new(row: u32, url: &str, scratch: &mut String) -> Option<UrlEntry> {
+        if let Some(p) = plain_url::split(url) {
+            let parts =
+                Parts { https: p.https, before_host: "://", host: p.host, after_host: "", path: p.path };
+            return Some(parts.entry(row, p.query, scratch));
+        }
+        UrlEntry::parsed(row, url, scratch)
+    }
+
+    /// [`UrlEntry::new`] by the parser alone.
+    fn parsed(row: u32, url: &str, scratch: &mut String) -> Option<UrlEntry> {
         let u = parse(url)?;
-        let host = u.host_str().unwrap_or("");
-        let mut bits = if u.scheme() == "https" { HTTPS } else { 0 };
-        // The www rule's host: a parsed host is written as it parses, and
-        // so is what follows its `www.` (as `Url::set_host` would write
-        // it, without a copy of the URL to set it in).
-        let rule_host = match host.strip_prefix("www.") {
-            Some(bare) if !bare.is_empty() => {
-                bits |= WWW_PREFIX | WWW_STRIPPED;
-                bare
-            }
-            Some(_) => {
-                bits |= WWW_PREFIX;
-                host
-            }
-            None => host,
+        let parts = Parts {
+            https: u.scheme() == "https",
+            before_host: &u[Position::AfterScheme..Position::BeforeHost],
+            host: u.host_str().unwrap_or(""),
+            after_host: &u[Position::AfterHost..Position::BeforePath],
+            path: u.path(),
         };
-        let path = u.path();
-        let dir = index_dir(path);
-        let mut base = String::with_capacity(u.as_str().len());
-        base.push_str(&u[Position::AfterScheme..Position::BeforeHost]);
-        base.push_str(rule_host);
-        base.push_str(&u[Position::AfterHost..Position::BeforePath]);
-        base.push_str(dir);
-        let base = xxh3_128(base.as_bytes());
-        Some(UrlEntry {
-            base: [base as u64, (base >> 64) as u64],
-            tail: (xxh3_64(&path.as_bytes()[dir.len()..]) & !TAIL_BITS) | bits,
-            query: u.query().map_or(0, |q| xxh3_64(q.as_bytes()) | 1),
-            row,
-            center: EMPTY,
-        })
+        Some(parts.entry(row, u.query(), scratch))
     }
 
     /// What `kind`'s key keeps beside the base.
@@ -237,6 +227,51 @@ impl UrlEntry {
     /// Equal within a group of equal base exactly for equal URLs.
     fn url(&self) -> (u64, u64) {
         (self.tail, self.query)
+    }
+}
+
+/// A parsed URL's parts that its [`UrlEntry`] is made of, as the parser
+/// writes them: `before_host` runs from after the scheme to the host
+/// (`://` and any user info), `after_host` from the host to the path (a
+/// port).
+struct Parts<'a> {
+    https: bool,
+    before_host: &'a str,
+    host: &'a str,
+    after_host: &'a str,
+    path: &'a str,
+}
+
+impl Parts<'_> {
+    fn entry(&self, row: u32, query: Option<&str>, base: &mut String) -> UrlEntry {
+        let mut bits = if self.https { HTTPS } else { 0 };
+        // The www rule's host: a parsed host is written as it parses, and
+        // so is what follows its `www.` (as `Url::set_host` would write
+        // it, without a copy of the URL to set it in).
+        let rule_host = match self.host.strip_prefix("www.") {
+            Some(bare) if !bare.is_empty() => {
+                bits |= WWW_PREFIX | WWW_STRIPPED;
+                bare
+            }
+            Some(_) => {
+                bits |= WWW_PREFIX;
+                self.host
+            }
+            None => self.host,
+        };
+        let dir = index_dir(self.path);
+        base.clear();
+        for part in [self.before_host, rule_host, self.after_host, dir] {
+            base.push_str(part);
+        }
+        let base = xxh3_128(base.as_bytes());
+        UrlEntry {
+            base: [base as u64, (base >> 64) as u64],
+            tail: (xxh3_64(&self.path.as_bytes()[dir.len()..]) & !TAIL_BITS) | bits,
+            query: query.map_or(0, |q| xxh3_64(q.as_bytes()) | 1),
+            row,
+            center: EMPTY,
+        }
     }
 }
 
@@ -289,19 +324,24 @@ impl Record for UrlEntry {
 /// in batches beyond it.
 pub struct UrlEntries {
     entries: Batched<UrlEntry>,
+    /// [`UrlEntry::new`]'s scratch.
+    base: String,
 }
 
 impl UrlEntries {
     /// Entries of up to `expected` documents held within `budget` bytes,
     /// spilled to a file in `scratch` ([`Batched`]).
     pub fn new(budget: u64, expected: u64, scratch: &Path) -> UrlEntries {
-        UrlEntries { entries: Batched::new(budget, expected, scratch.join("url-entries.fpd")) }
+        UrlEntries {
+            entries: Batched::new(budget, expected, scratch.join("url-entries.fpd")),
+            base: String::new(),
+        }
     }
 
     /// Adds the entry of `row`, whose exact-group center is `center`, if
     /// its URL is an http(s) URL with a host.
     pub fn add(&mut self, row: u32, center: u32, url: &str) -> anyhow::Result<()> {
-        match UrlEntry::new(row, url) {
+        match UrlEntry::new(row, url, &mut self.base) {
             Some(entry) => self.entries.push(UrlEntry { center, ..entry }),
             None => Ok(()),
         }
@@ -527,6 +567,55 @@ mod tests {
 
     fn k(url: &str, kind: AliasKind) -> String {
         key(&parse(url).unwrap(), kind)
+    }
+
+    /// A plain URL's entry, cut by hand, is the one the parser's parts
+    /// make, on URLs of the shapes alias matching meets (www, schemes,
+    /// index pages, queries, case) and the characters that stop a URL
+    /// from being plain.
+    #[test]
+    fn plain_urls_make_the_parsed_entries() {
+        let hosts = ["example.com", "www.example.com", "www.", "a.www.org", "WWW.Example.com"];
+        let pieces = [
+            "/",
+            "//",
+            "a",
+            "B",
+            "index.html",
+            "INDEX.HTM",
+            "default.aspx",
+            "/.",
+            "?",
+            "q=1",
+            "&",
+            "#f",
+            "%41",
+            "%2e",
+            ":80",
+            "@",
+            " ",
+            "é",
+            "\\",
+            "\"",
+        ];
+        let mut rng = crate::testing::XorShift::new(0x5eed_a11a_5001);
+        let mut plain = 0;
+        let (mut a, mut b) = (String::new(), String::new());
+        for _ in 0..100_000 {
+            let mut url = ["http://", "https://"][(rng.next_u64() % 2) as usize].to_string();
+            url.push_str(hosts[(rng.next_u64() % hosts.len() as u64) as usize]);
+            for _ in 0..rng.next_u64() % 6 {
+                url.push_str(pieces[(rng.next_u64() % pieces.len() as u64) as usize]);
+            }
+            plain += u32::from(plain_url::split(&url).is_some());
+            let fields = |e: Option<UrlEntry>| e.map(|e| (e.base, e.tail, e.query, e.row));
+            assert_eq!(
+                fields(UrlEntry::new(7, &url, &mut a)),
+                fields(UrlEntry::parsed(7, &url, &mut b)),
+                "{url:?}"
+            );
+        }
+        assert!(plain > 20_000, "only {plain} plain URLs drawn");
     }
 
     #[test]
