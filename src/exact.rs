@@ -228,6 +228,7 @@ fn write_docs(
     }
     stats.documents = documents as u64;
     writer.finish()?;
+    store::docs::mark_ungrouped(out)?;
     center_file.finish()?;
     Ok(doc_ids)
 }

@@ -404,7 +404,7 @@ pub(crate) fn run(
     // report fills it in again even when its key is unchanged (see
     // `store::docs`).
     Stamp::remove(&out.stamp(crate::report::STAGE))?;
-    store::docs::clear_near_groups(&out.docs())?;
+    store::docs::clear_near_groups(out)?;
     let scratch = stage.scratch()?;
     let mut manifest = Manifest::read(out)?;
     if manifest.chunk == "doc" && threshold > 1 {

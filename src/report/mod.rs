@@ -436,7 +436,7 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
     let mut urls = input::UrlsWanted::new(&wanted);
     // The savings' pages and bytes too: the report holds no payload sizes.
     let (mut exact_tally, mut near_tally) = (savings::Tally::default(), savings::Tally::default());
-    store::docs::write_near_groups(&docs_csv, |row, doc| {
+    store::docs::write_near_groups(out, |row, doc| {
         let bytes = doc.text.map_or(0, |t| t.bytes);
         exact_tally.add(bytes, savings::exact_kept(&docs, row));
         near_tally.add(bytes, links.kept(&docs, row));

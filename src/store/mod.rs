@@ -25,7 +25,7 @@
 //! | `replicas.fpd` | report | each document's near-replica group and recrawl verdicts, for the next analysis of a chain ([`replicas`]) |
 //! | `parquet/postings.parquet`, `parquet/docs.parquet` | fingerprint, with `--format parquet` | the postings and document table for Spark and DuckDB (see [`parquet`]) |
 //! | `stats.json` | every stage | one section per stage |
-//! | `.overlap/` | every stage | stage stamps, scratch space and the directory's lock ([`lock`]) |
+//! | `.overlap/` | every stage | stage stamps, scratch space, the directory's lock ([`lock`]) and a mark that `docs.csv` has no `near_group` ([`docs::mark_ungrouped`]) |
 //!
 //! Each table has one owner here with a typed reader and writer
 //! ([`docs`], [`overlap`], the record files below), and every CSV table is
@@ -300,6 +300,12 @@ impl OutDir {
 
     pub(crate) fn stamp(&self, stage: &str) -> PathBuf {
         self.private().join(format!("{stage}.stamp"))
+    }
+
+    /// Present only while `docs.csv` is known to have no `near_group`
+    /// ([`docs::mark_ungrouped`]).
+    pub(crate) fn docs_ungrouped(&self) -> PathBuf {
+        self.private().join("docs-ungrouped")
     }
 
     /// A fresh scratch directory for one stage's spill files. Leftovers of
