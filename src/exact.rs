@@ -5,7 +5,9 @@
 //! of documents with identical normalized text, and its smallest docID is
 //! the center ("the original has the smallest handle"). The one structure
 //! that grows with the crawl is the centers array, four bytes per document,
-//! within the paper's assumption of "about ten bytes per docID" of memory.
+//! within the paper's assumption of "about ten bytes per docID" of memory
+//! (and through a chain of analyses, whose docIDs have gaps, each row's
+//! docID, four more).
 //! The stage writes `centers.fpd` (read by pair counting to drop the
 //! copies) and the final `docs.csv`.
 
@@ -202,27 +204,27 @@ fn write_docs(
     spec: &str,
     centers: &[Center],
     stats: &mut ExactStats,
-) -> anyhow::Result<Vec<u32>> {
+) -> anyhow::Result<RowIds> {
     let src = out.fingerprint_docs();
     let mut writer = DocsWriter::create(&out.docs(), DocTable::Final)?;
     let mut center_file = RecordWriter::create(&out.centers(), Header::new::<Center>(spec, false, 0, 1))?;
     // A center's row is never after its copies': its docID is known by then.
-    let mut doc_ids: Vec<u32> = Vec::new();
+    let mut doc_ids = RowIds::default();
     for_each_doc(&src, DocTable::Fingerprint, |doc| {
         if doc.text.is_none() {
             bail!("a copy whose fields were never filled in");
         }
-        let row = doc_ids.len();
+        let row = doc_ids.rows();
         doc_ids.push(doc.id);
-        let center = centers.get(row).copied().unwrap_or(Center::EMPTY);
+        let center = centers.get(row as usize).copied().unwrap_or(Center::EMPTY);
         if center == Center::EMPTY {
             stats.empty_documents += 1;
         }
-        let center_id = (center != Center::EMPTY).then(|| doc_ids[center.0 as usize]);
+        let center_id = (center != Center::EMPTY).then(|| doc_ids.id(center.0));
         writer.push(&Doc { center: center_id, ..*doc })?;
         center_file.push(&center)
     })?;
-    let documents = doc_ids.len();
+    let documents = doc_ids.rows() as usize;
     if documents < centers.len() {
         bail!("{} lists {documents} documents but the exact hashes name more", src.display());
     }
@@ -233,19 +235,84 @@ fn write_docs(
     Ok(doc_ids)
 }
 
+/// Each row's docID, held only from the first row whose docID is not its
+/// row: in a first analysis they are the same, and a list of them took 4
+/// bytes a document beside the centers (8 while it grew by doubling).
+#[derive(Default)]
+struct RowIds {
+    rows: u32,
+    /// None while every row so far is its docID.
+    ids: Option<Vec<u32>>,
+}
+
+impl RowIds {
+    fn rows(&self) -> u32 {
+        self.rows
+    }
+
+    /// Adds the next row's docID (ascending).
+    fn push(&mut self, id: u32) {
+        match &mut self.ids {
+            Some(ids) => ids.push(id),
+            None if id != self.rows => self.ids = Some((0..self.rows).chain([id]).collect()),
+            None => {}
+        }
+        self.rows += 1;
+    }
+
+    /// The docID of `row` (a row already pushed).
+    fn id(&self, row: u32) -> u32 {
+        self.ids.as_ref().map_or(row, |ids| ids[row as usize])
+    }
+
+    /// The row of docID `id`, if a row has it.
+    fn row(&self, id: u32) -> Option<usize> {
+        match &self.ids {
+            Some(ids) => ids.binary_search(&id).ok(),
+            None => (id < self.rows).then_some(id as usize),
+        }
+    }
+}
+
 /// Streams `fingerprint-changes.csv` into `changes.csv` with each kept
 /// document's center now.
-fn write_changes(out: &OutDir, doc_ids: &[u32], centers: &[Center]) -> anyhow::Result<()> {
+fn write_changes(out: &OutDir, doc_ids: &RowIds, centers: &[Center]) -> anyhow::Result<()> {
     let mut writer = ChangesWriter::create(&out.changes(), ChangeTable::Final)?;
     for_each_change(&out.fingerprint_changes(), ChangeTable::Fingerprint, |mut row| {
         if row.kept {
-            let Ok(r) = doc_ids.binary_search(&row.doc_id) else {
+            let Some(r) = doc_ids.row(row.doc_id) else {
                 bail!("docID {} is kept but not in docs.csv", row.doc_id);
             };
             let center = centers.get(r).copied().unwrap_or(Center::EMPTY);
-            row.center_after = (center != Center::EMPTY).then(|| doc_ids[center.0 as usize]);
+            row.center_after = (center != Center::EMPTY).then(|| doc_ids.id(center.0));
         }
         writer.push(&row)
     })?;
     writer.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn row_ids_are_held_only_once_they_differ_from_the_rows() {
+        let mut ids = RowIds::default();
+        for id in [0, 1, 2] {
+            ids.push(id);
+        }
+        assert!(ids.ids.is_none(), "a first analysis holds no list");
+        assert_eq!((ids.id(2), ids.row(1), ids.row(3)), (2, Some(1), None));
+        for id in [5, 9] {
+            ids.push(id);
+        }
+        assert_eq!(ids.ids.as_deref(), Some(&[0, 1, 2, 5, 9][..]));
+        assert_eq!((ids.rows(), ids.id(3), ids.row(9), ids.row(4)), (5, 5, Some(4), None));
+        // A chain whose first row is not docID 0.
+        let mut ids = RowIds::default();
+        for id in [1, 2, 4] {
+            ids.push(id);
+        }
+        assert_eq!((ids.id(0), ids.id(2), ids.row(2), ids.row(0), ids.row(3)), (1, 4, Some(1), None, None));
+    }
 }
