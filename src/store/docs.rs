@@ -97,7 +97,7 @@ impl<'a> Source<'a> {
         // the report's instructions, which reads docs.csv three times).
         let colon = text.bytes().rposition(|b| b == b':')?;
         let (input, offset) = (&text[..colon], &text[colon + 1..]);
-        Some(Source { input, offset: decimal(offset)? })
+        Some(Source { input, offset: offset.parse().ok()? })
     }
 }
 
@@ -288,17 +288,17 @@ fn parse_fields<R: Fields>(r: &R, table: DocTable) -> anyhow::Result<Doc<'_>> {
     if r.count() != columns {
         bail!("expected {columns} columns, found {}", r.count());
     }
-    let id: u32 = decimal(&r[0]).ok_or_else(|| anyhow::anyhow!("doc_id is not a number"))?;
+    let id: u32 = r[0].parse().map_err(|_| anyhow::anyhow!("doc_id is not a number"))?;
     let source = Source::parse(&r[3]).context("source is not INPUT:OFFSET")?;
     let number = |i: usize, name: &str| -> anyhow::Result<u64> {
-        decimal(&r[i]).ok_or_else(|| anyhow::anyhow!("{name} is not a number"))
+        r[i].parse().map_err(|_| anyhow::anyhow!("{name} is not a number"))
     };
     // A docID no larger than the row's own, or empty.
     let earlier = |i: usize, name: &str| -> anyhow::Result<Option<u32>> {
         if r[i].is_empty() {
             return Ok(None);
         }
-        let d: u32 = decimal(&r[i]).ok_or_else(|| anyhow::anyhow!("{name} is not a number"))?;
+        let d: u32 = r[i].parse().map_err(|_| anyhow::anyhow!("{name} is not a number"))?;
         if d > id {
             bail!("{name} is larger than doc_id");
         }
@@ -308,8 +308,7 @@ fn parse_fields<R: Fields>(r: &R, table: DocTable) -> anyhow::Result<Doc<'_>> {
         DocTable::Fingerprint => (None, &r[7], &r[8], None),
         DocTable::Final => (earlier(7, "exact_center")?, &r[8], &r[9], earlier(10, "near_group")?),
     };
-    let missing_for: u16 =
-        decimal(missing_for).ok_or_else(|| anyhow::anyhow!("missing_for is not a number"))?;
+    let missing_for: u16 = missing_for.parse().map_err(|_| anyhow::anyhow!("missing_for is not a number"))?;
     // A copy not filled in yet has no text fields; docs.csv always has them.
     let unfilled = table == DocTable::Fingerprint && [4, 5, 6].iter().all(|&i| r[i].is_empty());
     let text = if unfilled {
@@ -323,26 +322,6 @@ fn parse_fields<R: Fields>(r: &R, table: DocTable) -> anyhow::Result<Doc<'_>> {
         })
     };
     Ok(Doc { id, url: &r[1], host: &r[2], source, text, center, missing_for, near_group })
-}
-
-/// An unsigned integer as `str::parse` reads it (an optional `+`, then
-/// one or more ASCII digits, no more than the type holds), `None` for
-/// anything else; without its generic code, which took some 80
-/// instructions a number, five numbers a row.
-fn decimal<T: TryFrom<u64>>(text: &str) -> Option<T> {
-    let digits = text.strip_prefix('+').unwrap_or(text).as_bytes();
-    if digits.is_empty() {
-        return None;
-    }
-    let mut n = 0u64;
-    for &b in digits {
-        let d = b.wrapping_sub(b'0');
-        if d > 9 {
-            return None;
-        }
-        n = n.checked_mul(10)?.checked_add(u64::from(d))?;
-    }
-    T::try_from(n).ok()
 }
 
 /// Calls `f` with every row of the table at `path`, read and checked as
@@ -969,32 +948,6 @@ mod tests {
         assert_eq!(Source::parse("-:0"), Some(Source { input: "-", offset: 0 }));
         assert_eq!(Source::parse("x.warc"), None);
         assert_eq!(Source::parse("x.warc:1a"), None);
-    }
-
-    #[test]
-    fn decimals_read_as_str_parse_reads_them() {
-        for text in [
-            "0",
-            "7",
-            "+12",
-            "+",
-            "",
-            "-1",
-            "1a",
-            " 1",
-            "65535",
-            "65536",
-            "4294967295",
-            "4294967296",
-            "18446744073709551615",
-            "18446744073709551616",
-            "00042",
-            "٣",
-        ] {
-            assert_eq!(decimal::<u16>(text), text.parse::<u16>().ok(), "{text:?}");
-            assert_eq!(decimal::<u32>(text), text.parse::<u32>().ok(), "{text:?}");
-            assert_eq!(decimal::<u64>(text), text.parse::<u64>().ok(), "{text:?}");
-        }
     }
 
     #[test]
