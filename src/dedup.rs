@@ -36,6 +36,7 @@ use anyhow::bail;
 pub(crate) use output::Destination;
 
 use crate::progress::Progress;
+use crate::report::host_column::HostColumnBuilder;
 use crate::report::input::{self, Docs, EMPTY};
 use crate::report::links::Links;
 use crate::report::savings;
@@ -137,7 +138,8 @@ pub(crate) fn run(out: &OutDir, cfg: &DedupConfig, progress: &Progress) -> anyho
     let before = analysis_key(out, stages)?;
     let manifest = Manifest::read(out)?;
     cfg.out.check(out, &manifest)?;
-    let docs = input::load_docs(&out.docs(), manifest.documents, |_, _, _| Ok(()))?;
+    let docs =
+        input::load_docs(&out.docs(), manifest.documents, HostColumnBuilder::held(), |_, _, _| Ok(()))?;
     let kept: Vec<bool> = match cfg.level {
         Level::Exact => (0..docs.len() as u32).map(|d| savings::exact_kept(&docs, d)).collect(),
         Level::Near => {

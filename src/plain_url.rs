@@ -92,10 +92,11 @@ pub(crate) fn split(url: &str) -> Option<PlainUrl<'_>> {
                     dot_segment(&bytes[segment..i])?;
                     segment = i + 1;
                 }
-                b'%' if query_at.is_none() && bytes.get(i + 1) == Some(&b'2') => {
-                    if bytes.get(i + 2).is_some_and(|&e| e | 0x20 == b'e') {
-                        return None;
-                    }
+                b'%' if query_at.is_none()
+                    && bytes.get(i + 1) == Some(&b'2')
+                    && bytes.get(i + 2).is_some_and(|&e| e | 0x20 == b'e') =>
+                {
+                    return None;
                 }
                 _ => {}
             },

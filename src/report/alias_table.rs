@@ -280,6 +280,7 @@ mod tests {
     use std::collections::{BTreeSet, HashSet};
 
     use super::*;
+    use crate::report::host_column::HostColumnBuilder;
     use crate::report::input::{Centers, EMPTY, load_docs};
     use crate::testing::{XorShift, exact_centers};
 
@@ -442,7 +443,7 @@ mod tests {
         }
         let docs_csv = dir.path().join("docs.csv");
         std::fs::write(&docs_csv, text).unwrap();
-        let docs = load_docs(&docs_csv, u64::from(n), |_, _, _| Ok(())).unwrap();
+        let docs = load_docs(&docs_csv, u64::from(n), HostColumnBuilder::held(), |_, _, _| Ok(())).unwrap();
         assert_eq!((0..n).map(|r| docs.center(r)).collect::<Vec<_>>(), center);
         let t = table(&docs, &pairs, &[], 1 << 20, dir.path());
         let mut expected = String::from("kind,doc_a,doc_b,url_a,url_b,content\n");

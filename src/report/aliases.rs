@@ -562,6 +562,7 @@ mod tests {
     use std::collections::HashSet;
 
     use super::*;
+    use crate::report::host_column::HostColumnBuilder;
     use crate::report::input::Centers;
     use crate::report::input::load_docs;
 
@@ -642,8 +643,8 @@ mod tests {
         // Texts: 0 and 2 are A, 1 and 3 are B; 4 is empty.
         let docs = Docs {
             centers: Centers::from_rows(&[0, 1, 0, 1, EMPTY]),
-            host: vec![0; 5],
-            hosts: vec!["h".into()],
+            host: vec![0; 5].into(),
+            hosts: vec!["h"].into(),
             ..Docs::default()
         };
         assert_eq!((0..5).map(|d| docs.group_size(d)).collect::<Vec<_>>(), [2, 2, 0, 0, 0]);
@@ -685,7 +686,9 @@ mod tests {
         )
         .unwrap();
         let mut entries = UrlEntries::new(1 << 20, 6, dir.path());
-        let docs = load_docs(&p, 6, |r, center, row| entries.add(r, center, row.url)).unwrap();
+        let docs =
+            load_docs(&p, 6, HostColumnBuilder::held(), |r, center, row| entries.add(r, center, row.url))
+                .unwrap();
         let (_, u) = find(entries, &docs, 1 << 20, dir.path()).unwrap();
         let mut u = u.cursor().unwrap();
         let mut flags = |row| url_flags(u.at(row).unwrap());

@@ -167,13 +167,10 @@ pub fn build(
 ) -> anyhow::Result<GroupTable> {
     let n = docs.len() as u64;
     let mut hosts = Batched::new(budget / 2, n, scratch.join("group-hosts.fpd"));
-    for d in 0..n as u32 {
-        let Some(group) = links.group_of(docs, d) else { continue };
-        let host = docs.host[d as usize];
-        if !docs.hosts[host as usize].is_empty() {
-            hosts.push(GroupHost { group, host })?;
-        }
-    }
+    docs.host.for_each(|d, host| match links.group_of(docs, d) {
+        Some(group) if !docs.hosts[host as usize].is_empty() => hosts.push(GroupHost { group, host }),
+        _ => Ok(()),
+    })?;
     let hosts = hosts.finish(&scratch.join("group-hosts.sorted.fpd"))?;
     let diameters = diameters(docs, links, overlap, edge_budget)?;
     let mut records = Batched::new(budget / 2, n / 8, scratch.join("groups.fpd"));
@@ -343,7 +340,12 @@ mod tests {
             let hosts: Vec<String> =
                 (0..6).map(|h| if h == 0 { String::new() } else { format!("h{h}") }).collect();
             let host: Vec<u32> = (0..n).map(|_| rng.below(6) as u32).collect();
-            let docs = Docs { centers: Centers::from_rows(&center), host, hosts, ..Docs::default() };
+            let docs = Docs {
+                centers: Centers::from_rows(&center),
+                host: host.into(),
+                hosts: hosts.into(),
+                ..Docs::default()
+            };
             let centers: Vec<u32> = (0..n).filter(|&d| docs.is_center(d)).collect();
             let dir = tempfile::tempdir().unwrap();
             let overlap = dir.path().join("overlap.csv");

@@ -133,6 +133,7 @@ pub(crate) mod reference {
         let n = docs.len();
         let mut sizes: FxHashMap<u32, (u64, u64, u64)> = FxHashMap::default(); // documents, centers, degree sum
         let mut host_of_group: Vec<(u32, u32)> = Vec::new();
+        let host_of = docs.host.to_vec();
         for d in 0..n as u32 {
             let Some(l) = links.group_of(docs, d) else { continue };
             let e = sizes.entry(l).or_default();
@@ -141,7 +142,7 @@ pub(crate) mod reference {
                 e.1 += 1;
                 e.2 += u64::from(links.degree(d));
             }
-            let host = docs.host[d as usize];
+            let host = host_of[d as usize];
             if !docs.hosts[host as usize].is_empty() {
                 host_of_group.push((l, host));
             }
@@ -202,6 +203,7 @@ pub(crate) mod reference {
 mod tests {
     use super::*;
     use crate::report::group_table;
+    use crate::report::host_column::HostColumnBuilder;
     use crate::report::input::{self, load_docs, urls_of};
 
     #[test]
@@ -220,7 +222,7 @@ mod tests {
         .unwrap();
         let overlap = dir.path().join("overlap.csv");
         std::fs::write(&overlap, "doc_i,doc_j,shared\n2,3,9\n3,4,9\n4,5,9\n").unwrap();
-        let docs = load_docs(&docs_csv, 0, |_, _, _| Ok(())).unwrap();
+        let docs = load_docs(&docs_csv, 0, HostColumnBuilder::held(), |_, _, _| Ok(())).unwrap();
         let linked = Links::build(&docs, &overlap, |_, _| Ok(())).unwrap();
         // A budget of one link forces one batch per group.
         let table = group_table::build(&docs, &linked, &overlap, 1, 1 << 20, dir.path()).unwrap();

@@ -30,20 +30,21 @@ pub struct HostCounts {
 impl HostCounts {
     /// Counts every document's host; `in_group(row)` says whether a
     /// document is in a near-replica group.
-    pub fn new(docs: &Docs, in_group: impl Fn(u32) -> bool) -> HostCounts {
+    pub fn new(docs: &Docs, in_group: impl Fn(u32) -> bool) -> anyhow::Result<HostCounts> {
         let hosts = docs.hosts.len();
         let mut c = HostCounts {
             documents: vec![0; hosts],
             exact_copies: vec![0; hosts],
             near_replicas: vec![0; hosts],
         };
-        for d in 0..docs.len() as u32 {
-            let h = docs.host[d as usize] as usize;
+        docs.host.for_each(|d, h| {
+            let h = h as usize;
             c.documents[h] += 1;
             c.exact_copies[h] += u32::from(docs.exact_size(d) >= 2);
             c.near_replicas[h] += u32::from(in_group(d));
-        }
-        c
+            Ok(())
+        })?;
+        Ok(c)
     }
 }
 
@@ -107,7 +108,7 @@ pub fn write_csv(
         best[h]
             .iter()
             .take_while(|&&(_, n)| n > 0)
-            .map(|&(p, n)| (docs.hosts[p as usize].clone(), u64::from(n)))
+            .map(|&(p, n)| (docs.hosts[p as usize].to_string(), u64::from(n)))
             .collect()
     };
     let rows = order.iter().map(|&h| {
@@ -141,7 +142,7 @@ pub fn write_csv(
         .map(|&h| {
             let h = h as usize;
             HostRow {
-                host: docs.hosts[h].clone(),
+                host: docs.hosts[h].to_string(),
                 documents: counts.documents[h].into(),
                 exact_copies: counts.exact_copies[h].into(),
                 near_replicas: counts.near_replicas[h].into(),

@@ -14,28 +14,32 @@
 //!
 //! # Memory
 //!
-//! The linked entries and the host pairs grow with the crawl's links, not
-//! with its documents (1.7 million host pairs for a 10.8 GB crawl of 1.3
-//! million pages), so both are held within the budget the caller passes
-//! and spilled to its scratch directory beyond it:
+//! The entries grow with the crawl's documents and links, and the host
+//! pairs with its links (1.7 million host pairs for a 10.8 GB crawl of 1.3
+//! million pages), so all are held within the budget the caller passes
+//! and spilled to its scratch directory beyond it, each in a quarter:
 //!
-//! - the linked entries go into a buffer of half the budget, sorted and
-//!   deduplicated when it fills; when that does not halve it, the buffer
-//!   is written to a scratch file, read back in center order through
-//!   [`crate::store::sort`];
-//! - the pair counts are summed in a hash map of the other half; a full
+//! - a request per pair of the Overlap table and side ("the hosts of this
+//!   center's group are replicas of that one's"), sorted by the first
+//!   center;
+//! - the entries of the exact groups themselves, sorted by center: only
+//!   of groups with a pair or of two documents or more, since a lone
+//!   document without a pair replicates nothing;
+//! - the linked entries, the groups' own and those the requests give when
+//!   read beside them, in a buffer sorted and deduplicated when it fills;
+//!   when that does not halve it, the buffer is written to a scratch file,
+//!   read back in center order through [`crate::store::sort`];
+//! - the pair counts are summed in a hash map of half the budget; a full
 //!   map is written to a scratch file of partial counts, which are sorted
 //!   in name order through [`crate::store::sort`] and summed into the table, a
 //!   record file that [`write_csv`] and [`mirrors`] stream. When the map
 //!   never fills, the table is the map, sorted in memory.
 //!
 //! Names are compared once: hosts are sorted by name into ranks, and
-//! every table is ordered by rank. What stays in memory grows with the
-//! documents or the hosts only: the (center, host) entries of the exact
-//! groups with their document counts (at most twelve bytes a document),
-//! a rank and a document count per host, and the hosts of one center.
+//! every table is ordered by rank. What stays in memory beyond the budget
+//! grows with the hosts (a rank and a document count per host) and with
+//! the documents by a bit each (the centers with a pair).
 
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use rustc_hash::FxHashMap;
@@ -43,8 +47,9 @@ use serde::Serialize;
 
 use super::fields::{self, Cell};
 use super::histogram::percent;
-use super::input::{Docs, EMPTY, for_each_pair};
-use crate::store::sort::SpillFile;
+use super::host_names::HostNames;
+use super::input::{Docs, EMPTY, RankBits, for_each_pair};
+use crate::store::sort::{Batched, SortedReader, SortedRecords, SpillFile};
 use crate::store::{Header, Record, RecordReader, RecordWriter, le_u32, le_u64};
 
 /// A host mirrors another when more than this share of its non-empty
@@ -204,8 +209,8 @@ impl HostTable {
         let (docs_a, docs_b) = (self.host_docs[a], self.host_docs[b]);
         let (a_on_b, b_on_a) = (u64::from(link.a_on_b), u64::from(link.b_on_a));
         HostPair {
-            host_a: docs.hosts[a].clone(),
-            host_b: docs.hosts[b].clone(),
+            host_a: docs.hosts[a].to_string(),
+            host_b: docs.hosts[b].to_string(),
             docs_a,
             docs_b,
             replicated_a_on_b: a_on_b,
@@ -218,7 +223,7 @@ impl HostTable {
 }
 
 /// Every pair of hosts with replication between them, sorted by names.
-/// Documents without a host are left out. The links are held within about
+/// Documents without a host are left out. Everything is held within about
 /// `budget` bytes, spilled to files in `scratch` beyond it (see the module
 /// comment); the table may be one of them, so `scratch` must outlive it.
 ///
@@ -226,30 +231,146 @@ impl HostTable {
 /// buffer by doubling, up to about twice the segment it was asked for.
 pub fn host_pairs(docs: &Docs, overlap: &Path, budget: u64, scratch: &Path) -> anyhow::Result<HostTable> {
     let no_host = docs.hosts.iter().position(|h| h.is_empty()).map(|i| i as u32);
-    let groups = GroupHosts::new(docs, no_host);
-    let linked = linked_entries(docs, overlap, &groups, budget / 2, scratch)?;
+    let requests = requests(docs, overlap, budget / 4, scratch)?;
+    let (own, host_docs) = own_entries(docs, no_host, &requests.paired, budget / 4, scratch)?;
+    let linked = linked_entries(&own, requests.sorted, budget / 4, scratch)?;
     let (rank, by_rank) = name_ranks(&docs.hosts);
     let mut counts = PairCounts::new(budget / 2, scratch);
+    let mut runs = CenterRuns::new(&own)?;
+    let mut mine = Vec::new();
     linked.for_each_center(budget / 4, |center, hosts| {
-        for i in groups.of(center) {
-            let (host, n) = (groups.host(i), groups.docs[i]);
+        runs.seek(center, &mut mine)?;
+        for &(host, n) in &mine {
             for &other in hosts.iter().filter(|&&o| o != host) {
                 counts.add(rank[host as usize], rank[other as usize], n)?;
             }
         }
         Ok(())
     })?;
-    Ok(HostTable {
-        links: counts.finish(budget / 2, scratch)?,
-        by_rank,
-        host_docs: groups.host_docs(docs.hosts.len()),
-    })
+    drop(runs);
+    drop(own);
+    Ok(HostTable { links: counts.finish(budget / 2, scratch)?, by_rank, host_docs })
+}
+
+/// What one pass over the Overlap table gives the host tables: the centers
+/// with a pair, and a request per pair and side, `entry(from, to)`: the
+/// hosts of `from`'s exact group are replicas of `to`'s text.
+struct Requests {
+    paired: RankBits,
+    sorted: Batched<Entry>,
+}
+
+/// Reads the Overlap table into [`Requests`], held within `budget` bytes.
+fn requests(docs: &Docs, overlap: &Path, budget: u64, scratch: &Path) -> anyhow::Result<Requests> {
+    let mut paired = RankBits::new(docs.len());
+    let mut sorted = Batched::new(budget, docs.len() as u64, scratch.join("hosts-requests.fpd"));
+    for_each_pair(overlap, docs, |i, j, _| {
+        paired.insert(i);
+        paired.insert(j);
+        sorted.push(Entry(entry(i, j)))?;
+        sorted.push(Entry(entry(j, i)))
+    })?;
+    Ok(Requests { paired, sorted })
+}
+
+/// The (center, host) entries of the exact groups, one per non-empty
+/// document with a host, sorted within `budget` bytes, with the number of
+/// such documents on each host. Only the groups that can count toward a
+/// pair of hosts keep their entries: those with a pair in the Overlap
+/// table, and those of two documents or more. A group of one document
+/// without a pair (most of a crawl) replicates nothing, and holding an
+/// entry for every document took 12 bytes a document whatever the budget.
+fn own_entries(
+    docs: &Docs,
+    no_host: Option<u32>,
+    paired: &RankBits,
+    budget: u64,
+    scratch: &Path,
+) -> anyhow::Result<(SortedRecords<Entry>, Vec<u64>)> {
+    let mut host_docs = vec![0u64; docs.hosts.len()];
+    let mut own = Batched::new(budget, docs.len() as u64, scratch.join("hosts-own.fpd"));
+    docs.host.for_each(|d, host| {
+        let center = docs.center(d);
+        if center == EMPTY || Some(host) == no_host {
+            return Ok(());
+        }
+        host_docs[host as usize] += 1;
+        if paired.contains(center) || docs.group_size(center) >= 2 {
+            own.push(Entry(entry(center, host)))?;
+        }
+        Ok(())
+    })?;
+    Ok((own.finish(&scratch.join("hosts-own.sorted.fpd"))?, host_docs))
+}
+
+/// The (center, host) entries, one per host holding a replica of the
+/// center's text: the exact groups' own, and for every request the hosts
+/// of the `from` side's group under the `to` side, found by reading the
+/// requests sorted by `from` beside the own entries.
+fn linked_entries(
+    own: &SortedRecords<Entry>,
+    requests: Batched<Entry>,
+    budget: u64,
+    scratch: &Path,
+) -> anyhow::Result<LinkedEntries> {
+    let mut linked = LinkedEntries::new(budget, scratch);
+    let mut reader = own.reader()?;
+    while let Some(Entry(e)) = reader.next_record()? {
+        linked.push(e)?;
+    }
+    let mut runs = CenterRuns::new(own)?;
+    let (mut hosts, mut from) = (Vec::new(), None);
+    requests.sorted(|Entry(request)| {
+        let (of, to) = ((request >> 32) as u32, request as u32);
+        if from != Some(of) {
+            runs.seek(of, &mut hosts)?;
+            from = Some(of);
+        }
+        for &(host, _) in &hosts {
+            linked.push(entry(to, host))?;
+        }
+        Ok(())
+    })?;
+    Ok(linked)
+}
+
+/// Sorted (center, host) entries read center by center, each host of a
+/// center once with its number of documents.
+struct CenterRuns<'a> {
+    reader: SortedReader<'a, Entry>,
+    next: Option<u64>,
+}
+
+impl<'a> CenterRuns<'a> {
+    fn new(entries: &'a SortedRecords<Entry>) -> anyhow::Result<CenterRuns<'a>> {
+        let mut reader = entries.reader()?;
+        let next = reader.next_record()?.map(|Entry(e)| e);
+        Ok(CenterRuns { reader, next })
+    }
+
+    /// Fills `hosts` with the (host, documents) of `center`, none when it
+    /// has no entry. Centers are asked for in ascending order.
+    fn seek(&mut self, center: u32, hosts: &mut Vec<(u32, u32)>) -> anyhow::Result<()> {
+        hosts.clear();
+        while let Some(e) = self.next {
+            match ((e >> 32) as u32).cmp(&center) {
+                std::cmp::Ordering::Greater => break,
+                std::cmp::Ordering::Less => {}
+                std::cmp::Ordering::Equal => match hosts.last_mut() {
+                    Some((host, n)) if *host == e as u32 => *n += 1,
+                    _ => hosts.push((e as u32, 1)),
+                },
+            }
+            self.next = self.reader.next_record()?.map(|Entry(e)| e);
+        }
+        Ok(())
+    }
 }
 
 /// Each host's rank in name order, and the host of each rank. Host names
 /// are distinct, so ordering by ranks is ordering by names, without
 /// comparing strings per pair.
-fn name_ranks(hosts: &[String]) -> (Vec<u32>, Vec<u32>) {
+fn name_ranks(hosts: &HostNames) -> (Vec<u32>, Vec<u32>) {
     let mut by_rank: Vec<u32> = (0..hosts.len() as u32).collect();
     by_rank.sort_unstable_by(|&x, &y| hosts[x as usize].cmp(&hosts[y as usize]));
     let mut rank = vec![0u32; hosts.len()];
@@ -257,89 +378,6 @@ fn name_ranks(hosts: &[String]) -> (Vec<u32>, Vec<u32>) {
         rank[h as usize] = r as u32;
     }
     (rank, by_rank)
-}
-
-/// The hosts of every exact group and the group's documents on each: the
-/// sorted (center, host) entries of the non-empty documents with a host,
-/// one per distinct entry, so at most one per document.
-struct GroupHosts {
-    entries: Vec<u64>,
-    docs: Vec<u32>,
-}
-
-impl GroupHosts {
-    fn new(docs: &Docs, no_host: Option<u32>) -> GroupHosts {
-        let mut entries: Vec<u64> = (0..docs.len())
-            .filter(|&d| docs.center(d as u32) != EMPTY && Some(docs.host[d]) != no_host)
-            .map(|d| entry(docs.center(d as u32), docs.host[d]))
-            .collect();
-        entries.sort_unstable();
-        // Runs of equal entries collapse in place into one with its count.
-        let mut counts: Vec<u32> = Vec::new();
-        let mut kept = 0;
-        for i in 0..entries.len() {
-            if kept > 0 && entries[kept - 1] == entries[i] {
-                counts[kept - 1] += 1;
-            } else {
-                entries[kept] = entries[i];
-                counts.push(1);
-                kept += 1;
-            }
-        }
-        entries.truncate(kept);
-        GroupHosts { entries, docs: counts }
-    }
-
-    /// The indexes of `center`'s entries.
-    fn of(&self, center: u32) -> Range<usize> {
-        let lo = self.entries.partition_point(|&e| e < entry(center, 0));
-        let hi = lo + self.entries[lo..].partition_point(|&e| e <= entry(center, u32::MAX));
-        lo..hi
-    }
-
-    fn host(&self, i: usize) -> u32 {
-        self.entries[i] as u32
-    }
-
-    /// Non-empty documents of each of `hosts` hosts.
-    fn host_docs(&self, hosts: usize) -> Vec<u64> {
-        let mut docs = vec![0u64; hosts];
-        for (i, &n) in self.docs.iter().enumerate() {
-            docs[self.host(i) as usize] += u64::from(n);
-        }
-        docs
-    }
-}
-
-/// The (center, host) entries, one per host holding a replica of the
-/// center's text: the exact groups' own, and for every Overlap-table pair
-/// the hosts of each side's group under the other side's center.
-fn linked_entries(
-    docs: &Docs,
-    overlap: &Path,
-    groups: &GroupHosts,
-    budget: u64,
-    scratch: &Path,
-) -> anyhow::Result<LinkedEntries> {
-    let mut linked = LinkedEntries::new(budget, scratch);
-    for &e in &groups.entries {
-        linked.push(e)?;
-    }
-    // Each side's entries are looked up once a pair, and the smaller
-    // side's once a run of its pairs (the table is sorted by it): four
-    // binary searches over the entries a pair were 7% of the report's
-    // instructions.
-    let mut last_i: Option<(u32, Range<usize>)> = None;
-    for_each_pair(overlap, docs, |i, j, _| {
-        let of_i = match &last_i {
-            Some((c, of)) if *c == i => of.clone(),
-            _ => last_i.insert((i, groups.of(i))).1.clone(),
-        };
-        let of_j = groups.of(j);
-        linked.link(groups, i, &of_i, &of_j)?;
-        linked.link(groups, j, &of_j, &of_i)
-    })?;
-    Ok(linked)
 }
 
 /// The linked entries, deduplicated in a buffer of at most `cap`, and
@@ -354,25 +392,6 @@ impl LinkedEntries {
     fn new(budget: u64, scratch: &Path) -> Self {
         let cap = (budget / Entry::SIZE as u64).max(16) as usize;
         LinkedEntries { buf: Vec::new(), cap, spill: SpillFile::new(scratch.join("hosts-linked.fpd")) }
-    }
-
-    /// Adds the hosts of another group (its entries `of_other`) under
-    /// `center` (its entries `of_center`), unless no document has `center`
-    /// as its center and a host: such entries would count nothing.
-    fn link(
-        &mut self,
-        groups: &GroupHosts,
-        center: u32,
-        of_center: &Range<usize>,
-        of_other: &Range<usize>,
-    ) -> anyhow::Result<()> {
-        if of_center.is_empty() {
-            return Ok(());
-        }
-        for i in of_other.clone() {
-            self.push(entry(center, groups.host(i)))?;
-        }
-        Ok(())
     }
 
     fn push(&mut self, e: u64) -> anyhow::Result<()> {
@@ -544,8 +563,8 @@ pub fn write_csv(path: &Path, docs: &Docs, table: &HostTable) -> anyhow::Result<
             let (a, b) = table.hosts(link);
             let (docs_a, docs_b) = (table.host_docs[a], table.host_docs[b]);
             [
-                docs.hosts[a].as_str().into(),
-                docs.hosts[b].as_str().into(),
+                docs.hosts[a].into(),
+                docs.hosts[b].into(),
                 Cell::number(docs_a),
                 Cell::number(docs_b),
                 Cell::number(link.a_on_b),
@@ -628,8 +647,8 @@ mod tests {
         // link; 4@c is linked to 3 only.
         let docs = Docs {
             centers: Centers::from_rows(&[0, 1, 0, 3, 4]),
-            host: vec![0, 0, 1, 1, 2],
-            hosts: vec!["a".into(), "b".into(), "c".into()],
+            host: vec![0, 0, 1, 1, 2].into(),
+            hosts: vec!["a", "b", "c"].into(),
             ..Docs::default()
         };
         assert_eq!((0..5).map(|d| docs.group_size(d)).collect::<Vec<_>>(), [2, 1, 0, 1, 1]);
@@ -687,7 +706,12 @@ mod tests {
                 links.insert((i.min(j), i.max(j)));
             }
         }
-        let docs = Docs { centers: Centers::from_rows(&center), host, hosts, ..Docs::default() };
+        let docs = Docs {
+            centers: Centers::from_rows(&center),
+            host: host.into(),
+            hosts: hosts.into(),
+            ..Docs::default()
+        };
         assert_eq!((0..center.len() as u32).map(|d| docs.group_size(d)).collect::<Vec<_>>(), group_size);
         (docs, links)
     }
@@ -697,7 +721,8 @@ mod tests {
     /// in a group linked to it.
     fn brute_force(docs: &Docs, links: &BTreeSet<(u32, u32)>) -> Vec<Row> {
         let n = docs.len();
-        let name = |d: usize| docs.hosts[docs.host[d] as usize].clone();
+        let host = docs.host.to_vec();
+        let name = |d: usize| docs.hosts[host[d] as usize].to_string();
         let counted = |d: usize| docs.center(d as u32) != EMPTY && !name(d).is_empty();
         let mut on: BTreeMap<(String, String), u64> = BTreeMap::new();
         let mut host_docs: BTreeMap<String, u64> = BTreeMap::new();
@@ -746,8 +771,18 @@ mod tests {
         std::fs::create_dir(&small).unwrap();
         let in_memory = host_pairs(&docs, &o, 1 << 30, &large).unwrap();
         assert!(matches!(in_memory.links, Links::Memory(_)));
-        // Half of 512 bytes: a 32-entry buffer, a map of 4 pairs, and
-        // thousands of partial counts, sorted in spilled segments.
+        // 512 bytes: a 16-entry buffer of linked entries, a map of 4
+        // pairs, thousands of partial counts sorted in spilled segments,
+        // and requests and group entries past the 1,024 a batch holds at
+        // least, spilled too.
+        assert!(links.len() * 2 > 1024, "{} links", links.len());
+        let host = docs.host.to_vec();
+        let paired: BTreeSet<u32> = links.iter().flat_map(|&(i, j)| [i, j]).collect();
+        let own = (0..docs.len() as u32)
+            .filter(|&d| docs.center(d) != EMPTY && !docs.hosts[host[d as usize] as usize].is_empty())
+            .filter(|&d| docs.exact_size(d) >= 2 || paired.contains(&docs.center(d)))
+            .count();
+        assert!(own > 1024, "{own} group entries");
         let spilled = host_pairs(&docs, &o, 512, &small).unwrap();
         assert!(matches!(spilled.links, Links::File { .. }));
 

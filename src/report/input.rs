@@ -7,17 +7,19 @@
 //! report's tables show, and the Overlap table's docIDs are turned into rows
 //! as it is read.
 //!
-//! The report holds a few fixed-width values per document (the host, and
-//! a bit each for empty rows, copies and centers with copies; a center per
-//! copy) and never the Overlap table: every pass over the table streams
-//! `overlap.csv` again, so the report's memory grows with the documents,
-//! not with the pairs.
+//! The report holds a bit per document each for empty rows, copies and
+//! centers with copies, a center per copy, and the host names once each;
+//! each row's host is a column read in row order ([`super::host_column`]),
+//! held within a share of the budget. It never holds the Overlap table:
+//! every pass over the table streams `overlap.csv` again, so the report's
+//! memory grows with the documents, not with the pairs.
 
 use std::path::Path;
 
 use anyhow::bail;
-use rustc_hash::FxHashMap;
 
+use super::host_column::{HostColumn, HostColumnBuilder};
+use super::host_names::{HostNames, HostNumbering};
 use crate::store::docs::{self, Doc, DocTable};
 use crate::store::overlap;
 
@@ -29,10 +31,10 @@ pub const EMPTY: u32 = u32::MAX;
 pub struct Docs {
     /// Each row's exact group ([`Docs::center`], [`Docs::group_size`]).
     pub centers: Centers,
-    /// Index into `hosts`.
-    pub host: Vec<u32>,
+    /// Each row's index into `hosts`, read in row order.
+    pub host: HostColumn,
     /// Host names, in order of first appearance.
-    pub hosts: Vec<String>,
+    pub hosts: HostNames,
     /// Each row's docID, ascending; empty when every row is its docID (a
     /// first analysis), which spares a search per pair.
     pub doc_ids: Vec<u32>,
@@ -255,23 +257,21 @@ pub fn for_each_doc(
 /// Loads the columns of docs.csv the report keeps for every document,
 /// sized for the `expected` rows the manifest counts (a list grown by
 /// doubling past 2^21 rows held 2^22: twice the memory on a crawl of 2.1
-/// million pages), calling `also` with every row, its number and its
+/// million pages), each row's host into `host`, calling `also` with every row, its number and its
 /// exact-group center ([`EMPTY`] for an empty document) in the same pass:
 /// what other parts of the report take from every row (URL keys, title
 /// keys) is gathered there, not in passes of their own.
 pub fn load_docs(
     path: &Path,
     expected: u64,
+    mut host: HostColumnBuilder,
     mut also: impl FnMut(u32, u32, &Doc<'_>) -> anyhow::Result<()>,
 ) -> anyhow::Result<Docs> {
     let n = usize::try_from(expected).unwrap_or(0);
-    let mut docs = Docs { host: Vec::with_capacity(n), ..Docs::default() };
+    let mut docs = Docs::default();
     let mut centers = Centers::with_rows(n);
-    // Each host's name once, as the key of its number, until every row is
-    // read: a list of the names beside the map held each twice, and the
-    // map's entry for every row allocated the row's host name (124,376
-    // hosts for 2.1 million rows).
-    let mut host_ids: FxHashMap<Box<str>, u32> = FxHashMap::default();
+    // Each host's name once (124,376 hosts for 2.1 million rows).
+    let mut host_ids = HostNumbering::default();
     // Each row's docID, listed only from the first row whose docID is not
     // its row (a chain of analyses): in a first analysis the list would be
     // the rows themselves, 4 bytes a document at the report's peak.
@@ -300,22 +300,12 @@ pub fn load_docs(
             }
         };
         centers.push(center);
-        let id = match host_ids.get(row.host) {
-            Some(&id) => id,
-            None => {
-                let id = host_ids.len() as u32;
-                host_ids.insert(row.host.into(), id);
-                id
-            }
-        };
-        docs.host.push(id);
+        host.push(host_ids.number(row.host)?)?;
         also(r, center, row)
     })?;
     docs.centers = centers.finish();
-    docs.hosts = vec![String::new(); host_ids.len()];
-    for (name, id) in host_ids {
-        docs.hosts[id as usize] = name.into_string();
-    }
+    docs.host = host.finish()?;
+    docs.hosts = host_ids.finish();
     if !doc_ids.is_empty() {
         let mut rows = vec![EMPTY; doc_ids.last().map_or(0, |&id| id as usize + 1)];
         for (r, &id) in doc_ids.iter().enumerate() {
@@ -482,12 +472,12 @@ mod tests {
                 "{HEADER}0,http://a/x,a,in:0,10,1,1,0,,0,\n1,http://b/x,b,in:5,10,1,1,0,T,0,\n2,,,in:9,0,0,0,,,0,\n"
             ),
         );
-        let docs = load_docs(&p, 0, |_, _, _| Ok(())).unwrap();
+        let docs = load_docs(&p, 0, HostColumnBuilder::held(), |_, _, _| Ok(())).unwrap();
         assert_eq!((0..3).map(|r| docs.center(r)).collect::<Vec<_>>(), vec![0, 0, EMPTY]);
         assert_eq!((0..3).map(|r| docs.group_size(r)).collect::<Vec<_>>(), vec![2, 0, 0]);
         assert_eq!(docs.exact_size(1), 2);
         assert_eq!(docs.exact_size(2), 0);
-        assert_eq!(docs.hosts, vec!["a", "b", ""]);
+        assert_eq!(docs.hosts, vec!["a", "b", ""].into());
     }
 
     #[test]
@@ -498,11 +488,12 @@ mod tests {
             "docs.csv",
             &format!("{HEADER}0,u,h,s:0,10,1,1,0,,0,\n1,u,h,s:1,ten,1,1,1,,0,\n"),
         );
-        let e = format!("{:#}", load_docs(&p, 0, |_, _, _| Ok(())).unwrap_err());
+        let e = format!("{:#}", load_docs(&p, 0, HostColumnBuilder::held(), |_, _, _| Ok(())).unwrap_err());
         assert!(e.contains("docs.csv line 3") && e.contains("bytes"), "{e}");
         let docs = load_docs(
             &write(dir.path(), "d2.csv", &format!("{HEADER}0,u,h,s:0,1,1,1,0,,0,\n1,u,h,s:1,1,1,1,1,,0,\n")),
             2,
+            HostColumnBuilder::held(),
             |_, _, _| Ok(()),
         )
         .unwrap();

@@ -5,24 +5,25 @@
 //! It reads what the earlier stages wrote (`docs.csv`, `overlap.csv`,
 //! `stats.json`, `fuzzy.fpd`) and, for fuzzy signatures with other than
 //! the default parameters only, the inputs again.
-//! Memory grows with the documents by docs.csv's columns ([`input::Docs`]:
-//! the host, 4 bytes a document, and a few bits; 8 bytes a copy), and with
-//! the centers that have a pair ([`links`]), not with the
-//! Overlap table, which is streamed: once for components, savings,
+//! Memory grows with the documents by a few bits each and 8 bytes a copy
+//! ([`input::Docs`]), with the hosts by their names and a few numbers
+//! ([`host_names`]), and with the centers that have a pair ([`links`]),
+//! not with the Overlap table, which is streamed: once for components, savings,
 //! near-replica counts and which alias pairs are near-replicas, once each
 //! for group diameters and host overlap. docs.csv is read three times: for
 //! every per-document column; to write it again with each document's
 //! near_group, gathering the URLs the tables show in the same pass; and to
 //! write flags.csv. What is gathered per document or per link is held
 //! within shares of `--memory` and spilled to the stage's scratch
-//! directory beyond them: the URL keys of alias matching (a quarter) and
+//! directory beyond them: each row's host ([`host_column`], a sixteenth),
+//! the URL keys of alias matching (a quarter) and
 //! the alias pairs found (an eighth, [`alias_table`], whose URLs are
 //! gathered a quarter of the budget at a time, in more passes over
 //! docs.csv beyond the first, [`url_windows`]), the near-replica groups
 //! and their hosts (a quarter, [`group_table`], their URLs gathered an
 //! eighth at a time), the (host, title) keys (an eighth), the
-//! host overlap's linked (exact group, host) entries and host-pair counts
-//! ([`hosts`], a quarter), the links of the groups whose diameter is
+//! host overlap's requests per pair, (exact group, host) entries and
+//! host-pair counts ([`hosts`], a quarter), the links of the groups whose diameter is
 //! measured, held a batch at a time, and for flags.csv the documents
 //! sorted by fuzzy signature (a quarter) and the rows its flags mark
 //! ([`marks`]), read back in row order as it is written.
@@ -66,6 +67,8 @@ pub mod flags;
 pub mod group_table;
 pub mod groups;
 pub mod histogram;
+pub mod host_column;
+pub mod host_names;
 pub mod host_summary;
 pub mod hosts;
 pub mod html;
@@ -386,7 +389,14 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
     let mut url_entries = aliases::UrlEntries::new(cfg.memory / 4, manifest.documents, scratch);
     let mut titles = flags::Titles::new(cfg.memory / 8, manifest.documents, scratch);
     let mut url_bytes = 0u64;
-    let docs = input::load_docs(&docs_csv, manifest.documents, |r, center, row| {
+    // Each row's host within a sixteenth, beside the quarter and the
+    // eighth above.
+    let host_column = host_column::HostColumnBuilder::new(
+        cfg.memory / 16,
+        manifest.documents,
+        scratch.join("hosts-column.fpd"),
+    );
+    let docs = input::load_docs(&docs_csv, manifest.documents, host_column, |r, center, row| {
         url_entries.add(r, center, row.url)?;
         titles.add(r, row.host, row.title())?;
         url_bytes += row.url.len() as u64;
@@ -414,7 +424,7 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
     let group_summary = group_table.summary(GROUPS_SHOWN)?;
     let members = groups::first_members(&docs, &links, &group_summary.shown, MEMBERS_SHOWN);
     let group_of = |row: u32| links.group_of(&docs, row);
-    let host_counts = host_summary::HostCounts::new(&docs, |row| group_of(row).is_some());
+    let host_counts = host_summary::HostCounts::new(&docs, |row| group_of(row).is_some())?;
 
     // One more pass over docs.csv: each document's near_group written in,
     // and the URLs the shown groups, their members and the alias examples

@@ -134,8 +134,8 @@ mod tests {
         let n = center.len();
         Docs {
             centers: Centers::from_rows(&center),
-            host: vec![0; n],
-            hosts: vec![String::new()],
+            host: vec![0; n].into(),
+            hosts: vec![""].into(),
             ..Docs::default()
         }
     }

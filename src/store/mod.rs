@@ -85,8 +85,8 @@
 //! before it ends, use the same header with kinds of their own, each
 //! described where it is written: 4, partial pair counts
 //! ([`crate::pairs`]' aggregation runs, 12 bytes); 5, the prefix method's
-//! per-document postings (16 bytes); 7, the report's linked (center, host)
-//! entries (8 bytes); 8, the report's host-pair counts (16 bytes); 10,
+//! per-document postings (16 bytes); 7, the report's (center, host)
+//! entries and its (center, center) requests of host overlap (8 bytes); 8, the report's host-pair counts (16 bytes); 10,
 //! the URLs each record read names ([`handles::Capture`], 32 bytes); 15,
 //! the prefix index under a similarity criterion (16 bytes); 16, the
 //! report's URL entries for alias matching (40 bytes); 17, the
@@ -97,7 +97,8 @@
 //! report's per-row marks for flags.csv (8 bytes, see its `marks`); 22,
 //! the report's documents keyed by fuzzy signature (20 bytes); 23 and 24,
 //! the report's near-replica groups in groups.csv's order (28 bytes) and
-//! their documents' hosts (8 bytes, see its `group_table`). No record is
+//! their documents' hosts (8 bytes, see its `group_table`); 25, the
+//! report's host of each row (4 bytes, see its `host_column`). No record is
 //! over 64 bytes. Kind 1 also
 //! serves scratch files of the same shape: the prefix index for F >= T,
 //! and the signature methods' `(bucket key, doc)` records
