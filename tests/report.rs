@@ -706,3 +706,81 @@ fn aliases_are_counted_by_content_and_the_real_ones_lead() {
     let stats = &read_stats(&out)["report"];
     assert_eq!((stats["alias_pairs"].as_u64(), stats["alias_same_content"].as_u64()), (Some(5), Some(4)));
 }
+
+/// Numeric leaves of a JSON value by path, lists by their length.
+fn numbers(v: &Value, path: String, out: &mut Vec<(String, f64)>) {
+    match v {
+        Value::Object(m) => m.iter().for_each(|(k, v)| numbers(v, format!("{path}.{k}"), out)),
+        Value::Array(a) => out.push((format!("{path}[len]"), a.len() as f64)),
+        Value::Number(n) => out.push((path, n.as_f64().unwrap())),
+        _ => {}
+    }
+}
+
+#[test]
+fn a_crawl_tiled_three_times_has_three_times_every_count() {
+    // scripts/tile_outdir.py makes the tables of a crawl K times larger
+    // (hosts renamed, docIDs offset per tile) to measure the report at
+    // sizes no crawl at hand has; the report of the copy must then be K
+    // times the crawl's, count by count, with its shares unchanged.
+    let tmp = tempdir();
+    let (one, three) = (tmp.path().join("one"), tmp.path().join("three"));
+    overlap_ok(["run", "testdata/sample.warc.gz", "-q", "--out", &arg(&one)]);
+    let tiled = Command::new("python3")
+        .arg(root().join("scripts/tile_outdir.py"))
+        .args([&one, &three])
+        .arg("3")
+        .output()
+        .expect("python3 is needed to run scripts/tile_outdir.py");
+    assert!(tiled.status.success(), "{}", String::from_utf8_lossy(&tiled.stderr));
+    overlap_ok(["report", &arg(&three), "-q", "--memory", "16M"]);
+
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    numbers(&report_json(&one), String::new(), &mut a);
+    numbers(&report_json(&three), String::new(), &mut b);
+    assert_eq!(a.iter().map(|(p, _)| p).collect::<Vec<_>>(), b.iter().map(|(p, _)| p).collect::<Vec<_>>());
+    // Parameters, shares, the largest group, the histogram's bins, the
+    // lists cut to a length (the largest groups) and the fingerprint
+    // stage's record counts (the tiles are not read) stay.
+    let same = |p: &str| {
+        p.contains("percent")
+            || p.starts_with(".histogram.") && p.ends_with("[len]")
+            || p.starts_with(".data_quality.")
+            || [
+                ".threshold",
+                ".near.largest_group",
+                ".flags.min_token_len",
+                ".flags.quant_rate",
+                ".groups.top[len]",
+                ".runs[len]",
+            ]
+            .contains(&p)
+    };
+    let mut tripled = 0;
+    for ((path, x), (_, y)) in a.iter().zip(&b) {
+        if same(path) {
+            assert_eq!(x, y, "{path}");
+        } else {
+            assert_eq!(*y, 3.0 * x, "{path}");
+            tripled += usize::from(*x > 0.0);
+        }
+    }
+    assert!(tripled >= 15, "{tripled} counts tripled");
+    let one_report = report_json(&one);
+    for key in ["/near/pairs", "/hosts/mirror_pairs", "/flags/fuzzy_signature_not_unique"] {
+        assert!(one_report.pointer(key).and_then(Value::as_u64).unwrap() > 0, "{key}");
+    }
+    for (path, x) in a.iter().filter(|(p, _)| p.starts_with(".histogram.") && p.ends_with(".documents[len]"))
+    {
+        let key = path.trim_end_matches("[len]").replace('.', "/");
+        let (x_counts, y_counts) =
+            (u64s(one_report.pointer(&key).unwrap()), u64s(report_json(&three).pointer(&key).unwrap()));
+        assert_eq!(x_counts.len() as f64, *x);
+        assert_eq!(y_counts, x_counts.iter().map(|c| 3 * c).collect::<Vec<_>>(), "{path}");
+    }
+    for table in ["groups.csv", "hosts.csv", "host-summary.csv", "aliases.csv"] {
+        let (rows_one, rows_three) =
+            (read_csv(&one.join(table)).1.len(), read_csv(&three.join(table)).1.len());
+        assert_eq!(rows_three, 3 * rows_one, "{table}");
+    }
+}
