@@ -12,7 +12,8 @@ use std::path::PathBuf;
 
 use anyhow::bail;
 
-use crate::store::{Header, Record, RecordReader, RecordWriter, le_u32};
+use crate::store::sort::SpillFile;
+use crate::store::{Record, RecordReader, le_u32};
 
 /// A row's host number. Scratch record kind 25, 4 bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -79,8 +80,8 @@ impl HostColumn {
 pub struct HostColumnBuilder {
     held: Vec<u32>,
     most: usize,
-    path: PathBuf,
-    writer: Option<RecordWriter<HostNumber>>,
+    /// Every row once `held` has filled.
+    spill: SpillFile<HostNumber>,
     rows: usize,
 }
 
@@ -90,46 +91,37 @@ impl HostColumnBuilder {
     pub fn new(budget: u64, expected: u64, path: PathBuf) -> HostColumnBuilder {
         let most = usize::try_from(budget / HostNumber::SIZE as u64).unwrap_or(usize::MAX).max(1024);
         let reserve = usize::try_from(expected).unwrap_or(0).min(most);
-        HostColumnBuilder { held: Vec::with_capacity(reserve), most, path, writer: None, rows: 0 }
+        HostColumnBuilder { held: Vec::with_capacity(reserve), most, spill: SpillFile::new(path), rows: 0 }
     }
 
     /// A column held whole, for commands that hold every row's verdict
     /// anyway and for tests.
     pub fn held() -> HostColumnBuilder {
-        HostColumnBuilder { held: Vec::new(), most: usize::MAX, path: PathBuf::new(), writer: None, rows: 0 }
+        HostColumnBuilder {
+            held: Vec::new(),
+            most: usize::MAX,
+            spill: SpillFile::new(PathBuf::new()),
+            rows: 0,
+        }
     }
 
     pub fn push(&mut self, host: u32) -> anyhow::Result<()> {
         self.rows += 1;
-        if let Some(w) = &mut self.writer {
-            return w.push(&HostNumber(host));
+        if self.spill.is_used() {
+            return self.spill.write(std::iter::once(HostNumber(host)));
         }
         self.held.push(host);
         if self.held.len() >= self.most {
-            let mut w = RecordWriter::create(&self.path, Header::new::<HostNumber>("", false, 0, 1))?;
-            for &h in &self.held {
-                w.push(&HostNumber(h))?;
-            }
-            self.held = Vec::new();
-            self.writer = Some(w);
+            self.spill.write(std::mem::take(&mut self.held).into_iter().map(HostNumber))?;
         }
         Ok(())
     }
 
     pub fn finish(self) -> anyhow::Result<HostColumn> {
-        let HostColumnBuilder { mut held, path, writer, rows, .. } = self;
-        match writer {
-            Some(w) => {
-                w.finish()?;
-                Ok(HostColumn { held, file: Some(path), rows })
-            }
-            None => {
-                // Reserved for the rows expected, which may be many more
-                // than came.
-                held.shrink_to_fit();
-                Ok(HostColumn { held, file: None, rows })
-            }
-        }
+        let HostColumnBuilder { mut held, spill, rows, .. } = self;
+        // Reserved for the rows expected, which may be many more than came.
+        held.shrink_to_fit();
+        Ok(HostColumn { held, file: spill.finish()?, rows })
     }
 }
 

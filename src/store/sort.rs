@@ -138,6 +138,14 @@ impl<R: Record + Ord> SpillFile<R> {
         Ok(())
     }
 
+    /// The file, complete, in the order its records were written; `None`
+    /// when none was.
+    pub(crate) fn finish(self) -> anyhow::Result<Option<PathBuf>> {
+        let Some(w) = self.writer else { return Ok(None) };
+        w.finish()?;
+        Ok(Some(self.path))
+    }
+
     /// Calls `f` with every record spilled, in ascending order, sorted
     /// within `budget`; then removes the file. The sort has a directory
     /// of its own, removed with it: `extsort` leaves its segments behind,
