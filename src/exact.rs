@@ -20,6 +20,7 @@ use crate::stage::{Outcome, Stage};
 use crate::stats::Summary;
 use crate::store::changes::{ChangeTable, ChangesWriter, for_each_change};
 use crate::store::docs::{Doc, DocTable, DocsWriter, for_each_doc};
+use crate::store::handles::RowIds;
 use crate::store::manifest::ExactSettings;
 use crate::store::scopes::{Scope, ScopeId, ScopeNumbers};
 use crate::store::{self, Center, ExactRecord, Header, Manifest, Mapped, OutDir, RecordWriter, Stamp};
@@ -235,45 +236,6 @@ fn write_docs(
     Ok(doc_ids)
 }
 
-/// Each row's docID, held only from the first row whose docID is not its
-/// row: in a first analysis they are the same, and a list of them took 4
-/// bytes a document beside the centers (8 while it grew by doubling).
-#[derive(Default)]
-struct RowIds {
-    rows: u32,
-    /// None while every row so far is its docID.
-    ids: Option<Vec<u32>>,
-}
-
-impl RowIds {
-    fn rows(&self) -> u32 {
-        self.rows
-    }
-
-    /// Adds the next row's docID (ascending).
-    fn push(&mut self, id: u32) {
-        match &mut self.ids {
-            Some(ids) => ids.push(id),
-            None if id != self.rows => self.ids = Some((0..self.rows).chain([id]).collect()),
-            None => {}
-        }
-        self.rows += 1;
-    }
-
-    /// The docID of `row` (a row already pushed).
-    fn id(&self, row: u32) -> u32 {
-        self.ids.as_ref().map_or(row, |ids| ids[row as usize])
-    }
-
-    /// The row of docID `id`, if a row has it.
-    fn row(&self, id: u32) -> Option<usize> {
-        match &self.ids {
-            Some(ids) => ids.binary_search(&id).ok(),
-            None => (id < self.rows).then_some(id as usize),
-        }
-    }
-}
-
 /// Streams `fingerprint-changes.csv` into `changes.csv` with each kept
 /// document's center now.
 fn write_changes(out: &OutDir, doc_ids: &RowIds, centers: &[Center]) -> anyhow::Result<()> {
@@ -289,30 +251,4 @@ fn write_changes(out: &OutDir, doc_ids: &RowIds, centers: &[Center]) -> anyhow::
         writer.push(&row)
     })?;
     writer.finish()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn row_ids_are_held_only_once_they_differ_from_the_rows() {
-        let mut ids = RowIds::default();
-        for id in [0, 1, 2] {
-            ids.push(id);
-        }
-        assert!(ids.ids.is_none(), "a first analysis holds no list");
-        assert_eq!((ids.id(2), ids.row(1), ids.row(3)), (2, Some(1), None));
-        for id in [5, 9] {
-            ids.push(id);
-        }
-        assert_eq!(ids.ids.as_deref(), Some(&[0, 1, 2, 5, 9][..]));
-        assert_eq!((ids.rows(), ids.id(3), ids.row(9), ids.row(4)), (5, 5, Some(4), None));
-        // A chain whose first row is not docID 0.
-        let mut ids = RowIds::default();
-        for id in [1, 2, 4] {
-            ids.push(id);
-        }
-        assert_eq!((ids.id(0), ids.id(2), ids.row(2), ids.row(0), ids.row(3)), (1, 4, Some(1), None, None));
-    }
 }

@@ -21,6 +21,7 @@ use anyhow::bail;
 use super::host_column::{HostColumn, HostColumnBuilder};
 use super::host_names::{HostNames, HostNumbering};
 use crate::store::docs::{self, Doc, DocTable};
+use crate::store::handles::RowIds;
 use crate::store::overlap;
 
 /// Marks an empty document in [`Docs::center`].
@@ -257,10 +258,12 @@ pub fn for_each_doc(
 /// Loads the columns of docs.csv the report keeps for every document,
 /// sized for the `expected` rows the manifest counts (a list grown by
 /// doubling past 2^21 rows held 2^22: twice the memory on a crawl of 2.1
-/// million pages), each row's host into `host`, calling `also` with every row, its number and its
-/// exact-group center ([`EMPTY`] for an empty document) in the same pass:
-/// what other parts of the report take from every row (URL keys, title
-/// keys) is gathered there, not in passes of their own.
+/// million pages), each row's host into `host`, calling `also` with every
+/// row, its number and its exact-group center ([`EMPTY`] for an empty
+/// document) in the same pass: what other parts of the report take from
+/// every row (URL keys, title keys) is gathered there, not in passes of
+/// their own. Rows' docIDs are listed only from the first row whose docID
+/// is not its row (a chain of analyses, [`RowIds`]).
 pub fn load_docs(
     path: &Path,
     expected: u64,
@@ -272,32 +275,16 @@ pub fn load_docs(
     let mut centers = Centers::with_rows(n);
     // Each host's name once (124,376 hosts for 2.1 million rows).
     let mut host_ids = HostNumbering::default();
-    // Each row's docID, listed only from the first row whose docID is not
-    // its row (a chain of analyses): in a first analysis the list would be
-    // the rows themselves, 4 bytes a document at the report's peak.
-    let mut doc_ids: Vec<u32> = Vec::new();
+    let mut doc_ids = RowIds::expecting(n);
     for_each_doc(path, |r, row| {
-        if !doc_ids.is_empty() || row.id != r {
-            if doc_ids.is_empty() {
-                doc_ids.reserve_exact(n.max(r as usize + 1));
-                doc_ids.extend(0..r);
-            }
-            doc_ids.push(row.id);
-        }
+        doc_ids.push(row.id);
         let center = match row.center {
             None => EMPTY,
             Some(c) if c == row.id => r,
-            Some(c) => {
-                let found = if doc_ids.is_empty() {
-                    (c < r).then_some(c as usize).ok_or(0)
-                } else {
-                    doc_ids.binary_search(&c)
-                };
-                match found {
-                    Ok(cr) if centers.is_center(cr as u32) => cr as u32,
-                    _ => bail!("exact_center {c} is not the center of its own group"),
-                }
-            }
+            Some(c) => match doc_ids.row(c) {
+                Some(cr) if centers.is_center(cr as u32) => cr as u32,
+                _ => bail!("exact_center {c} is not the center of its own group"),
+            },
         };
         centers.push(center);
         host.push(host_ids.number(row.host)?)?;
@@ -306,7 +293,7 @@ pub fn load_docs(
     docs.centers = centers.finish();
     docs.host = host.finish()?;
     docs.hosts = host_ids.finish();
-    if !doc_ids.is_empty() {
+    if let Some(doc_ids) = doc_ids.into_ids() {
         let mut rows = vec![EMPTY; doc_ids.last().map_or(0, |&id| id as usize + 1)];
         for (r, &id) in doc_ids.iter().enumerate() {
             rows[id as usize] = r as u32;

@@ -7,26 +7,26 @@
 //! the default parameters only, the inputs again.
 //! Memory grows with the documents by a few bits each and 8 bytes a copy
 //! ([`input::Docs`]), with the hosts by their names and a few numbers
-//! ([`host_names`]), and with the centers that have a pair ([`links`]),
-//! not with the Overlap table, which is streamed: once for components, savings,
+//! ([`host_names`]), and with the centers that have a pair ([`links`]), not
+//! with the Overlap table, which is streamed: once for components, savings,
 //! near-replica counts and which alias pairs are near-replicas, once each
 //! for group diameters and host overlap. docs.csv is read three times: for
 //! every per-document column; to write it again with each document's
 //! near_group, gathering the URLs the tables show in the same pass; and to
 //! write flags.csv. What is gathered per document or per link is held
-//! within shares of `--memory` and spilled to the stage's scratch
-//! directory beyond them: each row's host ([`host_column`], a sixteenth),
-//! the URL keys of alias matching (a quarter) and
-//! the alias pairs found (an eighth, [`alias_table`], whose URLs are
-//! gathered a quarter of the budget at a time, in more passes over
-//! docs.csv beyond the first, [`url_windows`]), the near-replica groups
-//! and their hosts (a quarter, [`group_table`], their URLs gathered an
-//! eighth at a time), the (host, title) keys (an eighth), the
-//! host overlap's requests per pair, (exact group, host) entries and
-//! host-pair counts ([`hosts`], a quarter), the links of the groups whose diameter is
-//! measured, held a batch at a time, and for flags.csv the documents
-//! sorted by fuzzy signature (a quarter) and the rows its flags mark
-//! ([`marks`]), read back in row order as it is written.
+//! within shares of `--memory` and spilled to the stage's scratch directory
+//! beyond them: each row's host ([`host_column`], a sixteenth), the URL
+//! keys of alias matching (a quarter) and the alias pairs found (an eighth,
+//! [`alias_table`], whose URLs are gathered a quarter of the budget at a
+//! time, in more passes over docs.csv beyond the first, [`url_windows`]),
+//! the near-replica groups and their hosts (a quarter, [`group_table`],
+//! their URLs gathered an eighth at a time), the (host, title) keys (an
+//! eighth), the host overlap's requests per pair, (exact group, host)
+//! entries and host-pair counts ([`hosts`], a quarter), the links of the
+//! groups whose diameter is measured, held a batch at a time, and for
+//! flags.csv the documents sorted by fuzzy signature (a quarter) and the
+//! rows its flags mark ([`marks`]), read back in row order as it is
+//! written.
 //!
 //! Outputs: `report.json` (below), `groups.csv` ([`groups`]), `hosts.csv`
 //! ([`hosts`]), `host-summary.csv` ([`host_summary`]), `aliases.csv`
