@@ -29,6 +29,7 @@ use std::path::Path;
 use super::aliases::{Alias, AliasCounts, AliasKind, Content};
 use super::fields::Cell;
 use super::input::{self, Docs};
+use super::url_side::UrlSource;
 use super::url_windows::{self, Window, Windows};
 use crate::store::sort::{Batched, SortedReader, SortedRecords};
 use crate::store::{CsvOut, Record, le_u32, le_u64};
@@ -264,13 +265,13 @@ fn write_row(out: &mut CsvOut, docs: &Docs, a: &Alias, urls: &input::Urls) -> an
 pub fn write_csv(
     path: &Path,
     docs: &Docs,
-    docs_csv: &Path,
+    source: UrlSource<'_>,
     windows: Windows<'_, Alias>,
     first: Window,
     urls: (input::Urls, Option<u32>),
 ) -> anyhow::Result<()> {
     let header = ["kind", "doc_a", "doc_b", "url_a", "url_b", "content"];
-    url_windows::write_csv(path, &header, docs_csv, windows, first, urls, |out, a, urls| {
+    url_windows::write_csv(path, &header, source, windows, first, urls, |out, a, urls| {
         write_row(out, docs, a, urls)
     })
 }
@@ -282,6 +283,7 @@ mod tests {
     use super::*;
     use crate::report::host_column::HostColumnBuilder;
     use crate::report::input::{Centers, EMPTY, load_docs};
+    use crate::report::url_side;
     use crate::testing::{XorShift, exact_centers};
 
     /// `n` documents, a fifth of them copies of an earlier text and some
@@ -404,18 +406,35 @@ mod tests {
     }
 
     /// aliases.csv as [`write_csv`] writes it from `table`, the URLs of
-    /// each window within `budget` bytes.
-    fn written(docs: &Docs, docs_csv: &Path, table: &AliasTable, budget: u64, out: &Path) -> String {
+    /// each window within `budget` bytes, those of later windows from a
+    /// side file when `side`, else from docs.csv again.
+    fn written(
+        docs: &Docs,
+        docs_csv: &Path,
+        table: &AliasTable,
+        budget: u64,
+        out: &Path,
+        side: bool,
+    ) -> String {
         let mut windows = table.windows(budget, 20);
         let first = windows.next_window().unwrap().unwrap_or_default();
         let mut urls = first.urls();
+        let side_path = out.with_extension("side");
+        let mut side = if side {
+            url_side::for_later_windows(&windows, &first, docs.len(), side_path).unwrap()
+        } else {
+            None
+        };
         input::for_each_doc(docs_csv, |r, row| {
             urls.add(r, row.url);
+            side.iter_mut().for_each(|s| s.add(r, row.url));
             Ok(())
         })
         .unwrap();
         let gathered = urls.finish_capped();
-        write_csv(out, docs, docs_csv, windows, first, gathered).unwrap();
+        let side = side.map(url_side::SideWriter::finish).transpose().unwrap();
+        let source = side.as_ref().map_or(UrlSource::Docs(docs_csv), UrlSource::Side);
+        write_csv(out, docs, source, windows, first, gathered).unwrap();
         std::fs::read_to_string(out).unwrap()
     }
 
@@ -460,14 +479,20 @@ mod tests {
         let out = dir.path().join("aliases.csv");
         // One window; windows of a few pairs, cut where a long URL does
         // not fit; windows in which not even one pair fits.
+        // Later windows' URLs from docs.csv and from a side file.
         for budget in [1 << 30, 20_000, 4_000, 500, 0] {
-            assert_eq!(written(&docs, &docs_csv, &t, budget, &out), expected, "budget {budget}");
+            for side in [false, true] {
+                let got = written(&docs, &docs_csv, &t, budget, &out, side);
+                assert_eq!(got, expected, "budget {budget}, side file {side}");
+            }
         }
         // An empty table gives the header alone.
         let empty = table(&docs, &[], &[], 1 << 20, dir.path());
-        assert_eq!(
-            written(&docs, &docs_csv, &empty, 1 << 20, &out),
-            "kind,doc_a,doc_b,url_a,url_b,content\n"
-        );
+        for side in [false, true] {
+            assert_eq!(
+                written(&docs, &docs_csv, &empty, 1 << 20, &out, side),
+                "kind,doc_a,doc_b,url_a,url_b,content\n"
+            );
+        }
     }
 }

@@ -31,6 +31,7 @@ use super::fields::{self, Cell};
 use super::groups::Group;
 use super::input::{self, Docs, for_each_pair};
 use super::links::Links;
+use super::url_side::UrlSource;
 use super::url_windows::{self, Window, Windows};
 use crate::store::sort::{Batched, SortedRecords};
 use crate::store::{CsvOut, Record, le_u32, le_u64};
@@ -298,14 +299,14 @@ impl GroupTable {
 pub fn write_csv(
     path: &Path,
     docs: &Docs,
-    docs_csv: &Path,
+    source: UrlSource<'_>,
     windows: Windows<'_, GroupRecord>,
     first: Window,
     urls: (input::Urls, Option<u32>),
 ) -> anyhow::Result<()> {
     let header =
         ["group", "documents", "centers", "pairs", "hosts", "diameter", "density", "chained", "sample_url"];
-    url_windows::write_csv(path, &header, docs_csv, windows, first, urls, |out: &mut CsvOut, r, urls| {
+    url_windows::write_csv(path, &header, source, windows, first, urls, |out: &mut CsvOut, r, urls| {
         let g = r.group();
         out.row([
             Cell::number(docs.doc_id(g.group)),

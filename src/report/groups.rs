@@ -205,6 +205,7 @@ mod tests {
     use crate::report::group_table;
     use crate::report::host_column::HostColumnBuilder;
     use crate::report::input::{self, load_docs, urls_of};
+    use crate::report::url_side::{self, UrlSource};
 
     #[test]
     fn groups_with_sizes_hosts_and_chains() {
@@ -244,19 +245,31 @@ mod tests {
         assert_eq!(summary, ["2 4 4 3 1 Some(3) true", "0 2 1 0 2 Some(0) false"]);
         assert_eq!(got[0].sample_url, "http://c/1");
         assert_eq!(got[0].density, 0.5);
-        // groups.csv, its URLs in one window and in a window per group.
-        for budget in [1 << 20, 0] {
+        // groups.csv, its URLs in one window and in a window per group,
+        // those of later windows from docs.csv again or from a side file.
+        for (budget, with_side) in [(1 << 20, false), (0, false), (0, true)] {
             let mut windows = table.windows(budget, 10);
             let first = windows.next_window().unwrap().unwrap_or_default();
             let mut urls = first.urls();
+            let side_path = dir.path().join("group-urls.bin");
+            let mut side = if with_side {
+                url_side::for_later_windows(&windows, &first, 7, side_path).unwrap()
+            } else {
+                None
+            };
+            // A window per group: the second group's URL comes later.
+            assert_eq!(side.is_some(), with_side);
             input::for_each_doc(&docs_csv, |r, row| {
                 urls.add(r, row.url);
+                side.iter_mut().for_each(|s| s.add(r, row.url));
                 Ok(())
             })
             .unwrap();
             let out = dir.path().join("groups.csv");
             let gathered = urls.finish_capped();
-            group_table::write_csv(&out, &docs, &docs_csv, windows, first, gathered).unwrap();
+            let side = side.map(url_side::SideWriter::finish).transpose().unwrap();
+            let source = side.as_ref().map_or(UrlSource::Docs(&docs_csv), UrlSource::Side);
+            group_table::write_csv(&out, &docs, source, windows, first, gathered).unwrap();
             assert_eq!(
                 std::fs::read_to_string(&out).unwrap(),
                 "group,documents,centers,pairs,hosts,diameter,density,chained,sample_url\n\

@@ -18,7 +18,8 @@
 //! beyond them: each row's host ([`host_column`], a sixteenth), the URL
 //! keys of alias matching (a quarter) and the alias pairs found (an eighth,
 //! [`alias_table`], whose URLs are gathered a quarter of the budget at a
-//! time, in more passes over docs.csv beyond the first, [`url_windows`]),
+//! time, [`url_windows`], beyond the first window from a side file of the
+//! table's URLs written in the same pass, [`url_side`]),
 //! the near-replica groups and their hosts (a quarter, [`group_table`],
 //! their URLs gathered an eighth at a time), the (host, title) keys (an
 //! eighth), the host overlap's requests per pair, (exact group, host)
@@ -79,6 +80,7 @@ pub mod quality;
 pub mod runs;
 pub mod savings;
 pub mod since;
+pub mod url_side;
 pub mod url_windows;
 
 use std::path::{Path, PathBuf};
@@ -92,6 +94,7 @@ use crate::stage::{Outcome, Stage};
 use crate::stats::{Summary, count};
 use crate::store::scopes::Scope;
 use crate::store::{self, Manifest, OutDir};
+use url_side::UrlSource;
 
 pub use flags::FuzzyConfig;
 
@@ -443,6 +446,11 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
     let mut alias_windows = alias_table.windows(cfg.memory / 4, mean_url);
     let first_aliases = alias_windows.next_window()?.unwrap_or_default();
     let mut alias_urls = first_aliases.urls();
+    // The URLs of tables with more windows, copied aside in the same pass.
+    let mut group_side =
+        url_side::for_later_windows(&group_windows, &first_groups, n, scratch.join("group-urls.bin"))?;
+    let mut alias_side =
+        url_side::for_later_windows(&alias_windows, &first_aliases, n, scratch.join("alias-urls.bin"))?;
     let mut urls = input::UrlsWanted::new(&wanted);
     // The savings' pages and bytes too: the report holds no payload sizes.
     let (mut exact_tally, mut near_tally) = (savings::Tally::default(), savings::Tally::default());
@@ -453,6 +461,9 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
         urls.add(row, doc.url);
         group_urls.add(row, doc.url);
         alias_urls.add(row, doc.url);
+        for side in [&mut group_side, &mut alias_side].into_iter().flatten() {
+            side.add(row, doc.url);
+        }
         group_of(row).map(|g| docs.doc_id(g))
     })?;
     let urls = urls.finish();
@@ -461,10 +472,14 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
     let group_urls = group_urls.finish_capped();
     let alias_urls = alias_urls.finish_capped();
     drop(wanted);
-    group_table::write_csv(&out.groups(), &docs, &docs_csv, group_windows, first_groups, group_urls)?;
-    drop(group_table);
-    alias_table::write_csv(&out.aliases(), &docs, &docs_csv, alias_windows, first_aliases, alias_urls)?;
-    drop(alias_table);
+    let group_side = group_side.map(url_side::SideWriter::finish).transpose()?;
+    let alias_side = alias_side.map(url_side::SideWriter::finish).transpose()?;
+    let groups_from = group_side.as_ref().map_or(UrlSource::Docs(&docs_csv), UrlSource::Side);
+    group_table::write_csv(&out.groups(), &docs, groups_from, group_windows, first_groups, group_urls)?;
+    drop((group_table, group_side));
+    let aliases_from = alias_side.as_ref().map_or(UrlSource::Docs(&docs_csv), UrlSource::Side);
+    alias_table::write_csv(&out.aliases(), &docs, aliases_from, alias_windows, first_aliases, alias_urls)?;
+    drop((alias_table, alias_side));
     let alias_examples = alias_summary.examples(&urls);
     let [www, scheme, index, query] = alias_summary.counts.clone();
     let near = NearSummary {

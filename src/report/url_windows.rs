@@ -4,14 +4,18 @@
 //! document). A crawl has about as many of either as it has documents, so
 //! their URLs are not held at once: the first window is gathered in the
 //! report's pass over docs.csv that writes `near_group`, each further one
-//! in a pass over docs.csv of its own. A window is planned from the
+//! from the table's URLs copied aside in that same pass when there are
+//! more windows ([`super::url_side`]), or else in a pass over docs.csv of
+//! its own (only when a whole table's window turns out not to fit). A
+//! window is planned from the
 //! crawl's mean URL length; one whose URLs turn out not to fit is planned
 //! again with half its records, and a record whose URLs alone do not fit
 //! is written with them anyway.
 
 use std::path::Path;
 
-use super::input::{self, URL_PLACE, UrlsWanted};
+use super::input::{self, RankBits, URL_PLACE, UrlsWanted};
+use super::url_side::UrlSource;
 use crate::store::CsvOut;
 use crate::store::Record;
 use crate::store::sort::SortedRecords;
@@ -125,19 +129,33 @@ impl<'a, R: Record> Windows<'a, R> {
         Ok(())
     }
 
+    /// Whether records are left after `window`, for more windows.
+    pub fn more_after(&self, window: &Window) -> anyhow::Result<bool> {
+        Ok(self.table.reader_at(window.start + window.len)?.next_record()?.is_some())
+    }
+
+    /// Adds to `rows` every row whose URL a record of the table shows.
+    pub fn mark_rows(&self, rows: &mut RankBits) -> anyhow::Result<()> {
+        let mut reader = self.table.reader()?;
+        while let Some(r) = reader.next_record()? {
+            (self.rows_of)(&r).into_iter().for_each(|row| rows.insert(row));
+        }
+        Ok(())
+    }
+
     /// Writes the first record not written yet alone, its URLs gathered
-    /// from `docs_csv` whatever their size.
+    /// from `source` whatever their size.
     fn write_one(
         &mut self,
         out: &mut CsvOut,
-        docs_csv: &Path,
+        source: UrlSource<'_>,
         write_row: &mut impl FnMut(&mut CsvOut, &R, &input::Urls) -> anyhow::Result<()>,
     ) -> anyhow::Result<()> {
         let Some(r) = self.table.reader_at(self.next)?.next_record()? else { return Ok(()) };
         let mut rows = (self.rows_of)(&r).to_vec();
         rows.sort_unstable();
         rows.dedup();
-        let (urls, _) = input::urls_of(docs_csv, &rows, None)?;
+        let (urls, _) = source.urls_of(&rows, None)?;
         write_row(out, &r, &urls)?;
         self.next += 1;
         Ok(())
@@ -148,14 +166,14 @@ impl<'a, R: Record> Windows<'a, R> {
 /// record by `write_row`: the records of `first`, whose URLs the report's
 /// pass over docs.csv gathered (`urls`, and the first row the budget
 /// stopped it at, if it did), then every further window of `windows`,
-/// each with a pass over `docs_csv` of its own. A window whose URLs did
+/// each with its URLs gathered from `source`. A window whose URLs did
 /// not fit (longer than the mean) is planned again with half its
 /// records; a record whose URLs alone do not fit is written with them
 /// anyway.
 pub fn write_csv<R: Record>(
     path: &Path,
     header: &[&str],
-    docs_csv: &Path,
+    source: UrlSource<'_>,
     mut windows: Windows<'_, R>,
     first: Window,
     urls: (input::Urls, Option<u32>),
@@ -169,7 +187,7 @@ pub fn write_csv<R: Record>(
             Some(g) => g,
             None => match windows.plan(most)? {
                 Some(w) => {
-                    let urls = input::urls_of(docs_csv, &w.rows, Some(w.url_budget))?;
+                    let urls = source.urls_of(&w.rows, Some(w.url_budget))?;
                     (w, urls)
                 }
                 None => break,
@@ -181,7 +199,7 @@ pub fn write_csv<R: Record>(
             Some(_) if window.len > 1 => most = window.len / 2,
             Some(_) => {
                 drop(urls);
-                windows.write_one(&mut out, docs_csv, &mut write_row)?;
+                windows.write_one(&mut out, source, &mut write_row)?;
             }
         }
     }

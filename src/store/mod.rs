@@ -99,7 +99,9 @@
 //! the report's near-replica groups in groups.csv's order (28 bytes) and
 //! their documents' hosts (8 bytes, see its `group_table`); 25, the
 //! report's host of each row (4 bytes, see its `host_column`). No record is
-//! over 64 bytes. Kind 1 also
+//! over 64 bytes. One scratch file is not a record file: the report's URLs
+//! of a table's rows, each a `u32` length and its bytes, read back by the
+//! process that wrote it (see its `url_side`). Kind 1 also
 //! serves scratch files of the same shape: the prefix index for F >= T,
 //! and the signature methods' `(bucket key, doc)` records
 //! ([`crate::pairs`]' `lsh`).
