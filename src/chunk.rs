@@ -119,6 +119,8 @@ pub struct Chunker {
     starts: Vec<usize>,
     /// The text with line breaks turned into spaces (valid UTF-8).
     words: Vec<u8>,
+    /// The fingerprints of one document before they are made a set.
+    fprints: Vec<u64>,
 }
 
 impl Chunker {
@@ -131,6 +133,24 @@ impl Chunker {
     /// chunks (windows). Duplicates are kept; the caller makes a set.
     pub fn fingerprints(&mut self, normalized: &str, chunking: Chunking, out: &mut Vec<u64>) -> u64 {
         self.for_each_slice(normalized, chunking, |chunk| out.push(fingerprint(chunk)))
+    }
+
+    /// The fingerprints of `normalized`'s chunks as a set (sorted,
+    /// distinct), in a list of its own size, and the number of chunks. The
+    /// list is made once its size is known, from a buffer kept across
+    /// documents: grown by doubling from empty, it took several
+    /// allocations a page and up to twice its size, held until the
+    /// fingerprint stage's writer thread wrote it (0.2% of the stage's
+    /// instructions, `callgrind` on 40 MB of the paper-size crawl).
+    pub fn fingerprint_set(&mut self, normalized: &str, chunking: Chunking) -> (Vec<u64>, u64) {
+        let mut all = std::mem::take(&mut self.fprints);
+        all.clear();
+        let chunks = self.fingerprints(normalized, chunking, &mut all);
+        all.sort_unstable();
+        all.dedup();
+        let set = all.clone();
+        self.fprints = all;
+        (set, chunks)
     }
 
     /// Calls `f` with the fingerprint and the text of every chunk of
@@ -236,6 +256,24 @@ mod tests {
         assert_eq!(w(8, 4, 3), [(0, 4), (3, 7), (6, 8)]);
         assert_eq!(w(0, 4, 4), []);
         assert_eq!(w(1, 1, 1), [(0, 1)]);
+    }
+
+    #[test]
+    fn the_set_is_the_sorted_distinct_fingerprints_whatever_came_before() {
+        let mut chunker = Chunker::new();
+        // A long page, then shorter ones: nothing of one is left for the next.
+        let texts = ["x\ny\n".repeat(300) + "z", "b\na\nb\na\nc".to_string(), String::new(), "q".to_string()];
+        for c in [spec("lines:1"), spec("lines:2:1"), spec("words:2")] {
+            for text in &texts {
+                let mut expected = chunks_of(text, c);
+                let chunks = expected.len() as u64;
+                expected.sort_unstable();
+                expected.dedup();
+                let (set, n) = chunker.fingerprint_set(text, c);
+                assert_eq!((&set, n), (&expected, chunks), "{c} on {text:?}");
+                assert_eq!(set.capacity(), set.len());
+            }
+        }
     }
 
     fn chunks_of(text: &str, c: Chunking) -> Vec<u64> {

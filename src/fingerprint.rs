@@ -630,10 +630,7 @@ impl Extractor {
             }
         };
         let capped = extract::cap(&mut text, self.max_doc_bytes);
-        let mut fprints = Vec::new();
-        let chunks = chunker.fingerprints(&text.text, self.chunking, &mut fprints);
-        fprints.sort_unstable();
-        fprints.dedup();
+        let (fprints, chunks) = chunker.fingerprint_set(&text.text, self.chunking);
         let exact = (!text.text.is_empty()).then(|| exact_hash(&text.text));
         let fuzzy = if text.text.is_empty() {
             0
