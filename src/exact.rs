@@ -98,9 +98,7 @@ pub(crate) fn run(
             scoped_hashes(out, &spec, &scratch)?
         }
     };
-    let exact = Mapped::<ExactRecord>::open(&exact_path)?;
-    let centers = centers(&exact, cfg.memory, &scratch, &mut stats)?;
-    drop(exact);
+    let centers = centers(&exact_path, cfg.memory, &scratch, &mut stats)?;
     let doc_ids = write_docs(out, &spec, &centers, &mut stats)?;
     let mut outputs = vec![out.centers(), out.docs()];
     if cfg.scope != Scope::Crawl {
@@ -119,22 +117,33 @@ pub(crate) fn run(
 }
 
 /// The center of every non-empty document, indexed by docID;
-/// [`Center::EMPTY`] where a document has no exact hash.
+/// [`Center::EMPTY`] where a document has no exact hash. The hashes at
+/// `exact` are read through a buffer, not mapped: mapped, the whole file
+/// stayed resident while the sort read it (441 MB of page cache counted in
+/// the stage's peak RSS at `--memory 256M`, beside 217 MB of its own, on
+/// 23 million documents).
 fn centers(
-    exact: &Mapped<ExactRecord>,
+    exact: &std::path::Path,
     budget: u64,
     scratch: &std::path::Path,
     stats: &mut ExactStats,
 ) -> anyhow::Result<Vec<Center>> {
-    let max_doc = exact.iter().map(|r| r.doc).max();
-    let len = max_doc.map_or(0, |d| d as usize + 1);
+    // Records are in docID order, one per non-empty document: the last
+    // names the largest docID (only its page is read).
+    let map = Mapped::<ExactRecord>::open(exact)?;
+    let last = map.len().checked_sub(1).map(|i| map.get(i));
+    drop(map);
+    let len = last.map_or(0, |r| r.doc as usize + 1);
     let mut centers = vec![Center::EMPTY; len];
     // The sort holds records while the centers array is allocated: give it
     // what is left of the budget.
     let sort_budget = budget.saturating_sub(len as u64 * 4);
     // The open group: its hash, its center and its size so far.
     let mut group: Option<(u128, u32, u64)> = None;
-    store::sort::sorted(exact, sort_budget, scratch, |r| {
+    store::sort::sorted_file(exact, sort_budget, scratch, |r: ExactRecord| {
+        if r.doc as usize >= len {
+            anyhow::bail!("{}: the exact hashes are not in docID order", exact.display());
+        }
         match &mut group {
             Some((hash, center, size)) if *hash == r.hash => {
                 *size += 1;
