@@ -197,6 +197,17 @@ impl Counted {
         self.scopes.as_ref().map_or(0, |s| s.get(doc as usize).0)
     }
 
+    /// Lets go of the pages of the centers (and scopes) read so far
+    /// ([`Mapped::release`]), after a pass that read them at random: 4 bytes
+    /// a document (88 MB of the pairs stage's peak RSS on 23 million
+    /// documents) that the steps after it need not hold.
+    pub(crate) fn release(&self) {
+        self.centers.release();
+        if let Some(scopes) = &self.scopes {
+            scopes.release();
+        }
+    }
+
     #[inline]
     pub(crate) fn contains(&self, doc: u32) -> bool {
         (doc as usize) < self.centers.len() && self.centers.get(doc as usize) == Center(doc)

@@ -151,10 +151,11 @@ impl PrefixIndex {
         // instances its groups will generate (every pair of a group: under
         // a similarity criterion, an upper bound).
         let prefixes = scratch.join("prefixes.fpd");
+        let budget = input.memory.saturating_sub(lists.held());
         figures.candidate_instances = if input.criterion.needs_sizes() {
-            sort_index::<PrefixEntry>(input, &unsorted, &prefixes, |e| e.fprint)?
+            sort_index::<PrefixEntry>(input, budget, &unsorted, &prefixes, |e| e.fprint)?
         } else {
-            sort_index::<ChunkRecord>(input, &unsorted, &prefixes, |r| r.fprint)?
+            sort_index::<ChunkRecord>(input, budget, &unsorted, &prefixes, |r| r.fprint)?
         };
         store::remove_file_if_exists(&unsorted)?;
         scratch_bytes += file_len(&prefixes);
@@ -259,7 +260,8 @@ impl PrefixIndex {
     ) -> anyhow::Result<()> {
         self.lists.groups.fill(stats);
         let runs = RunDir::new(input.scratch);
-        let mut builder = RunBuilder::new(aggregate::buffer_pairs(input.memory), &runs);
+        let budget = input.memory.saturating_sub(self.lists.held());
+        let mut builder = RunBuilder::new(aggregate::buffer_pairs(budget), &runs);
         self.for_each_candidate(input, |pair| builder.push(pair))?;
         store::remove_file_if_exists(&self.prefixes)?;
         let verified = self.lists.verify(input, builder.finish()?, &runs, emit)?;
@@ -288,7 +290,7 @@ impl Drop for PrefixIndex {
 pub(crate) struct Lists {
     path: std::path::PathBuf,
     /// Where each document's list starts (entry d to d + 1).
-    starts: Vec<u64>,
+    starts: Starts,
     /// What reading the fingerprint groups found.
     pub(crate) groups: GroupStats,
     /// Bytes written to build them.
@@ -319,6 +321,8 @@ impl Lists {
         figures: &mut PrefixStats,
     ) -> anyhow::Result<Lists> {
         let (postings, groups) = write_postings(input, keep)?;
+        // The postings were the last pass to read the centers at random.
+        input.counted.release();
         let path = input.scratch.join("lists.fpd");
         let starts = write_lists(input, &postings, &path, prefixes, figures)?;
         let mut scratch_bytes = file_len(&path);
@@ -327,6 +331,12 @@ impl Lists {
             store::remove_file_if_exists(p)?;
         }
         Ok(Lists { path, starts, groups, scratch_bytes })
+    }
+
+    /// Bytes the lists hold while they live (where each starts), which the
+    /// steps after them leave out of the budget.
+    pub(crate) fn held(&self) -> u64 {
+        self.starts.bytes()
     }
 
     /// The lists of the documents `keep` marks (by row), for methods that
@@ -351,9 +361,20 @@ impl Lists {
         };
         let lists = Mapped::<DocPosting>::open(&self.path)?;
         let verifier = Verifier { lists: &lists, starts: &self.starts };
+        let budget = input.memory.saturating_sub(self.held());
+        // The lists are read at random: their pages are let go of once the
+        // lists read since reach a quarter of the budget (mapped whole,
+        // they stayed resident: 197 MB of the stage's peak RSS at
+        // `--memory 256M` on 23 million documents).
+        let mut read_since = 0u64;
         let mut batch: Vec<u64> = Vec::with_capacity(VERIFY_BATCH);
         let mut true_pairs = 0u64;
         let mut verify = |batch: &mut Vec<u64>, emit: &mut dyn FnMut(Overlap) -> anyhow::Result<()>| {
+            read_since += batch.iter().map(|&pair| verifier.bytes(pair)).sum::<u64>();
+            if read_since > budget / 4 {
+                lists.release();
+                read_since = 0;
+            }
             let shared: Vec<u32> = batch.par_iter().map(|&pair| verifier.shared(pair)).collect();
             for (&pair, &f) in batch.iter().zip(&shared) {
                 let (i, j) = ((pair >> 32) as u32, pair as u32);
@@ -365,7 +386,7 @@ impl Lists {
             batch.clear();
             anyhow::Ok(())
         };
-        let candidates = aggregate::reduce(runs, input.memory, 1, run_dir, &mut |o| {
+        let candidates = aggregate::reduce(runs, budget, 1, run_dir, &mut |o| {
             batch.push(pack(o.doc_i, o.doc_j));
             if batch.len() == VERIFY_BATCH {
                 verify(&mut batch, emit)?;
@@ -450,6 +471,7 @@ fn write_postings(
 /// groups (records of one fingerprint) generate at most.
 fn sort_index<R: Record + Ord>(
     input: &CountInput<'_>,
+    budget: u64,
     unsorted: &Path,
     sorted: &Path,
     fprint: impl Fn(&R) -> u64,
@@ -457,7 +479,7 @@ fn sort_index<R: Record + Ord>(
     let mut w = RecordWriter::<R>::create(sorted, Header::new::<R>("", true, 0, 1))?;
     let mut instances = 0u64;
     let mut run = (None, 0u64);
-    store::sort::sorted_file(unsorted, input.memory / 2, input.scratch, |r| {
+    store::sort::sorted_file(unsorted, budget / 2, input.scratch, |r| {
         if run.0 != Some(fprint(&r)) {
             instances += run.1 * run.1.saturating_sub(1) / 2;
             run = (Some(fprint(&r)), 0);
@@ -483,16 +505,21 @@ enum IndexWriter {
 /// documents that can pass with some partner (at least T entries, or the
 /// overlap their size needs) in `lists`, writes their prefixes (in
 /// `prefixes`), and returns where each document's list starts: entry `d`
-/// to `d + 1` of the result, 8 bytes per document.
+/// to `d + 1` of the result ([`Starts`]). The sort takes half of what the
+/// starts leave of the budget.
 fn write_lists(
     input: &CountInput<'_>,
     postings: &[std::path::PathBuf],
     lists: &Path,
     prefixes: Option<&Path>,
     figures: &mut PrefixStats,
-) -> anyhow::Result<Vec<u64>> {
+) -> anyhow::Result<Starts> {
     let documents = input.counted.documents();
-    let mut starts = vec![0u64; documents + 1];
+    // The lists hold at most every posting.
+    let entries =
+        postings.iter().map(|p| file_len(p).saturating_sub(HEADER_SIZE as u64) / DocPosting::SIZE as u64);
+    let mut starts = Starts::new(documents + 1, entries.sum());
+    let sort_budget = input.memory.saturating_sub(starts.bytes()) / 2;
     let mut lw = RecordWriter::<DocPosting>::create(lists, Header::new::<DocPosting>("", true, 0, 1))?;
     let mut pw = match (prefixes, input.sizes) {
         (None, _) => IndexWriter::None,
@@ -532,11 +559,11 @@ fn write_lists(
         let (any, as_smaller) = needs(doc);
         if list.len() >= any.max(1) {
             let here = lw.count();
-            starts[next..=doc].fill(here);
+            starts.fill(next..=doc, here);
             for p in list.iter() {
                 lw.push(p)?;
             }
-            starts[doc + 1] = lw.count();
+            starts.fill(doc + 1..=doc + 1, lw.count());
             next = doc + 1;
             figures.long_documents += 1;
             figures.postings_in_long_lists += list.len() as u64;
@@ -561,7 +588,7 @@ fn write_lists(
         list.clear();
         Ok(())
     };
-    store::sort::sorted_files(postings, input.memory / 2, input.scratch, |p: DocPosting| {
+    store::sort::sorted_files(postings, sort_budget, input.scratch, |p: DocPosting| {
         if list.first().is_some_and(|f| f.doc != p.doc) {
             flush(&mut list, &mut lw)?;
         }
@@ -570,7 +597,7 @@ fn write_lists(
     })?;
     flush(&mut list, &mut lw)?;
     let end = lw.count();
-    starts[next..].fill(end);
+    starts.fill(next..=documents, end);
     lw.finish()?;
     match pw {
         IndexWriter::None => 0,
@@ -580,16 +607,64 @@ fn write_lists(
     Ok(starts)
 }
 
+/// Where each document's list starts in the lists file, entry `d` to
+/// `d + 1`: 4 bytes a document when the lists hold fewer than 2^32 entries
+/// (as the postings bound them), 8 otherwise. (Always 8, they were 185 MB
+/// on 23 million documents, over the stage's budget at `--memory 256M`
+/// beside the sort's half of it.)
+enum Starts {
+    Narrow(Vec<u32>),
+    Wide(Vec<u64>),
+}
+
+impl Starts {
+    /// `len` starts, for lists of at most `entries` entries.
+    fn new(len: usize, entries: u64) -> Starts {
+        match u32::try_from(entries) {
+            Ok(_) => Starts::Narrow(vec![0; len]),
+            Err(_) => Starts::Wide(vec![0; len]),
+        }
+    }
+
+    fn bytes(&self) -> u64 {
+        match self {
+            Starts::Narrow(s) => s.len() as u64 * 4,
+            Starts::Wide(s) => s.len() as u64 * 8,
+        }
+    }
+
+    fn fill(&mut self, range: std::ops::RangeInclusive<usize>, entry: u64) {
+        match self {
+            // Within the entries the list was made for.
+            Starts::Narrow(s) => s[range].fill(entry as u32),
+            Starts::Wide(s) => s[range].fill(entry),
+        }
+    }
+
+    #[inline]
+    fn get(&self, i: usize) -> usize {
+        match self {
+            Starts::Narrow(s) => s[i] as usize,
+            Starts::Wide(s) => s[i] as usize,
+        }
+    }
+}
+
 /// Intersects two documents' lists.
 struct Verifier<'a> {
     lists: &'a Mapped<DocPosting>,
-    starts: &'a [u64],
+    starts: &'a Starts,
 }
 
 impl Verifier<'_> {
     fn list(&self, doc: u32) -> &[u8] {
-        let (a, b) = (self.starts[doc as usize] as usize, self.starts[doc as usize + 1] as usize);
+        let (a, b) = (self.starts.get(doc as usize), self.starts.get(doc as usize + 1));
         &self.lists.bytes()[a * DocPosting::SIZE..b * DocPosting::SIZE]
+    }
+
+    /// The bytes of the two lists a pair's verification reads.
+    fn bytes(&self, pair: u64) -> u64 {
+        (self.list((pair >> 32) as u32).len() + self.list(pair as u32).len()) as u64
     }
 
     /// F(i, j): the entries both lists hold, by a merge in the global

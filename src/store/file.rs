@@ -325,6 +325,23 @@ impl<R: Record> Mapped<R> {
     pub fn iter(&self) -> impl Iterator<Item = R> + '_ {
         self.bytes().chunks_exact(R::SIZE).map(R::decode)
     }
+
+    /// Lets go of the pages read so far, so that they no longer count in
+    /// the process's resident memory: a mapping read at random, all of it
+    /// over time, stays resident whole (page cache, but counted in peak
+    /// RSS). They stay in the page cache, and reading them again costs a
+    /// minor fault each.
+    pub(crate) fn release(&self) {
+        #[cfg(unix)]
+        // SAFETY: MADV_DONTNEED on a shared, read-only file mapping drops
+        // the pages from this process's page tables; a later read maps the
+        // file's pages again, with the same bytes, since the file is not
+        // modified while mapped (see `open`). Borrows of the mapping stay
+        // valid: its address range is unchanged.
+        unsafe {
+            let _ = self.map.unchecked_advise(memmap2::UncheckedAdvice::DontNeed);
+        }
+    }
 }
 
 impl<R: Record> Mapped<R> {
