@@ -717,6 +717,22 @@ fn numbers(v: &Value, path: String, out: &mut Vec<(String, f64)>) {
     }
 }
 
+/// The sample analysed into `dir/one`, and `scripts/tile_outdir.py`'s
+/// three tiles of it (with `flags`) in `dir/three`.
+fn sample_tiled_three_times(dir: &Path, flags: &[&str]) -> (PathBuf, PathBuf) {
+    let (one, three) = (dir.join("one"), dir.join("three"));
+    overlap_ok(["run", "testdata/sample.warc.gz", "-q", "--out", &arg(&one)]);
+    let tiled = Command::new("python3")
+        .arg(root().join("scripts/tile_outdir.py"))
+        .args(flags)
+        .args([&one, &three])
+        .arg("3")
+        .output()
+        .expect("python3 is needed to run scripts/tile_outdir.py");
+    assert!(tiled.status.success(), "{}", String::from_utf8_lossy(&tiled.stderr));
+    (one, three)
+}
+
 #[test]
 fn a_crawl_tiled_three_times_has_three_times_every_count() {
     // scripts/tile_outdir.py makes the tables of a crawl K times larger
@@ -724,15 +740,7 @@ fn a_crawl_tiled_three_times_has_three_times_every_count() {
     // sizes no crawl at hand has; the report of the copy must then be K
     // times the crawl's, count by count, with its shares unchanged.
     let tmp = tempdir();
-    let (one, three) = (tmp.path().join("one"), tmp.path().join("three"));
-    overlap_ok(["run", "testdata/sample.warc.gz", "-q", "--out", &arg(&one)]);
-    let tiled = Command::new("python3")
-        .arg(root().join("scripts/tile_outdir.py"))
-        .args([&one, &three])
-        .arg("3")
-        .output()
-        .expect("python3 is needed to run scripts/tile_outdir.py");
-    assert!(tiled.status.success(), "{}", String::from_utf8_lossy(&tiled.stderr));
+    let (one, three) = sample_tiled_three_times(tmp.path(), &[]);
     overlap_ok(["report", &arg(&three), "-q", "--memory", "16M"]);
 
     let (mut a, mut b) = (Vec::new(), Vec::new());
@@ -783,4 +791,58 @@ fn a_crawl_tiled_three_times_has_three_times_every_count() {
             (read_csv(&one.join(table)).1.len(), read_csv(&three.join(table)).1.len());
         assert_eq!(rows_three, 3 * rows_one, "{table}");
     }
+}
+
+#[test]
+fn a_fingerprinted_crawl_tiled_three_times_has_three_times_every_exact_and_pair_count() {
+    // With --from fingerprint the script tiles what the exact and pairs
+    // stages read, to measure them at sizes no crawl at hand has: each tile
+    // an independent copy, so their counts are three times the crawl's.
+    let tmp = tempdir();
+    let (one, three) = sample_tiled_three_times(tmp.path(), &["--from", "fingerprint"]);
+    overlap_ok(["exact", &arg(&three), "-q", "--memory", "16M"]);
+    overlap_ok(["pairs", &arg(&three), "-q", "--memory", "16M"]);
+
+    let stats = |dir: &Path| -> Value {
+        serde_json::from_str(&fs::read_to_string(dir.join("stats.json")).unwrap()).unwrap()
+    };
+    let (a, b) = (stats(&one), stats(&three));
+    let tripled = [
+        "/exact/documents",
+        "/exact/groups",
+        "/exact/documents_in_groups",
+        "/exact/copies_removed",
+        "/exact/empty_documents",
+        "/pairs/pairs_emitted",
+        "/pairs/pairs_generated",
+        "/pairs/distinct_pairs",
+        "/pairs/shared_fingerprints",
+        "/pairs/fingerprints_removed",
+    ];
+    for key in tripled {
+        let (x, y) = (
+            a.pointer(key).and_then(Value::as_u64).unwrap(),
+            b.pointer(key).and_then(Value::as_u64).unwrap(),
+        );
+        assert!(x > 0, "{key}");
+        assert_eq!(y, 3 * x, "{key}");
+    }
+    for key in ["/exact/largest_group", "/pairs/largest_fingerprint_group"] {
+        assert_eq!(a.pointer(key), b.pointer(key), "{key}");
+    }
+    // overlap.csv: the crawl's rows, then each again with its docIDs
+    // offset by the crawl's documents per tile.
+    let n = a.pointer("/exact/documents").and_then(Value::as_u64).unwrap();
+    let (_, rows_one) = read_csv(&one.join("overlap.csv"));
+    let (_, rows_three) = read_csv(&three.join("overlap.csv"));
+    let shifted = |t: u64| {
+        rows_one.iter().map(move |r| {
+            let mut r = r.clone();
+            for id in &mut r[..2] {
+                *id = (id.parse::<u64>().unwrap() + t * n).to_string();
+            }
+            r
+        })
+    };
+    assert_eq!(rows_three, (0..3).flat_map(shifted).collect::<Vec<_>>());
 }
