@@ -98,7 +98,7 @@ pub(crate) fn run(
             scoped_hashes(out, &spec, &scratch)?
         }
     };
-    let centers = centers(&exact_path, cfg.memory, &scratch, &mut stats)?;
+    let centers = centers(&exact_path, manifest.documents, cfg.memory, &scratch, &mut stats)?;
     let doc_ids = write_docs(out, &spec, &centers, &mut stats)?;
     let mut outputs = vec![out.centers(), out.docs()];
     if cfg.scope != Scope::Crawl {
@@ -124,6 +124,7 @@ pub(crate) fn run(
 /// 23 million documents).
 fn centers(
     exact: &std::path::Path,
+    documents: u64,
     budget: u64,
     scratch: &std::path::Path,
     stats: &mut ExactStats,
@@ -133,6 +134,9 @@ fn centers(
     let map = Mapped::<ExactRecord>::open(exact)?;
     let last = map.len().checked_sub(1).map(|i| map.get(i));
     drop(map);
+    if let Some(r) = last.filter(|r| u64::from(r.doc) >= documents) {
+        anyhow::bail!("{}: row {} is beyond the analysis's {documents} documents", exact.display(), r.doc);
+    }
     let len = last.map_or(0, |r| r.doc as usize + 1);
     let mut centers = vec![Center::EMPTY; len];
     // The sort holds records while the centers array is allocated: give it

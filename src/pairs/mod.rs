@@ -467,6 +467,15 @@ pub(crate) fn run(
     }
     // Methods count rows; the table shows docIDs, in the same order.
     let doc_ids = DocIds::open(out, &manifest)?;
+    if doc_ids.len() != counted.documents() {
+        anyhow::bail!(
+            "{} names {} documents and {} names {}: the analysis is damaged",
+            out.doc_ids().display(),
+            doc_ids.len(),
+            out.centers().display(),
+            counted.documents()
+        );
+    }
     let mut table = OverlapWriter::create(&out.overlap(), Columns::of(&criterion))?;
     // An analysis carried forward counts only what changed, unless a
     // method was asked for.
