@@ -352,10 +352,7 @@ impl Urls {
 /// did. (The report gathers most URLs in a pass that does more, with
 /// [`UrlsWanted`].)
 pub fn urls_of(path: &Path, wanted: &[u32], cap: Option<usize>) -> anyhow::Result<(Urls, Option<u32>)> {
-    let mut urls = match cap {
-        Some(cap) => UrlsWanted::capped(wanted, cap),
-        None => UrlsWanted::new(wanted),
-    };
+    let mut urls = UrlsWanted::within(wanted, cap);
     if !wanted.is_empty() {
         for_each_doc(path, |r, row| {
             urls.add(r, row.url);
@@ -394,6 +391,15 @@ impl<'a> UrlsWanted<'a> {
     pub fn capped(wanted: &'a [u32], cap: usize) -> Self {
         let text_cap = cap.saturating_sub(wanted.len() * URL_PLACE);
         UrlsWanted { cap: Some(text_cap), ..UrlsWanted::new(wanted) }
+    }
+
+    /// [`UrlsWanted::capped`] at `cap` bytes, or [`UrlsWanted::new`] for
+    /// none.
+    pub fn within(wanted: &'a [u32], cap: Option<usize>) -> Self {
+        match cap {
+            Some(cap) => UrlsWanted::capped(wanted, cap),
+            None => UrlsWanted::new(wanted),
+        }
     }
 
     /// Row `r`, with its URL; rows come in ascending order.

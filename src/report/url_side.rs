@@ -103,10 +103,7 @@ impl UrlSide {
     /// [`input::urls_of`] gathers them from docs.csv. Reading stops at the
     /// last wanted row.
     pub fn urls_of(&self, wanted: &[u32], cap: Option<usize>) -> anyhow::Result<(Urls, Option<u32>)> {
-        let mut urls = match cap {
-            Some(cap) => UrlsWanted::capped(wanted, cap),
-            None => UrlsWanted::new(wanted),
-        };
+        let mut urls = UrlsWanted::within(wanted, cap);
         let Some(&last) = wanted.last() else { return Ok(urls.finish_capped()) };
         let file = File::open(&self.path).with_context(|| format!("cannot open {}", self.path.display()))?;
         let mut file = BufReader::with_capacity(BUFFER, file);
