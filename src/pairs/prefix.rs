@@ -151,7 +151,7 @@ impl PrefixIndex {
         // instances its groups will generate (every pair of a group: under
         // a similarity criterion, an upper bound).
         let prefixes = scratch.join("prefixes.fpd");
-        let budget = input.memory.saturating_sub(lists.held());
+        let budget = lists.budget(input);
         figures.candidate_instances = if input.criterion.needs_sizes() {
             sort_index::<PrefixEntry>(input, budget, &unsorted, &prefixes, |e| e.fprint)?
         } else {
@@ -260,7 +260,7 @@ impl PrefixIndex {
     ) -> anyhow::Result<()> {
         self.lists.groups.fill(stats);
         let runs = RunDir::new(input.scratch);
-        let budget = input.memory.saturating_sub(self.lists.held());
+        let budget = self.lists.budget(input);
         let mut builder = RunBuilder::new(aggregate::buffer_pairs(budget), &runs);
         self.for_each_candidate(input, |pair| builder.push(pair))?;
         store::remove_file_if_exists(&self.prefixes)?;
@@ -333,10 +333,10 @@ impl Lists {
         Ok(Lists { path, starts, groups, scratch_bytes })
     }
 
-    /// Bytes the lists hold while they live (where each starts), which the
-    /// steps after them leave out of the budget.
-    pub(crate) fn held(&self) -> u64 {
-        self.starts.bytes()
+    /// The budget of the steps after the lists, while they live:
+    /// `--memory` less where each list starts.
+    pub(crate) fn budget(&self, input: &CountInput<'_>) -> u64 {
+        self.starts.left_of(input.memory)
     }
 
     /// The lists of the documents `keep` marks (by row), for methods that
@@ -361,7 +361,7 @@ impl Lists {
         };
         let lists = Mapped::<DocPosting>::open(&self.path)?;
         let verifier = Verifier { lists: &lists, starts: &self.starts };
-        let budget = input.memory.saturating_sub(self.held());
+        let budget = self.budget(input);
         // The lists are read at random: their pages are let go of, before a
         // batch, once the bytes of the lists read since reach a quarter of
         // the budget (mapped whole, they stayed resident: 197 MB of the
@@ -525,7 +525,7 @@ fn write_lists(
     let entries =
         postings.iter().map(|p| file_len(p).saturating_sub(HEADER_SIZE as u64) / DocPosting::SIZE as u64);
     let mut starts = Starts::new(documents + 1, entries.sum());
-    let sort_budget = input.memory.saturating_sub(starts.bytes()) / 2;
+    let sort_budget = starts.left_of(input.memory) / 2;
     let mut lw = RecordWriter::<DocPosting>::create(lists, Header::new::<DocPosting>("", true, 0, 1))?;
     let mut pw = match (prefixes, input.sizes) {
         (None, _) => IndexWriter::None,
@@ -632,11 +632,13 @@ impl Starts {
         }
     }
 
-    fn bytes(&self) -> u64 {
-        match self {
+    /// What `budget` leaves beside the starts.
+    fn left_of(&self, budget: u64) -> u64 {
+        let held = match self {
             Starts::Narrow(s) => s.len() as u64 * 4,
             Starts::Wide(s) => s.len() as u64 * 8,
-        }
+        };
+        budget.saturating_sub(held)
     }
 
     fn fill(&mut self, range: std::ops::RangeInclusive<usize>, entry: u64) {
