@@ -19,7 +19,7 @@ use crate::progress::Progress;
 use crate::stage::{Outcome, Stage};
 use crate::stats::Summary;
 use crate::store::changes::{ChangeTable, ChangesWriter, for_each_change};
-use crate::store::docs::{Doc, DocTable, DocsWriter, for_each_doc};
+use crate::store::docs::{DocTable, DocsWriter, for_each_doc, for_each_row};
 use crate::store::handles::RowIds;
 use crate::store::manifest::ExactSettings;
 use crate::store::scopes::{Scope, ScopeId, ScopeNumbers};
@@ -224,7 +224,8 @@ fn write_docs(
     let mut center_file = RecordWriter::create(&out.centers(), Header::new::<Center>(spec, false, 0, 1))?;
     // A center's row is never after its copies': its docID is known by then.
     let mut doc_ids = RowIds::default();
-    for_each_doc(&src, DocTable::Fingerprint, |doc| {
+    for_each_row(&src, DocTable::Fingerprint, |read| {
+        let doc = &read.doc;
         if doc.text.is_none() {
             bail!("a copy whose fields were never filled in");
         }
@@ -235,7 +236,7 @@ fn write_docs(
             stats.empty_documents += 1;
         }
         let center_id = (center != Center::EMPTY).then(|| doc_ids.id(center.0));
-        writer.push(&Doc { center: center_id, ..*doc })?;
+        writer.push_read(read, center_id, None)?;
         center_file.push(&center)
     })?;
     let documents = doc_ids.rows() as usize;

@@ -75,6 +75,24 @@ impl CsvOut {
         Ok(())
     }
 
+    /// Appends a row of `fields` fields given as `pieces` of CSV text,
+    /// already quoted as [`CsvOut::row`] would quote their fields (copied
+    /// from a table this module wrote), and its `\n`.
+    pub(crate) fn row_verbatim(&mut self, pieces: &[&[u8]], fields: usize) -> anyhow::Result<()> {
+        if self.fields != Some(fields) {
+            return Err(anyhow!("a row of {fields} fields after rows of {:?}", self.fields))
+                .context(self.write_error());
+        }
+        for piece in pieces {
+            self.buf.extend_from_slice(piece);
+        }
+        self.buf.push(b'\n');
+        if self.buf.len() >= BUF_SIZE {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
     fn flush(&mut self) -> anyhow::Result<()> {
         let err = self.write_error();
         self.file.write_all(&self.buf).context(err)?;
