@@ -28,11 +28,12 @@ use xxhash_rust::xxh3::xxh3_64;
 use super::aliases::{UrlFlags, url_flags};
 use super::fields::{Cell, flag};
 use super::input::{Docs, EMPTY, for_each_doc};
-use super::marks::{self, Marks};
+use super::marks::{self, MarkCursor, Marks};
 use crate::extract;
 use crate::fuzzy;
 use crate::progress::Progress;
 use crate::read::{self, Item, RawDoc, ReadOptions};
+use crate::store::docs::Doc;
 use crate::store::sort::Batched;
 use crate::store::{CsvOut, FuzzySignature, Header, Manifest, Record, RecordReader, RecordWriter, le_u32};
 
@@ -426,43 +427,65 @@ pub struct Fuzzy<'a> {
     pub shared: &'a marks::Sorted,
 }
 
-/// Writes `flags.csv` in one more pass over docs.csv, with the fuzzy
+/// Writes `flags.csv`, a row per document in row order, with the fuzzy
 /// signatures and their flags if there are any, and the title and URL
-/// flags found while docs.csv was loaded.
-pub fn write_csv(
-    path: &Path,
-    docs_csv: &Path,
-    docs: &Docs,
-    near_count: impl Fn(u32) -> u32,
-    fuzzy: Option<Fuzzy<'_>>,
-    titles_not_first: &marks::Sorted,
-    urls: &UrlFlags,
-) -> anyhow::Result<FlagCounts> {
-    let n = docs.len() as u64;
-    let mut signatures = fuzzy.as_ref().map(|f| signature_reader(f.signatures, n)).transpose()?;
-    let mut shared = fuzzy.as_ref().map(|f| f.shared.cursor()).transpose()?;
-    let mut titles = titles_not_first.cursor()?;
-    let mut url_marks = urls.cursor()?;
-    let mut counts = FlagCounts::default();
-    let mut w = CsvOut::create(
-        path,
-        &[
-            "doc_id",
-            "url",
-            "www_unique",
-            "http_unique",
-            "exact_signature_unique",
-            "exact_signature_copycount",
-            "fuzzy_signature",
-            "fuzzy_signature_unique",
-            "fuzzy_signature_copycount",
-            "title_unique",
-            "near_replica_count",
-        ],
-    )?;
-    for_each_doc(docs_csv, |r, row| {
+/// flags found while docs.csv was loaded. It is fed by the report's pass
+/// over docs.csv that writes `near_group` ([`FlagsWriter::push`]): a pass
+/// of its own read the 4.5 GB table once more at 23 million documents.
+pub struct FlagsWriter<'a> {
+    docs: &'a Docs,
+    signatures: Option<RecordReader<FuzzySignature>>,
+    shared: Option<MarkCursor<'a>>,
+    titles: MarkCursor<'a>,
+    url_marks: MarkCursor<'a>,
+    counts: FlagCounts,
+    w: CsvOut,
+}
+
+impl<'a> FlagsWriter<'a> {
+    pub fn create(
+        path: &Path,
+        docs: &'a Docs,
+        fuzzy: Option<Fuzzy<'a>>,
+        titles_not_first: &'a marks::Sorted,
+        urls: &'a UrlFlags,
+    ) -> anyhow::Result<FlagsWriter<'a>> {
+        let n = docs.len() as u64;
+        let signatures = fuzzy.as_ref().map(|f| signature_reader(f.signatures, n)).transpose()?;
+        let shared = fuzzy.as_ref().map(|f| f.shared.cursor()).transpose()?;
+        let w = CsvOut::create(
+            path,
+            &[
+                "doc_id",
+                "url",
+                "www_unique",
+                "http_unique",
+                "exact_signature_unique",
+                "exact_signature_copycount",
+                "fuzzy_signature",
+                "fuzzy_signature_unique",
+                "fuzzy_signature_copycount",
+                "title_unique",
+                "near_replica_count",
+            ],
+        )?;
+        Ok(FlagsWriter {
+            docs,
+            signatures,
+            shared,
+            titles: titles_not_first.cursor()?,
+            url_marks: urls.cursor()?,
+            counts: FlagCounts::default(),
+            w,
+        })
+    }
+
+    /// Writes the flags of row `r`, the document `row`, whose
+    /// near-replicas `near_count` counts; rows come in order.
+    pub fn push(&mut self, r: u32, row: &Doc<'_>, near_count: impl FnOnce() -> u32) -> anyhow::Result<()> {
+        let (docs, counts) = (self.docs, &mut self.counts);
         let d = r as usize;
-        let (www, http) = url_flags(url_marks.at(r)?);
+        let (www, http) = url_flags(self.url_marks.at(r)?);
         counts.www_not_unique += u64::from(!www);
         counts.http_not_unique += u64::from(!http);
         let none = || Cell::Text("");
@@ -474,16 +497,16 @@ pub fn write_csv(
             (none(), none(), none())
         } else {
             counts.exact_signature_not_unique += u64::from(center != r);
-            (flag(center == r), Cell::number(docs.exact_size(r)), Cell::number(near_count(r)))
+            (flag(center == r), Cell::number(docs.exact_size(r)), Cell::number(near_count()))
         };
-        let sig = match signatures.as_mut() {
+        let sig = match self.signatures.as_mut() {
             Some(reader) => reader.next_record()?.map_or(NO_SIGNATURE, |s| s.0),
             None => NO_SIGNATURE,
         };
         let (sig, sig_unique, sig_count) = match sig {
             NO_SIGNATURE => (none(), none(), none()),
             s => {
-                let mark = match shared.as_mut() {
+                let mark = match self.shared.as_mut() {
                     Some(c) => c.at(r)?,
                     None => None,
                 };
@@ -496,11 +519,11 @@ pub fn write_csv(
         let title = if row.title().is_empty() {
             none()
         } else {
-            let first = titles.at(r)?.is_none();
+            let first = self.titles.at(r)?.is_none();
             counts.title_not_unique += u64::from(!first);
             flag(first)
         };
-        w.row([
+        self.w.row([
             Cell::number(row.id),
             row.url.into(),
             flag(www),
@@ -513,9 +536,12 @@ pub fn write_csv(
             title,
             near,
         ])
-    })?;
-    w.finish()?;
-    Ok(counts)
+    }
+
+    pub fn finish(self) -> anyhow::Result<FlagCounts> {
+        self.w.finish()?;
+        Ok(self.counts)
+    }
 }
 
 #[cfg(test)]

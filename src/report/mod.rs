@@ -10,10 +10,10 @@
 //! ([`host_names`]), and with the centers that have a pair ([`links`]), not
 //! with the Overlap table, which is streamed: once for components, savings,
 //! near-replica counts and which alias pairs are near-replicas, once each
-//! for group diameters and host overlap. docs.csv is read three times: for
-//! every per-document column; to write it again with each document's
-//! near_group, gathering the URLs the tables show in the same pass; and to
-//! write flags.csv. What is gathered per document or per link is held
+//! for group diameters and host overlap. docs.csv is read twice: for every
+//! per-document column; and to write it again with each document's
+//! near_group, gathering the URLs the tables show and writing flags.csv in
+//! the same pass. What is gathered per document or per link is held
 //! within shares of `--memory` and spilled to the stage's scratch directory
 //! beyond them: each row's host ([`host_column`], a sixteenth), the URL
 //! keys of alias matching (a quarter) and the alias pairs found (an eighth,
@@ -422,6 +422,31 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
 
     since::write(&out.replicas(), &docs, &links)?;
 
+    // The fuzzy signatures flags.csv shows, and which rows share theirs,
+    // ready for the pass that writes near_group, which writes flags.csv
+    // too. The fingerprint stage stored the signatures with the default
+    // parameters; other parameters need the texts again. Sorting them takes
+    // a quarter of the budget, let go before the groups take theirs; the
+    // marks kept are within a sixteenth.
+    let stored = out.fuzzy();
+    let (signatures, texts_read) = if !cfg.read_texts {
+        (None, 0)
+    } else if cfg.fuzzy == FuzzyConfig::default() && stored.is_file() {
+        (Some(stored), 0)
+    } else {
+        let computed = scratch.join("fuzzy.fpd");
+        let read = flags::fuzzy_signatures(&docs_csv, n as u64, &manifest, cfg.fuzzy, progress, &computed)?;
+        (Some(computed), read)
+    };
+    let shared = match &signatures {
+        Some(path) => Some(flags::shared_signatures(path, n as u64, cfg.memory / 4, scratch)?),
+        None => None,
+    };
+    let fuzzy = signatures
+        .as_deref()
+        .zip(shared.as_ref())
+        .map(|(signatures, shared)| flags::Fuzzy { signatures, shared });
+
     let edge_budget = (cfg.memory / 4 / 16).max(1 << 16);
     let group_table = group_table::build(&docs, &links, &overlap, edge_budget, cfg.memory / 4, scratch)?;
     let group_summary = group_table.summary(GROUPS_SHOWN)?;
@@ -454,7 +479,10 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
     let mut urls = input::UrlsWanted::new(&wanted);
     // The savings' pages and bytes too: the report holds no payload sizes.
     let (mut exact_tally, mut near_tally) = (savings::Tally::default(), savings::Tally::default());
+    let mut flags_csv =
+        flags::FlagsWriter::create(&out.flags(), &docs, fuzzy, &titles_not_first, &url_flags)?;
     store::docs::write_near_groups(out, |row, doc| {
+        flags_csv.push(row, doc, || links.near_count(&docs, row))?;
         let bytes = doc.text.map_or(0, |t| t.bytes);
         exact_tally.add(bytes, savings::exact_kept(&docs, row));
         near_tally.add(bytes, links.kept(&docs, row));
@@ -464,8 +492,9 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
         for side in [&mut group_side, &mut alias_side].into_iter().flatten() {
             side.add(row, doc.url);
         }
-        group_of(row).map(|g| docs.doc_id(g))
+        Ok(group_of(row).map(|g| docs.doc_id(g)))
     })?;
+    let mut flag_counts = flags_csv.finish()?;
     let urls = urls.finish();
     let savings =
         SavingsSummary { rule: savings::RULE, exact: exact_tally.skippable(), near: near_tally.skippable() };
@@ -505,35 +534,6 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
     let named_hosts = docs.hosts.iter().filter(|h| !h.is_empty()).count() as u64;
     drop(host_counts);
 
-    // The fingerprint stage stored the signatures with the default
-    // parameters; other parameters need the texts again.
-    let stored = out.fuzzy();
-    let (signatures, texts_read) = if !cfg.read_texts {
-        (None, 0)
-    } else if cfg.fuzzy == FuzzyConfig::default() && stored.is_file() {
-        (Some(stored), 0)
-    } else {
-        let computed = scratch.join("fuzzy.fpd");
-        let read = flags::fuzzy_signatures(&docs_csv, n as u64, &manifest, cfg.fuzzy, progress, &computed)?;
-        (Some(computed), read)
-    };
-    let shared = match &signatures {
-        Some(path) => Some(flags::shared_signatures(path, n as u64, cfg.memory / 4, scratch)?),
-        None => None,
-    };
-    let fuzzy = signatures
-        .as_deref()
-        .zip(shared.as_ref())
-        .map(|(signatures, shared)| flags::Fuzzy { signatures, shared });
-    let mut flag_counts = flags::write_csv(
-        &out.flags(),
-        &docs_csv,
-        &docs,
-        |r| links.near_count(&docs, r),
-        fuzzy,
-        &titles_not_first,
-        &url_flags,
-    )?;
     flag_counts.min_token_len = cfg.fuzzy.min_token_len;
     flag_counts.quant_rate = cfg.fuzzy.quant_rate;
 

@@ -467,7 +467,7 @@ pub(crate) fn for_each_row(
 /// temporary name and renamed, as every table is.
 pub(crate) fn write_near_groups(
     out: &OutDir,
-    mut group: impl FnMut(u32, &Doc<'_>) -> Option<u32>,
+    mut group: impl FnMut(u32, &Doc<'_>) -> anyhow::Result<Option<u32>>,
 ) -> anyhow::Result<()> {
     // Unmarked before the table can hold a group, so that a mark is never
     // wrong, whenever a run is killed.
@@ -476,7 +476,7 @@ pub(crate) fn write_near_groups(
     let mut writer = DocsWriter::create(&path, DocTable::Final)?;
     let mut row = 0u32;
     for_each_row(&path, DocTable::Final, |read| {
-        let near_group = group(row, &read.doc);
+        let near_group = group(row, &read.doc)?;
         row += 1;
         writer.push_read(read, read.doc.center, near_group)
     })?;
@@ -496,7 +496,7 @@ pub(crate) fn clear_near_groups(out: &OutDir) -> anyhow::Result<bool> {
         Ok(())
     })?;
     if any {
-        write_near_groups(out, |_, _| None)?;
+        write_near_groups(out, |_, _| Ok(None))?;
     }
     mark_ungrouped(out)?;
     Ok(any)
@@ -1130,7 +1130,7 @@ mod tests {
         };
         assert!(!clear_near_groups(&out).unwrap(), "nothing to clear: not rewritten");
         assert!(out.docs_ungrouped().is_file(), "read, and marked");
-        write_near_groups(&out, |row, _| (row < 2).then_some(0)).unwrap();
+        write_near_groups(&out, |row, _| Ok((row < 2).then_some(0))).unwrap();
         assert!(!out.docs_ungrouped().is_file(), "a group written: the mark is gone");
         assert_eq!(read(&path), [(0, Some(0)), (3, Some(0)), (7, None)]);
         assert!(!dir.path().join("docs.csv.partial").exists());
@@ -1138,7 +1138,7 @@ mod tests {
         assert_eq!(std::fs::read(&path).unwrap(), written, "every other column as it was");
         // A marked table is not read: a group written behind the mark's
         // back would stay (no stage writes one so).
-        write_near_groups(&out, |_, _| Some(0)).unwrap();
+        write_near_groups(&out, |_, _| Ok(Some(0))).unwrap();
         mark_ungrouped(&out).unwrap();
         assert!(!clear_near_groups(&out).unwrap());
     }
