@@ -69,10 +69,7 @@ impl CsvOut {
             }
             Some(_) => {}
         }
-        if self.buf.len() >= BUF_SIZE {
-            self.flush()?;
-        }
-        Ok(())
+        self.flush_if_full()
     }
 
     /// Appends a row of `fields` fields given as `pieces` of CSV text,
@@ -87,6 +84,11 @@ impl CsvOut {
             self.buf.extend_from_slice(piece);
         }
         self.buf.push(b'\n');
+        self.flush_if_full()
+    }
+
+    /// Writes the rows gathered once they fill the buffer.
+    fn flush_if_full(&mut self) -> anyhow::Result<()> {
         if self.buf.len() >= BUF_SIZE {
             self.flush()?;
         }

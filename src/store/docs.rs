@@ -462,7 +462,9 @@ pub(crate) fn for_each_row(
 }
 
 /// Rewrites `docs.csv` with each row's `near_group` from `group(row,
-/// doc)` (rows counted from 0), every other column as it was; the report
+/// doc)` (rows counted from 0; an error from it, such as a table written
+/// in the same pass that cannot be, stops the pass), every other column as
+/// it was; the report
 /// stage's part of the table (see the module comment). Written under a
 /// temporary name and renamed, as every table is.
 pub(crate) fn write_near_groups(
