@@ -60,14 +60,9 @@ impl CsvOut {
             self.buf.extend_from_slice(b"\"\"");
         }
         self.buf.push(b'\n');
-        match self.fields {
-            None => self.fields = Some(count),
-            Some(first) if first != count => {
-                self.buf.truncate(start);
-                return Err(anyhow!("a row of {count} fields after rows of {first}"))
-                    .context(self.write_error());
-            }
-            Some(_) => {}
+        if let Err(e) = self.count_fields(count) {
+            self.buf.truncate(start);
+            return Err(e);
         }
         self.flush_if_full()
     }
@@ -76,15 +71,26 @@ impl CsvOut {
     /// already quoted as [`CsvOut::row`] would quote their fields (copied
     /// from a table this module wrote), and its `\n`.
     pub(crate) fn row_verbatim(&mut self, pieces: &[&[u8]], fields: usize) -> anyhow::Result<()> {
-        if self.fields != Some(fields) {
-            return Err(anyhow!("a row of {fields} fields after rows of {:?}", self.fields))
-                .context(self.write_error());
-        }
+        self.count_fields(fields)?;
         for piece in pieces {
             self.buf.extend_from_slice(piece);
         }
         self.buf.push(b'\n');
         self.flush_if_full()
+    }
+
+    /// Takes a row of `count` fields: the first row sets how many every
+    /// row has.
+    fn count_fields(&mut self, count: usize) -> anyhow::Result<()> {
+        match self.fields {
+            None => self.fields = Some(count),
+            Some(first) if first != count => {
+                return Err(anyhow!("a row of {count} fields after rows of {first}"))
+                    .context(self.write_error());
+            }
+            Some(_) => {}
+        }
+        Ok(())
     }
 
     /// Writes the rows gathered once they fill the buffer.
