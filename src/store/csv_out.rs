@@ -13,22 +13,19 @@
 //! tables are mostly short fields that need no quotes.
 
 use std::fs::File;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, anyhow};
 
+use super::write_behind::WriteBehind;
 use super::{CannotWrite, commit, temp_path};
 use crate::swar;
 
-/// Bytes gathered before they are written to the file.
-const BUF_SIZE: usize = 1 << 16;
-
-/// A CSV table being written.
+/// A CSV table being written, from a thread of its own once it passes a
+/// buffer's size ([`WriteBehind`]): docs.csv and flags.csv are gigabytes.
 pub(crate) struct CsvOut {
     path: PathBuf,
-    file: File,
-    buf: Vec<u8>,
+    out: WriteBehind,
     /// The first row's field count, which every row must have.
     fields: Option<usize>,
 }
@@ -38,30 +35,30 @@ impl CsvOut {
     pub(crate) fn create(path: &Path, header: &[&str]) -> anyhow::Result<CsvOut> {
         let tmp = temp_path(path);
         let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
-        let mut out =
-            CsvOut { path: path.to_path_buf(), file, buf: Vec::with_capacity(BUF_SIZE), fields: None };
+        let mut out = CsvOut { path: path.to_path_buf(), out: WriteBehind::new(file), fields: None };
         out.row(header)?;
         Ok(out)
     }
 
     pub(crate) fn row<T: AsRef<[u8]>>(&mut self, fields: impl IntoIterator<Item = T>) -> anyhow::Result<()> {
-        let start = self.buf.len();
+        let buf = self.out.buf();
+        let start = buf.len();
         let mut count = 0usize;
         for field in fields {
             if count > 0 {
-                self.buf.push(b',');
+                buf.push(b',');
             }
-            push_field(&mut self.buf, field.as_ref());
+            push_field(buf, field.as_ref());
             count += 1;
         }
-        if self.buf.len() == start {
+        if buf.len() == start {
             // No byte at all (one empty field): quoted, or the row would
             // read back as no row.
-            self.buf.extend_from_slice(b"\"\"");
+            buf.extend_from_slice(b"\"\"");
         }
-        self.buf.push(b'\n');
+        buf.push(b'\n');
         if let Err(e) = self.count_fields(count) {
-            self.buf.truncate(start);
+            self.out.buf().truncate(start);
             return Err(e);
         }
         self.flush_if_full()
@@ -72,10 +69,11 @@ impl CsvOut {
     /// from a table this module wrote), and its `\n`.
     pub(crate) fn row_verbatim(&mut self, pieces: &[&[u8]], fields: usize) -> anyhow::Result<()> {
         self.count_fields(fields)?;
+        let buf = self.out.buf();
         for piece in pieces {
-            self.buf.extend_from_slice(piece);
+            buf.extend_from_slice(piece);
         }
-        self.buf.push(b'\n');
+        buf.push(b'\n');
         self.flush_if_full()
     }
 
@@ -93,24 +91,17 @@ impl CsvOut {
         Ok(())
     }
 
-    /// Writes the rows gathered once they fill the buffer.
+    /// Hands the rows gathered to the writer once they fill its buffer.
+    #[inline]
     fn flush_if_full(&mut self) -> anyhow::Result<()> {
-        if self.buf.len() >= BUF_SIZE {
-            self.flush()?;
-        }
-        Ok(())
+        self.out.hand_off_if_full().with_context(|| self.write_error())
     }
 
-    fn flush(&mut self) -> anyhow::Result<()> {
+    /// Writes the rest of the table and renames it into place.
+    pub(crate) fn finish(self) -> anyhow::Result<()> {
         let err = self.write_error();
-        self.file.write_all(&self.buf).context(err)?;
-        self.buf.clear();
-        Ok(())
-    }
-
-    /// Flushes the table and renames it into place.
-    pub(crate) fn finish(mut self) -> anyhow::Result<()> {
-        self.flush()?;
+        let file = self.out.finish().context(err)?;
+        drop(file);
         commit(&self.path)
     }
 

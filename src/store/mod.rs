@@ -123,6 +123,7 @@ pub(crate) mod replicas;
 pub(crate) mod scopes;
 pub mod sort;
 mod stamp;
+mod write_behind;
 
 pub(crate) use csv_out::{CsvOut, write_rows};
 pub(crate) use manifest::Manifest;
