@@ -48,6 +48,8 @@ use super::csv_out::CsvOut;
 use super::{CannotWrite, OutDir};
 use crate::swar;
 
+mod ahead;
+
 /// Which of the two document tables a file is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum DocTable {
@@ -426,7 +428,7 @@ pub(crate) fn for_each_doc(
 pub(crate) fn for_each_row(
     path: &Path,
     table: DocTable,
-    mut f: impl FnMut(&ReadRow<'_>) -> anyhow::Result<()>,
+    f: impl FnMut(&ReadRow<'_>) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     let mut rows = RowsReader::new(file, READ_SIZE);
@@ -437,28 +439,7 @@ pub(crate) fn for_each_row(
     if (0..header.count()).map(|i| &header[i]).ne(table.header().iter().copied()) {
         bail!("{} line 1: expected the header {}", path.display(), table.header().join(","));
     }
-    let mut last_id: Option<u32> = None;
-    loop {
-        let line = rows.line();
-        let more =
-            rows.next_row().with_context(|| format!("cannot read {} (line {line})", path.display()))?;
-        if !more {
-            return Ok(());
-        }
-        let Some(row) = rows.row() else { return Err(not_utf8()) };
-        let doc =
-            parse_fields(&row, table).map_err(|e| anyhow::anyhow!("{} line {line}: {e}", path.display()))?;
-        if let Some(last) = last_id.filter(|&l| l >= doc.id) {
-            bail!(
-                "{} line {line}: doc_id {} does not follow {last}: rows are in docID order",
-                path.display(),
-                doc.id
-            );
-        }
-        last_id = Some(doc.id);
-        let plain = (!rows.quoted).then_some(Row { text: row.text, bounds: row.bounds });
-        f(&ReadRow { doc, table, line: plain }).map_err(|e| super::row_error(e, path, line))?;
-    }
+    ahead::for_each(rows, path, table, f)
 }
 
 /// Rewrites `docs.csv` with each row's `near_group` from `group(row,
@@ -1105,6 +1086,75 @@ mod tests {
             format!("{e:#}"),
             format!("while flagging: cannot write {}: No space left on device", written.display())
         );
+    }
+
+    /// Tables of several of the reader thread's batches ([`ahead`]): every
+    /// row as [`DocsReader`] reads it, quoted rows and rows with no text
+    /// fields among them, and a fault in a later batch after all the rows
+    /// before it; a callback that stops the pass stops it at its row.
+    #[test]
+    fn tables_of_many_batches_read_as_docs_reader_reads_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("docs.csv");
+        let mut table = DocTable::Final.header().join(",").into_bytes();
+        table.push(b'\n');
+        let mut id = 0u32;
+        while table.len() < 3 * (1 << 20) + 12_345 {
+            let title = match id % 7 {
+                0 => "\"a \"\"quoted\"\", title\nover two lines\"".to_string(),
+                1 => String::new(),
+                _ => format!("Titre {} é {}", id, "x".repeat((id % 300) as usize)),
+            };
+            let center = if id % 11 == 3 { String::new() } else { (id - id % 5).to_string() };
+            let group = if id.is_multiple_of(3) { (id / 2).to_string() } else { String::new() };
+            let row = format!(
+                "{id},http://h{}.example/p/{id}?q=1,h{}.example,c:/crawl-{}.warc.gz:{},{},{},{},{center},{title},{},{group}\n",
+                id % 97,
+                id % 97,
+                id % 4,
+                id as u64 * 9_731,
+                id * 13 % 5000,
+                id % 40,
+                id % 37,
+                id % 3
+            );
+            table.extend_from_slice(row.as_bytes());
+            id += 1 + id % 2;
+        }
+        let read = |bytes: &[u8]| {
+            std::fs::write(&path, bytes).unwrap();
+            let mut got = Vec::new();
+            let res = for_each_doc(&path, DocTable::Final, |doc| {
+                got.push(format!("{doc:?}"));
+                Ok(())
+            });
+            let got = res.map(|()| got).map_err(|e| format!("{e:#}"));
+            let want = by_docs_reader(&path)
+                .map(|rows| rows.into_iter().map(|r| r.split_once(' ').unwrap().1.to_string()).collect());
+            (got, want)
+        };
+        let (got, want) = read(&table);
+        assert!(want.as_ref().is_ok_and(|rows: &Vec<String>| rows.len() > 10_000), "{want:?}");
+        assert_eq!(got, want);
+        // A row out of order, and one that is not UTF-8, past the first
+        // batches.
+        for fault in [&b"5,u,h,s:0,1,1,1,5,,0,\n"[..], b"99999999,u,h,s:0,1,1,1,0,\xff,0,\n"] {
+            let (got, want) = read(&[&table[..], fault, b"100000000,u,h,s:0,1,1,1,0,,0,\n"].concat());
+            assert!(want.is_err());
+            assert_eq!(got, want);
+        }
+        // A callback that fails stops the pass there, its line named.
+        std::fs::write(&path, &table).unwrap();
+        let lines: Vec<String> =
+            by_docs_reader(&path).unwrap().iter().map(|r| r.split(' ').next().unwrap().into()).collect();
+        let mut seen = 0;
+        let e = for_each_doc(&path, DocTable::Final, |_| {
+            seen += 1;
+            if seen == 9_000 { bail!("stop") } else { Ok(()) }
+        })
+        .unwrap_err();
+        assert_eq!(seen, 9_000);
+        assert!(format!("{e:#}").contains(&format!("docs.csv line {}: stop", lines[8_999])), "{e:#}");
     }
 
     #[test]
