@@ -72,6 +72,17 @@ pub(crate) fn sorted_files<R: Record + Ord, P: AsRef<Path>>(
     failed.into_inner().map_or(Ok(()), Err)
 }
 
+/// Sorts records held in memory, on every thread of the pool. Records
+/// that compare equal are equal (their orders are derived over every
+/// field, or, for the report's URL entries, over a unique row), so there is
+/// one sorted order, whatever sorts them and on however many threads. In place, no memory beside the
+/// records. The report's in-memory sorts were a sixth of its instructions
+/// (`callgrind`, 262,000 documents), on one core of two.
+fn sort_in_memory<R: Record + Ord>(records: &mut [R]) {
+    use rayon::slice::ParallelSliceMut;
+    records.par_sort_unstable();
+}
+
 /// Sorts `len` records, in memory when they fit `budget`.
 fn sort_records<R: Record + Ord>(
     records: impl Iterator<Item = R>,
@@ -87,7 +98,7 @@ fn sort_records<R: Record + Ord>(
         // and growing by doubling would take up to twice the records.
         let mut all: Vec<R> = Vec::with_capacity(len as usize);
         all.extend(records);
-        all.sort_unstable();
+        sort_in_memory(&mut all);
         for r in all {
             emit(r)?;
         }
@@ -211,7 +222,7 @@ impl<R: Record + Ord> Batched<R> {
             spill.write(batch.into_iter())?;
             return spill.sorted(budget, f);
         }
-        batch.sort_unstable();
+        sort_in_memory(&mut batch);
         batch.into_iter().try_for_each(f)
     }
 
@@ -224,7 +235,7 @@ impl<R: Record + Ord> Batched<R> {
             // The batch was sized for the records expected, which may be
             // many more than came.
             let mut batch = self.batch;
-            batch.sort_unstable();
+            sort_in_memory(&mut batch);
             batch.shrink_to_fit();
             return Ok(SortedRecords::Memory(batch));
         }
