@@ -4,7 +4,7 @@
 //! A pass over docs.csv is one thread's work, and at 23 million documents
 //! the report makes two and the exact stage one: reading the file (the
 //! kernel's copy), splitting its rows, checking them as UTF-8 and parsing
-//! their fields took a fifth of the report's samples (`perf`) while the
+//! their fields took a sixth of the report's samples (`perf`) while the
 //! second core had nothing to do. Here a reader thread does all of that
 //! and hands the rows over in batches, each row's text copied once, with
 //! its parsed [`Doc`] whose strings are given as spans of that text; the
@@ -21,10 +21,9 @@ use std::ops::Range;
 use std::path::Path;
 use std::sync::mpsc::{Receiver, SyncSender, channel, sync_channel};
 
-use anyhow::{anyhow, bail};
+use anyhow::{Context, anyhow, bail};
 
-use super::{DocTable, DocsReader, ReadRow, Row, RowsReader, Source, TextFields, parse_fields};
-use crate::store::docs::Doc;
+use super::{Doc, DocTable, DocsReader, ReadRow, Row, RowsReader, Source, TextFields, parse_fields};
 
 /// Text gathered in one batch before it is handed over.
 const BATCH_BYTES: usize = 1 << 20;
@@ -96,16 +95,14 @@ impl Producer<'_> {
     fn push_next(&mut self, batch: &mut Batch) -> anyhow::Result<()> {
         let (path, table) = (self.path, self.table);
         let line = self.rows.line();
-        let more = self.rows.next_row().map_err(|e| {
-            anyhow::Error::new(e).context(format!("cannot read {} (line {line})", path.display()))
-        })?;
+        let more =
+            self.rows.next_row().with_context(|| format!("cannot read {} (line {line})", path.display()))?;
         if !more {
             batch.end = Some(Ok(()));
             return Ok(());
         }
         let Some(row) = self.rows.row() else { return Err(DocsReader::first_error(path, table)) };
-        let doc =
-            parse_fields(&row, table).map_err(|e| anyhow::anyhow!("{} line {line}: {e}", path.display()))?;
+        let doc = parse_fields(&row, table).map_err(|e| anyhow!("{} line {line}: {e}", path.display()))?;
         if let Some(last) = self.last_id.filter(|&l| l >= doc.id) {
             bail!(
                 "{} line {line}: doc_id {} does not follow {last}: rows are in docID order",
