@@ -82,9 +82,13 @@ impl WriteBehind {
                 result.inspect_err(|_| self.state = State::Failed)
             }
             State::Threaded(writer) => {
-                let next = writer.empty.try_recv().unwrap_or_else(|_| Vec::with_capacity(CHUNK));
-                let full = std::mem::replace(&mut self.buf, next);
+                let full = std::mem::take(&mut self.buf);
                 if writer.full.send(full).is_ok() {
+                    // The slot was free once the thread took the buffer
+                    // before this one, which it does after giving back the
+                    // one it wrote: so that one is taken here, and a file
+                    // never has more than three.
+                    self.buf = writer.empty.try_recv().unwrap_or_else(|_| Vec::with_capacity(CHUNK));
                     return Ok(());
                 }
                 // The thread stopped: a write failed there.
