@@ -221,7 +221,7 @@ fn unicode_token(text: &str, start: usize, token: &mut Vec<u8>, counts: &mut Tok
 }
 
 /// Steps 3 to 5: appends the profile of the counted tokens to `out`.
-fn write_profile(counts: &TokenCounts, quant_rate: f64, out: &mut Vec<u8>) {
+fn write_profile(counts: &mut TokenCounts, quant_rate: f64, out: &mut Vec<u8>) {
     let max_freq = u64::from(counts.max);
     let mut quant = (max_freq as f64 * quant_rate).round() as u64;
     if quant < 2 {
@@ -234,9 +234,12 @@ fn write_profile(counts: &TokenCounts, quant_rate: f64, out: &mut Vec<u8>) {
     // its length. The keys are sorted as plain `u128`s, a few instructions
     // a comparison; only runs of equal keys (long tokens that share their
     // first 12 bytes and their count) are then ordered by count and bytes.
-    // No allocation per token.
-    let mut bytes = Vec::with_capacity(8 * counts.used.len());
-    let mut kept: Vec<(u128, u64, usize, usize)> = Vec::with_capacity(counts.used.len());
+    // No allocation per token, nor per page once the thread's scratch
+    // has grown.
+    let mut bytes = std::mem::take(&mut counts.kept_bytes);
+    let mut kept = std::mem::take(&mut counts.kept);
+    bytes.clear();
+    kept.clear();
     counts.for_each_at_least(quant, |t, n| {
         let count = n / quant * quant;
         let mut prefix = [0u8; 16];
@@ -260,7 +263,17 @@ fn write_profile(counts: &TokenCounts, quant_rate: f64, out: &mut Vec<u8>) {
         out.push(b' ');
         push_decimal(out, t.1);
     }
+    // Kept for the next page unless a large one grew them past what a
+    // usual page needs (4,096 kept tokens, 64 KB of their bytes).
+    if kept.capacity() <= KEPT_SCRATCH && bytes.capacity() <= 16 * KEPT_SCRATCH {
+        counts.kept_bytes = bytes;
+        counts.kept = kept;
+    }
 }
+
+/// The most kept tokens whose scratch [`write_profile`] keeps for the next
+/// page (160 KB of keys, and 16 bytes of token each).
+const KEPT_SCRATCH: usize = 4096;
 
 /// Appends `n` in decimal: `write!` went through the formatting machinery
 /// for every kept token of every page.
@@ -377,6 +390,9 @@ struct TokenCounts {
     token: Vec<u8>,
     /// Scratch for the profile text that [`fuzzy`] hashes.
     profile: Vec<u8>,
+    /// Scratch of [`write_profile`]: the kept tokens' sort keys and bytes.
+    kept: Vec<(u128, u64, usize, usize)>,
+    kept_bytes: Vec<u8>,
 }
 
 impl TokenCounts {

@@ -329,8 +329,9 @@ fn scan_attribute(bytes: &[u8], start: usize) -> Option<(usize, bool)> {
     let name_end = skip_until(bytes, start + 1, SPACE | SLASH | GT | EQUALS);
     let name = bytes.get(start..name_end).unwrap_or(&[]);
     let mut i = skip_spaces(bytes, name_end);
-    // Only `hidden` and `style` can hide: other names cost one length test.
-    let may_hide = matches!(name.len(), 5 | 6);
+    // Only `hidden` and `style` can hide: other names cost a length test
+    // and, for `class` and `title`, a look at the first letter.
+    let may_hide = matches!(name.len(), 5 | 6) && matches!(name.first().map(|b| b | 0x20), Some(b'h' | b's'));
     if bytes.get(i) != Some(&b'=') {
         return Some((i, may_hide && hidden::hides(name, &[])));
     }

@@ -117,17 +117,22 @@ enum Kind {
 impl Kind {
     fn of(warc_type: Option<&str>) -> Kind {
         let Some(t) = warc_type else { return Kind::Missing };
-        match t.to_ascii_lowercase().as_str() {
-            "response" => Kind::Response,
-            "resource" => Kind::Resource,
-            "conversion" => Kind::Conversion,
-            "request" => Kind::NotDocument(SkipReason::WarcRequest),
-            "metadata" => Kind::NotDocument(SkipReason::WarcMetadata),
-            "warcinfo" => Kind::NotDocument(SkipReason::WarcInfo),
-            "revisit" => Kind::Revisit,
-            "continuation" => Kind::NotDocument(SkipReason::SegmentedRecord),
-            _ => Kind::NotDocument(SkipReason::WarcOtherType),
-        }
+        // Compared in place: lowercasing into a new string allocated for
+        // every record.
+        let kinds = [
+            ("response", Kind::Response),
+            ("resource", Kind::Resource),
+            ("conversion", Kind::Conversion),
+            ("request", Kind::NotDocument(SkipReason::WarcRequest)),
+            ("metadata", Kind::NotDocument(SkipReason::WarcMetadata)),
+            ("warcinfo", Kind::NotDocument(SkipReason::WarcInfo)),
+            ("revisit", Kind::Revisit),
+            ("continuation", Kind::NotDocument(SkipReason::SegmentedRecord)),
+        ];
+        kinds
+            .into_iter()
+            .find(|(name, _)| t.eq_ignore_ascii_case(name))
+            .map_or(Kind::NotDocument(SkipReason::WarcOtherType), |(_, kind)| kind)
     }
 
     /// Whether the block is kept: a revisit's is too, for its HTTP status.
@@ -365,24 +370,46 @@ impl WarcReader {
 
     /// The item for a whole, undamaged record.
     fn item(&self, offset: u64, fields: &Fields, kind: Kind, keep: bool, block: Vec<u8>) -> Item {
+        // Most records of a crawl are requests and metadata: they are
+        // skipped before their fields are parsed.
+        if let Some(item) = self.skipped(offset, fields, kind, keep) {
+            return item;
+        }
         let url = fields.target_uri.as_deref().map(strip_angle_brackets).unwrap_or_default().to_string();
         let (content_type, charset) =
             fields.content_type.as_deref().map(http::parse_content_type).unwrap_or_default();
         let payload_digest = fields.payload_digest.as_deref().and_then(digest::parse);
-        let raw = |content_type, charset, body| {
-            let date = fields.date.as_deref().map(str::to_string);
-            Item::Doc(RawDoc {
-                offset,
-                url: url.clone(),
-                content_type,
-                charset,
-                body,
-                payload_digest,
-                date,
-                ..RawDoc::default()
-            })
-        };
+        let date = || fields.date.as_deref().map(str::to_string);
         match kind {
+            Kind::Revisit => revisit_item(offset, url, fields, payload_digest, &block),
+            Kind::Response
+                if content_type.as_deref() == Some("application/http") || block.starts_with(b"HTTP/") =>
+            {
+                self.http_item(offset, url, block, payload_digest, date())
+            }
+            _ => {
+                let content_type = match kind {
+                    Kind::Conversion => content_type.or_else(|| Some("text/plain".to_string())),
+                    _ => content_type,
+                };
+                Item::Doc(RawDoc {
+                    offset,
+                    url,
+                    content_type,
+                    charset,
+                    body: block.into(),
+                    payload_digest,
+                    date: date(),
+                    ..RawDoc::default()
+                })
+            }
+        }
+    }
+
+    /// The skip for a record that is no document, or cannot be read as
+    /// one; `None` for a record to read.
+    fn skipped(&self, offset: u64, fields: &Fields, kind: Kind, keep: bool) -> Option<Item> {
+        Some(match kind {
             Kind::NotDocument(reason) => skip(offset, reason, ""),
             Kind::Missing => skip(offset, SkipReason::CorruptHeader, "record without WARC-Type"),
             _ if fields.segment_number.is_some() => skip(
@@ -398,23 +425,8 @@ impl WarcReader {
                     fields.content_length, self.max_record_bytes
                 ),
             ),
-            Kind::Revisit => revisit_item(offset, url.clone(), fields, payload_digest, &block),
-            Kind::Response
-                if content_type.as_deref() == Some("application/http") || block.starts_with(b"HTTP/") =>
-            {
-                self.http_item(
-                    offset,
-                    url.clone(),
-                    block,
-                    payload_digest,
-                    fields.date.as_deref().map(str::to_string),
-                )
-            }
-            Kind::Conversion => {
-                raw(content_type.or_else(|| Some("text/plain".to_string())), charset, block.into())
-            }
-            _ => raw(content_type, charset, block.into()),
-        }
+            _ => return None,
+        })
     }
 
     /// The item for a response record whose block is an HTTP response.
