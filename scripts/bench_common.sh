@@ -42,11 +42,13 @@ build_binaries() {
     FLOOR=$ROOT/target/release/examples/floor
 }
 
-# timed NAME CMD...: appends "wall cpu" of CMD to $WORK/NAME.
+# timed NAME CMD...: appends "wall cpu" of CMD to $WORK/NAME. Its time
+# and stderr go to files of NAME's own, so that two runs of different
+# NAMEs may be timed at once (bench_side_by_side.sh).
 timed() {
     local name=$1
     shift
-    /usr/bin/time -f "%e %U %S" -o "$WORK/last.time" "$@" >/dev/null 2>"$WORK/last.err" \
-        || { cat "$WORK/last.err" >&2; die "$name failed: $*"; }
-    awk '{ printf "%s %.2f\n", $1, $2 + $3 }' "$WORK/last.time" >>"$WORK/$name"
+    /usr/bin/time -f "%e %U %S" -o "$WORK/$name.time" "$@" >/dev/null 2>"$WORK/$name.err" \
+        || { cat "$WORK/$name.err" >&2; die "$name failed: $*"; }
+    awk '{ printf "%s %.2f\n", $1, $2 + $3 }' "$WORK/$name.time" >>"$WORK/$name"
 }

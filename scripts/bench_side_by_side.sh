@@ -66,10 +66,8 @@ mkdir -p "$WORK"
 run() {
     local who=$1 bin=$2
     rm -rf "$WORK/$who.out"
-    /usr/bin/time -f "%e %U %S" -o "$WORK/$who.time" "$bin" fingerprint "${INPUTS[@]}" \
-        --out "$WORK/$who.out" --memory "$MEMORY" --threads "$THREADS" -q \
-        >/dev/null 2>"$WORK/$who.err" || { cat "$WORK/$who.err" >&2; return 1; }
-    awk '{ printf "%s %.2f\n", $1, $2 + $3 }' "$WORK/$who.time" >>"$WORK/$who"
+    timed "$who" "$bin" fingerprint "${INPUTS[@]}" --out "$WORK/$who.out" \
+        --memory "$MEMORY" --threads "$THREADS" -q
 }
 
 # tables WHO: the md5 of every output table of WHO's last run.
