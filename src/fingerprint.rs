@@ -430,7 +430,7 @@ fn ingest(
         items: extractor.batch(batch.key, batch.items, &index),
     };
     let inputs = pipeline::Inputs { paths: &cfg.inputs, stdin };
-    pipeline::run(inputs, &read, limits, process, Done::weight, |done| sink.write(done))?;
+    pipeline::run(inputs, &read, limits, process, Done::weight, |done: &mut Done| sink.write(done))?;
     sink.finish()
 }
 
@@ -800,50 +800,59 @@ impl<'a> Sink<'a> {
         })
     }
 
-    /// Writes a processed batch, in input order.
-    fn write(&mut self, done: Done) -> anyhow::Result<()> {
+    /// Writes a processed batch, in input order. It only borrows the batch,
+    /// which is then dropped on the worker that made it (see [`pipeline`]).
+    fn write(&mut self, done: &mut Done) -> anyhow::Result<()> {
         let input = done.input;
         self.stats.inputs[input].segments = done.segments as u64;
         if let Some(why) = done.skipped {
             self.skip_input(input, why);
         }
-        for item in done.items {
-            self.advance(input, &item);
+        for item in &mut done.items {
+            self.advance(input, item);
             self.stats.records += 1;
             self.stats.inputs[input].records += 1;
             match item {
                 Processed::Skip { skip, capture } => {
-                    self.skip(input, skip);
+                    let detail = std::mem::take(&mut skip.detail);
+                    self.skip(input, Skip { detail, ..*skip });
                     if let Some((url, kind)) = capture {
-                        self.capture(&url, kind)?;
+                        self.capture(url, *kind)?;
                     }
                 }
                 Processed::Doc(doc) => {
                     self.doc(input, doc)?;
                 }
                 Processed::Keyed(claim, extracted) => {
-                    let claim = self.claim(&claim)?;
+                    let claim = self.claim(claim)?;
                     self.claimed(input, claim, extracted)?;
                 }
-                Processed::Waiting(raw, claim, host, unread) => match self.claim(&claim)? {
+                Processed::Waiting(raw, claim, host, unread) => match self.claim(claim)? {
                     Claim::Copy(key) => {
                         let bytes = raw.body.len() as u64;
-                        let payload = copies::payload_of(&raw);
-                        self.copy(input, CopyOf::payload(raw.offset, raw.url, host, bytes, key, payload))?;
+                        let payload = copies::payload_of(raw);
+                        // The strings are lent to the copy and given back.
+                        let url = std::mem::take(&mut raw.url);
+                        let copy =
+                            CopyOf::payload(raw.offset, url, std::mem::take(host), bytes, key, payload);
+                        let written = self.copy(input, &copy);
+                        (raw.url, *host) = (copy.url, copy.host);
+                        written?;
                     }
                     // The record first in input order with this payload was
                     // decoded another way: extract it after all.
                     claim => {
-                        let extracted = self.extractor.doc_or_unchanged(*raw, unread, &mut self.chunker);
-                        self.claimed(input, claim, extracted)?;
+                        let raw = std::mem::take(&mut **raw);
+                        let mut extracted = self.extractor.doc_or_unchanged(raw, *unread, &mut self.chunker);
+                        self.claimed(input, claim, &mut extracted)?;
                     }
                 },
                 Processed::Copy(copy) => self.copy(input, copy)?,
                 Processed::Redirect { offset, url, status, target } => {
-                    self.skip(input, Skip::new(offset, SkipReason::HttpRedirect, ""));
-                    self.capture(&url, CaptureKind::Redirect(status))?;
-                    let source = Source { input: &self.inputs[input], offset }.to_string();
-                    self.redirects.row([source.as_str(), &url, &status.to_string(), &target])?;
+                    self.skip(input, Skip::new(*offset, SkipReason::HttpRedirect, ""));
+                    self.capture(url, CaptureKind::Redirect(*status))?;
+                    let source = Source { input: &self.inputs[input], offset: *offset }.to_string();
+                    self.redirects.row([source.as_str(), url, &status.to_string(), target])?;
                 }
             }
         }
@@ -857,25 +866,30 @@ impl<'a> Sink<'a> {
     /// Writes an extracted document as its claim makes it: a copy of an
     /// earlier record, or a document (or skip) of its own, whose outcome
     /// is recorded when it is the original of its key.
-    fn claimed(&mut self, input: usize, claim: Claim, extracted: Extracted) -> anyhow::Result<()> {
+    fn claimed(&mut self, input: usize, claim: Claim, extracted: &mut Extracted) -> anyhow::Result<()> {
         let outcome = match (claim, extracted) {
+            // A document read before its original: written as a copy (its
+            // strings are not needed after).
             (Claim::Copy(key), Extracted::Doc(doc)) => {
-                let copy = CopyOf::payload(doc.offset, doc.url, doc.host, doc.bytes, key, doc.payload);
-                return self.copy(input, copy);
+                let (url, host) = (std::mem::take(&mut doc.url), std::mem::take(&mut doc.host));
+                return self
+                    .copy(input, &CopyOf::payload(doc.offset, url, host, doc.bytes, key, doc.payload));
             }
             (Claim::Copy(key), Extracted::Failed { offset, url, bytes, payload, .. }) => {
-                let host = host_of(&url);
-                return self.copy(input, CopyOf::payload(offset, url, host, bytes, key, payload));
+                let host = host_of(url);
+                let url = std::mem::take(url);
+                return self.copy(input, &CopyOf::payload(*offset, url, host, *bytes, key, *payload));
             }
             (Claim::Copy(key), Extracted::Unchanged(u)) => {
-                return self.copy(input, CopyOf::payload(u.offset, u.url, u.host, u.bytes, key, u.payload));
+                let (url, host) = (std::mem::take(&mut u.url), std::mem::take(&mut u.host));
+                return self.copy(input, &CopyOf::payload(u.offset, url, host, u.bytes, key, u.payload));
             }
             (_, Extracted::Doc(doc)) => Became::Doc(self.doc(input, doc)?),
             (_, Extracted::Unchanged(u)) => Became::Doc(self.unchanged(input, u)?),
             (_, Extracted::Failed { offset, url, reason, detail, .. }) => {
-                self.skip(input, Skip::new(offset, reason, detail));
-                self.capture(&url, CaptureKind::Gone(0))?;
-                Became::Skip(reason)
+                self.skip(input, Skip::new(*offset, *reason, std::mem::take(detail)));
+                self.capture(url, CaptureKind::Gone(0))?;
+                Became::Skip(*reason)
             }
         };
         if let Claim::Original(key) = claim {
@@ -920,10 +934,12 @@ impl<'a> Sink<'a> {
     fn skip(&mut self, input: usize, skip: Skip) {
         let Skip { offset, line, reason, detail } = skip;
         let of_input = &mut self.stats.inputs[input];
-        *of_input.skipped_records.entry(reason.name().to_string()).or_insert(0) += 1;
+        // Counted without a new key string per record: every request
+        // record is a skip.
+        tally(&mut of_input.skipped_records, reason.name());
         of_input.corrupt_records += u64::from(reason.is_corrupt());
-        let count = self.stats.skipped.entry(reason.name().to_string()).or_insert(0);
-        *count += 1;
+        tally(&mut self.stats.skipped, reason.name());
+        let count = self.stats.skipped.get(reason.name()).copied().unwrap_or(0);
         let file = &self.inputs[input];
         // Where the warnings say the record is: its line where the format
         // gives one (JSONL), its offset otherwise.
@@ -933,7 +949,7 @@ impl<'a> Sink<'a> {
         };
         // A record over the limit is well-formed and would have been a
         // document: say so, for the first ones, with the flag that reads it.
-        if reason == SkipReason::RecordTooLarge && *count <= CORRUPT_SAMPLES as u64 {
+        if reason == SkipReason::RecordTooLarge && count <= CORRUPT_SAMPLES as u64 {
             self.progress.warn(&format!(
                 "{}: skipped record ({}): {detail}; --max-record-bytes raises the limit",
                 at(),
@@ -959,7 +975,7 @@ impl<'a> Sink<'a> {
     /// Writes a document whose fields, fingerprints and signatures the
     /// previous analysis has: its own row names it, and the rest is taken
     /// from there when the analysis is carried forward.
-    fn unchanged(&mut self, input: usize, u: Unchanged) -> anyhow::Result<u32> {
+    fn unchanged(&mut self, input: usize, u: &Unchanged) -> anyhow::Result<u32> {
         let id = self.next_id(input)?;
         self.unchanged_payloads += 1;
         self.unread_payloads += u64::from(u.unread);
@@ -1003,7 +1019,7 @@ impl<'a> Sink<'a> {
 
     /// Writes a copy of an earlier document, or skips it as its original
     /// was skipped; its text fields are filled in after the ingest.
-    fn copy(&mut self, input: usize, copy: CopyOf) -> anyhow::Result<()> {
+    fn copy(&mut self, input: usize, copy: &CopyOf) -> anyhow::Result<()> {
         let found = {
             let mut index = lock(&self.index);
             let mut found = None;
@@ -1061,7 +1077,7 @@ impl<'a> Sink<'a> {
         self.copy_list.row([id.to_string().as_str(), &original.to_string(), kind])
     }
 
-    fn doc(&mut self, input: usize, doc: DocOut) -> anyhow::Result<u32> {
+    fn doc(&mut self, input: usize, doc: &DocOut) -> anyhow::Result<u32> {
         let id32 = self.next_id(input)?;
         self.stats.document_bytes += doc.bytes;
         self.stats.text_bytes += doc.text_bytes;

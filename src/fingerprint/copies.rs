@@ -67,7 +67,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use anyhow::bail;
-use xxhash_rust::xxh3::{Xxh3Builder, xxh3_64, xxh3_128};
+use xxhash_rust::xxh3::{Xxh3, Xxh3Builder, xxh3_128};
 
 use super::copy_runs::{RunSlot, Runs};
 use crate::read::{Digest, RawDoc, Revisit, SkipReason};
@@ -421,12 +421,15 @@ pub(crate) fn payload_of(doc: &RawDoc) -> Payload {
 }
 
 fn decoding_hash(doc: &RawDoc) -> u32 {
-    let parts = [
-        doc.content_type.as_deref().unwrap_or(""),
-        doc.charset.as_deref().unwrap_or(""),
-        doc.codings.as_str(),
-    ];
-    xxh3_64(parts.join("\n").as_bytes()) as u32
+    // The three parts joined by newlines, hashed as they stream in (the
+    // same hash as of the joined string, without allocating it).
+    let mut hasher = Xxh3::new();
+    hasher.update(doc.content_type.as_deref().unwrap_or("").as_bytes());
+    hasher.update(b"\n");
+    hasher.update(doc.charset.as_deref().unwrap_or("").as_bytes());
+    hasher.update(b"\n");
+    hasher.update(doc.codings.as_bytes());
+    hasher.digest() as u32
 }
 
 /// A copy: `(copy, original)` docIDs, in the order copies were written
@@ -594,6 +597,22 @@ impl<'a> Expander<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_decoding_hash_is_that_of_the_joined_parts() {
+        for (content_type, charset, codings) in
+            [(None, None, ""), (Some("text/html"), Some("utf-8"), "gzip"), (Some(""), None, "br, gzip")]
+        {
+            let doc = RawDoc {
+                content_type: content_type.map(str::to_string),
+                charset: charset.map(str::to_string),
+                codings: codings.to_string(),
+                ..RawDoc::default()
+            };
+            let joined = [content_type.unwrap_or(""), charset.unwrap_or(""), codings].join("\n");
+            assert_eq!(decoding_hash(&doc), xxhash_rust::xxh3::xxh3_64(joined.as_bytes()) as u32);
+        }
+    }
 
     fn raw(digest: Option<&str>, content_type: &str, url: &str, date: Option<&str>) -> RawDoc {
         RawDoc {

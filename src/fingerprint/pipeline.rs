@@ -33,11 +33,24 @@
 //! shrank with `--memory`, at `--memory 256M` it held less than one
 //! segment, and the stage took 1.58x the wall time it takes at 2G, for the
 //! same CPU time: 17.7 s against 11.2 s on 525,000 pages.)
+//!
+//! A written batch is dropped on the worker that made it, not on this
+//! thread: the writer only borrows it, and leaves it in that worker's
+//! [`Bin`], which the worker empties when it starts its next job. Its
+//! strings and fingerprints were allocated there, and glibc's allocator
+//! keeps freed blocks in a cache of the freeing thread: freed here, every
+//! block went through the lock of the worker's arena, and the workers
+//! never found a freed block in their own caches (six interleaved rounds
+//! of the stage on 2.1 million pages: 3% less wall and CPU time at the
+//! median, and a fifth less system time). A bin holds one batch;
+//! its weight stays counted in flight until the next batch put in the bin
+//! finds it dropped (or drops it here, when the worker has not started
+//! another job since).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use anyhow::Context;
 
@@ -120,9 +133,10 @@ pub fn run<O, P, W>(
 where
     O: Send + 'static,
     P: Fn(Batch) -> O + Send + Sync + 'static,
-    W: FnMut(O) -> anyhow::Result<()>,
+    W: FnMut(&mut O) -> anyhow::Result<()>,
 {
     let (tx, rx) = channel();
+    let bins = (0..rayon::current_num_threads()).map(|_| Mutex::new(Bin::Empty)).collect();
     let mut pipeline = Pipeline {
         inputs: inputs.paths.iter().cloned().map(Arc::new).collect(),
         stdin: inputs.stdin,
@@ -139,6 +153,7 @@ where
         slots: BTreeMap::new(),
         write_at: Key { input: 0, segment: 0, seq: 0 },
         process: Arc::new(process),
+        bins: Arc::new(bins),
         tx,
     };
     pipeline.drive(&rx, weigh, write)
@@ -156,8 +171,28 @@ enum Idle {
 enum Slot<O> {
     Reading,
     Processing(Next),
-    /// With what it weighs.
-    Processed(O, Next, usize),
+    /// With what it weighs and the worker that made it.
+    Processed(O, Next, usize, Option<usize>),
+}
+
+/// A written batch waiting to be dropped on the worker that made it (see
+/// the module doc).
+enum Bin<O> {
+    Empty,
+    /// A batch, with its weight.
+    Full(O, usize),
+    /// The weight of the batch the worker dropped.
+    Dropped(usize),
+}
+
+/// Empties `bin`: drops the batch it holds, on this thread.
+fn drop_bin<O>(bin: &Mutex<Bin<O>>) {
+    let mut bin = bin.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Bin::Full(_, weight) = *bin {
+        // Dropped with the lock held, so that the writer, which takes the
+        // lock only to put the next batch, finds it dropped.
+        drop(std::mem::replace(&mut *bin, Bin::Dropped(weight)));
+    }
 }
 
 /// Which key follows a batch's.
@@ -185,7 +220,8 @@ type ReadBatch = (Batch, Option<Box<dyn Reader>>, Next);
 /// back), then what processing gave.
 enum Event<O> {
     Read(Key, anyhow::Result<(Option<Box<dyn Reader>>, Next)>),
-    Processed(Key, O),
+    /// With the index of the worker that processed it, if on the pool.
+    Processed(Key, O, Option<usize>),
 }
 
 struct Pipeline<O, P> {
@@ -210,6 +246,8 @@ struct Pipeline<O, P> {
     /// The next batch to write.
     write_at: Key,
     process: Arc<P>,
+    /// One per worker of the pool.
+    bins: Arc<Vec<Mutex<Bin<O>>>>,
     tx: Sender<Event<O>>,
 }
 
@@ -227,7 +265,7 @@ where
         &mut self,
         rx: &Receiver<Event<O>>,
         weigh: impl Fn(&O) -> usize,
-        mut write: impl FnMut(O) -> anyhow::Result<()>,
+        mut write: impl FnMut(&mut O) -> anyhow::Result<()>,
     ) -> anyhow::Result<()> {
         loop {
             // The earliest idle reader is always started first, and a
@@ -251,25 +289,43 @@ where
                     }
                     self.slots.insert(key, Slot::Processing(next));
                 }
-                Event::Processed(key, out) => {
+                Event::Processed(key, out, worker) => {
                     self.running -= 1;
                     self.held -= self.job_bytes();
                     if let Some(Slot::Processing(next)) = self.slots.remove(&key) {
                         let weight = weigh(&out);
                         self.held += weight;
-                        self.slots.insert(key, Slot::Processed(out, next, weight));
+                        self.slots.insert(key, Slot::Processed(out, next, weight, worker));
                     }
                 }
             }
             while matches!(self.slots.get(&self.write_at), Some(Slot::Processed(..))) {
                 let key = self.write_at;
-                let Some(Slot::Processed(out, next, weight)) = self.slots.remove(&key) else {
+                let Some(Slot::Processed(mut out, next, weight, worker)) = self.slots.remove(&key) else {
                     break;
                 };
-                self.held -= weight;
-                write(out)?;
+                write(&mut out)?;
                 self.write_at = next.after(key);
+                self.recycle(out, weight, worker);
             }
+        }
+    }
+
+    /// Leaves the written batch `out` in the bin of the worker that made
+    /// it, still counted in flight, and stops counting the batch the bin
+    /// held (dropping it here if the worker has not).
+    fn recycle(&mut self, out: O, weight: usize, worker: Option<usize>) {
+        let Some(bin) = worker.and_then(|w| self.bins.get(w)) else {
+            self.held -= weight;
+            return;
+        };
+        let old = std::mem::replace(
+            &mut *bin.lock().unwrap_or_else(PoisonError::into_inner),
+            Bin::Full(out, weight),
+        );
+        match old {
+            Bin::Empty => {}
+            Bin::Dropped(old) | Bin::Full(_, old) => self.held -= old,
         }
     }
 
@@ -291,14 +347,21 @@ where
         let max_bytes = self.max_bytes;
         let process = Arc::clone(&self.process);
         let tx = self.tx.clone();
-        rayon::spawn(move || match read_batch(key, idle, segments, &path, &opts, max_bytes) {
-            Ok((batch, reader, next)) => {
-                if tx.send(Event::Read(key, Ok((reader, next)))).is_ok() {
-                    let _ = tx.send(Event::Processed(key, process(batch)));
-                }
+        let bins = Arc::clone(&self.bins);
+        rayon::spawn(move || {
+            let worker = rayon::current_thread_index();
+            if let Some(bin) = worker.and_then(|w| bins.get(w)) {
+                drop_bin(bin);
             }
-            Err(e) => {
-                let _ = tx.send(Event::Read(key, Err(e)));
+            match read_batch(key, idle, segments, &path, &opts, max_bytes) {
+                Ok((batch, reader, next)) => {
+                    if tx.send(Event::Read(key, Ok((reader, next)))).is_ok() {
+                        let _ = tx.send(Event::Processed(key, process(batch), worker));
+                    }
+                }
+                Err(e) => {
+                    let _ = tx.send(Event::Read(key, Err(e)));
+                }
             }
         });
         Ok(true)
