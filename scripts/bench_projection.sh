@@ -30,7 +30,13 @@
 # Prints each round, then the projection to --pages at the best, middle
 # and worst round: the fingerprint stage's wall time per page of CORPUS,
 # plus the later stages' per document of DIR. The ratio to the floor is
-# what the code decides; the floor itself is the day's.
+# what the code decides; the floor itself is the day's. Beside the wall
+# time ratio it prints the ratio of CPU times, divided by the cores: what
+# the wall time ratio would be were the cores the stage's alone. A run on
+# every core loses more to the machine's other load than the one-thread
+# floor does (in one session the stage's CPU time for the same work rose
+# from 109 to 135 s over five rounds, the floor's staying at 45 to 49 s),
+# so the CPU ratio moves less with the hour.
 #
 # Environment: OVERLAP_BIN (the binary to time; default target/release/
 # overlap, built here), BENCH_DIR (work directory, default target/bench).
@@ -94,18 +100,22 @@ for round in $(seq "$ROUNDS"); do
 done
 
 python3 - "$WORK" "$TILED" "$PAGES" "$AT_FLOOR" <<'EOF'
-import json, statistics, sys
+import json, os, statistics, sys
 from pathlib import Path
 
 work, tiled, pages, at_floor = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
 stats_path = Path(work, "out", "stats.json")
+def column(kind, i):
+    return [float(line.split()[i]) for line in Path(work, kind).read_text().splitlines()]
 def walls(kind):
-    return [float(line.split()[0]) for line in Path(work, kind).read_text().splitlines()]
+    return column(kind, 0)
 floor, fp = walls("floor"), walls("fingerprint")
+cores = os.cpu_count() or 1
+cpu_ratios = [f / g / cores for f, g in zip(column("fingerprint", 1), column("floor", 1))]
 docs = json.loads(Path(stats_path).read_text())["fingerprint"]["documents"]
 ratios = [f / g for f, g in zip(fp, floor)]
 print(f"corpus: {docs:,} documents; {len(ratios)} rounds")
-print("round  floor s  fingerprint s  ratio" + ("  later stages s" if tiled else ""))
+print("round  floor s  fingerprint s  ratio  CPU ratio / cores" + ("  later stages s" if tiled else ""))
 later = []
 if tiled:
     tiled_docs = json.loads(Path(tiled, "manifest.json").read_text())["documents"]
@@ -113,9 +123,11 @@ if tiled:
     later = [a + b + c for a, b, c in zip(ex, pa, re)]
 for i, (f, g, r) in enumerate(zip(floor, fp, ratios)):
     tail = f"  {later[i]:.1f} ({ex[i]:.1f} + {pa[i]:.1f} + {re[i]:.1f})" if later else ""
-    print(f"{i + 1:>5}  {f:7.2f}  {g:13.2f}  {r:5.3f}x{tail}")
+    print(f"{i + 1:>5}  {f:7.2f}  {g:13.2f}  {r:5.3f}x  {cpu_ratios[i]:16.3f}x{tail}")
 print(f"fingerprint against the one-thread floor: median {statistics.median(ratios):.3f}x "
       f"({min(ratios):.3f}x to {max(ratios):.3f}x)")
+print(f"its CPU time against the floor's, over {cores} cores: median {statistics.median(cpu_ratios):.3f}x "
+      f"({min(cpu_ratios):.3f}x to {max(cpu_ratios):.3f}x)")
 # Each round's fingerprint time, ordered by its ratio: the best, middle
 # (the better of the two middle ones for an even count) and worst rounds
 # of the code, whatever the day did to the floor.

@@ -22,7 +22,10 @@
 # for its last seconds). Trying jemalloc as the allocator, six
 # interleaved rounds of the paper-size crawl ranged over 16 points (10%
 # faster to 6% slower), two rounds side by side agreed within 1.3 (2.4%
-# and 3.7% less CPU time).
+# and 3.7% less CPU time). What it cannot show is a change to how one
+# run's threads share the cores, which four threads on two cores blur:
+# freeing each batch on the worker that made it measured 1.00x here and
+# 3% less in interleaved rounds.
 #
 # Prints each round, then the median of AFTER's CPU time over BEFORE's.
 # Each binary's outputs are checked against the other's in every round
