@@ -35,7 +35,7 @@
 # Environment: BENCH_DIR (work directory, default target/bench).
 set -euo pipefail
 
-NAME=bench_side_by_side.sh
+NAME=bench_side_by_side
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/bench_common.sh
 . "$ROOT/scripts/bench_common.sh"

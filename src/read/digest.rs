@@ -43,8 +43,8 @@ pub(crate) fn parse(value: &str) -> Option<Digest> {
     let (algorithm, encoded) = value.trim().split_once(':')?;
     let encoded = encoded.trim();
     // The key (algorithm, a NUL, the raw bytes) is built in a buffer of
-    // the thread's: every response record has a digest, and three
-    // allocations each were a tenth of the reader's.
+    // the thread's: every response record has a digest, and the
+    // algorithm, the raw bytes and the key were each allocated for it.
     KEY.with_borrow_mut(|key| {
         key.clear();
         let mut utf8 = [0; 4];
