@@ -1,6 +1,6 @@
 # Shared by the interleaved-rounds benchmarks (bench_ingest.sh,
-# bench_zstd.sh, bench_projection.sh) and bench_side_by_side.sh; sourced,
-# not run. The caller sets
+# bench_zstd.sh, bench_projection.sh), bench_side_by_side.sh and, for its
+# messages, build_pgo.sh; sourced, not run. The caller sets
 # NAME (its name in messages) and ROOT (the repository) first.
 
 die() { echo "$NAME: $*" >&2; exit 2; }

@@ -26,8 +26,8 @@ set -euo pipefail
 
 NAME=build_pgo
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-die() { echo "$NAME: $*" >&2; exit 2; }
-note() { echo "$NAME: $*" >&2; }
+# shellcheck source=scripts/bench_common.sh
+. "$ROOT/scripts/bench_common.sh"
 
 case ${1:-} in
     -h|--help) sed -n '2,/^$/s/^# \{0,1\}//p' "$0"; exit 0 ;;
