@@ -23,6 +23,7 @@ use rustc_hash::FxHasher;
 
 use md5::{Digest, Md5};
 
+use crate::byteclass;
 use crate::swar;
 
 /// YaCy's defaults.
@@ -138,11 +139,10 @@ fn below(n: u32) -> u64 {
 /// ASCII.
 #[inline]
 fn classes64(bytes: &[u8]) -> (u64, u64) {
-    let (mut word, mut wide) = (0u64, 0u64);
-    swar::words64(bytes, 0, |k, x| {
-        word |= swar::gather(alnum_bytes(x) | x) << (8 * k);
-        wide |= swar::gather(x) << (8 * k);
-    });
+    let mut buf = [0; 64];
+    let block = byteclass::block(bytes, 0, &mut buf);
+    let word = byteclass::in_ranges(block, &[(b'0', b'9'), (b'A', b'Z'), (b'a', b'z'), (0x80, 0xff)]);
+    let wide = byteclass::in_ranges(block, &[(0x80, 0xff)]);
     (word, wide)
 }
 
@@ -173,16 +173,6 @@ fn run(text: &str, start: usize, end: usize, wide: bool, token: &mut Vec<u8>, co
             counts.add(token);
         }
     }
-}
-
-/// The high bit of every byte of `x` that is an ASCII letter or digit.
-/// Setting bit 0x20 folds `A-Z` onto `a-z` and moves no other byte into
-/// that range.
-#[inline]
-fn alnum_bytes(x: u64) -> u64 {
-    let letters = swar::in_range((x | (swar::ONES * 0x20)) & !swar::HIGH, b'a', b'z');
-    let digits = swar::in_range(x & !swar::HIGH, b'0', b'9');
-    (letters | digits) & !x
 }
 
 /// Reads the token (or the one separator character) at `start` char by
@@ -523,15 +513,6 @@ mod tests {
         assert_eq!(profile(text, 3, 0.01), "");
         // Digits are letters; punctuation separates.
         assert_eq!(profile("v2.0 v2.0 abc1 abc1", 2, 0.01), "abc1 2");
-    }
-
-    #[test]
-    fn alnum_bytes_marks_exactly_ascii_letters_and_digits() {
-        swar::assert_marks(
-            alnum_bytes,
-            |b| b.is_ascii_alphanumeric(),
-            &[0, b'.', b'z', b'9', 0x7f, 0x80, 0xff],
-        );
     }
 
     #[test]

@@ -30,6 +30,7 @@
 
 #![allow(rustdoc::private_intra_doc_links)]
 
+pub(crate) mod byteclass;
 pub mod chunk;
 pub mod cli;
 pub(crate) mod dedup;

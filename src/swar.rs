@@ -1,9 +1,8 @@
 //! Byte classes eight at a time in a `u64` ("SIMD within a register"), for
 //! the text scans that stop at the end of nearly every word: a byte loop
 //! mispredicts its exit there, while one of these tests measures the whole
-//! run at once. [`gather`] and [`words64`] turn the classes of 64 bytes
-//! into one bit per byte, so that a scan finds each run's start and end
-//! with bit scans. Plain integer arithmetic, so it needs neither `unsafe`
+//! run at once. [`gather`] turns the classes of eight bytes into eight
+//! bits (the portable path of [`crate::byteclass`]). Plain integer arithmetic, so it needs neither `unsafe`
 //! nor a CPU feature; written by hand because the test each scan needs is
 //! a few lines of its own.
 
@@ -67,24 +66,6 @@ pub fn find_byte(byte: u8, bytes: &[u8]) -> Option<usize> {
 #[inline]
 pub fn gather(marks: u64) -> u64 {
     (((marks & HIGH) >> 7).wrapping_mul(0x0102_0408_1020_4080)) >> 56
-}
-
-/// Calls `f` with the index and the value of each of the eight words of
-/// the first 64 bytes of `bytes`, read as if `pad` followed its end: the
-/// block scans that build one bit per byte with [`gather`].
-#[inline]
-pub fn words64(bytes: &[u8], pad: u8, mut f: impl FnMut(usize, u64)) {
-    let mut padded = [pad; 64];
-    let block = match bytes.get(..64) {
-        Some(full) => full,
-        None => {
-            padded[..bytes.len()].copy_from_slice(bytes);
-            &padded[..]
-        }
-    };
-    for (k, chunk) in block.chunks_exact(8).enumerate() {
-        f(k, u64::from_le_bytes(chunk.try_into().expect("8 bytes")));
-    }
 }
 
 /// Asserts that `marks` flags exactly the bytes `expected` says, and sets

@@ -9,6 +9,7 @@
 //! Rust's `char::is_whitespace` is exactly the White_Space property, and a
 //! trailing `\r` is White_Space, so step 1's `\r` rule falls out of step 2.
 
+use crate::byteclass;
 use crate::swar;
 
 /// Appends the normalized form of `text` to `out` (which should be empty,
@@ -129,17 +130,16 @@ fn next_unclean(bytes: &[u8], at: usize) -> (usize, u64) {
 /// alone; and the bytes [`CLASSES`] does not call [`WORD`] but a space.
 #[inline]
 fn classes64(bytes: &[u8]) -> (u64, u64, u64) {
-    let (mut separators, mut lfs, mut others) = (0u64, 0u64, 0u64);
-    swar::words64(bytes, b'a', |k, x| {
-        let low7 = x & !swar::HIGH;
-        let space = swar::in_range(low7, b' ', b' ') & !x;
-        let lf = swar::in_range(low7, b'\n', b'\n') & !x;
-        separators |= swar::gather(space | lf) << (8 * k);
-        lfs |= swar::gather(lf) << (8 * k);
-        others |= swar::gather(not_word_bytes(x) & !space) << (8 * k);
-    });
+    let mut buf = [0; 64];
+    let block = byteclass::block(bytes, b'a', &mut buf);
+    let separators = byteclass::in_ranges(block, &[(b' ', b' '), (b'\n', b'\n')]);
+    let lfs = byteclass::in_ranges(block, &[(b'\n', b'\n')]);
+    let others = byteclass::in_ranges(block, OTHERS);
     (separators, lfs, others)
 }
+
+/// The bytes [`CLASSES`] calls [`SPACE`] or [`MAYBE`], less the space.
+const OTHERS: &[(u8, u8)] = &[(0x09, 0x09), (0x0b, 0x0d), (0xc2, 0xc2), (0xe1, 0xe3)];
 
 /// Byte classes for [`next_unclean`] and the scan in [`push_collapsed`]: a byte that is part of
 /// a word for sure, an ASCII White_Space byte, or the lead byte of a
