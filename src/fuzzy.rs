@@ -141,8 +141,8 @@ fn below(n: u32) -> u64 {
 fn classes64(bytes: &[u8]) -> (u64, u64) {
     let mut buf = [0; 64];
     let block = byteclass::block(bytes, 0, &mut buf);
-    let word = byteclass::in_ranges(block, &[(b'0', b'9'), (b'A', b'Z'), (b'a', b'z'), (0x80, 0xff)]);
     let wide = byteclass::in_ranges(block, &[(0x80, 0xff)]);
+    let word = byteclass::in_ranges(block, &[(b'0', b'9'), (b'A', b'Z'), (b'a', b'z')]) | wide;
     (word, wide)
 }
 
@@ -302,16 +302,11 @@ static PACK_MASKS: [(u64, u64); SHORT + 1] = {
     let mut masks = [(0u64, 0u64); SHORT + 1];
     let mut len = 0;
     while len <= SHORT {
-        masks[len] = (keep(len), keep(len.saturating_sub(8)));
+        masks[len] = (swar::keep_bytes(len), swar::keep_bytes(len.saturating_sub(8)));
         len += 1;
     }
     masks
 };
-
-/// The mask of the first `bytes` bytes of a word.
-const fn keep(bytes: usize) -> u64 {
-    if bytes >= 8 { u64::MAX } else { (1u64 << (8 * bytes)) - 1 }
-}
 
 /// Any token of at most [`SHORT`] bytes, zero-padded into two words.
 fn pack(token: &[u8]) -> (u64, u64) {

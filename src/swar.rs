@@ -2,9 +2,9 @@
 //! the text scans that stop at the end of nearly every word: a byte loop
 //! mispredicts its exit there, while one of these tests measures the whole
 //! run at once. [`gather`] turns the classes of eight bytes into eight
-//! bits (the portable path of [`crate::byteclass`]). Plain integer arithmetic, so it needs neither `unsafe`
-//! nor a CPU feature; written by hand because the test each scan needs is
-//! a few lines of its own.
+//! bits (the portable path of [`crate::byteclass`]). Plain integer
+//! arithmetic, so it needs neither `unsafe` nor a CPU feature; written by
+//! hand because the test each scan needs is a few lines of its own.
 
 /// 0x01 in every byte.
 pub const ONES: u64 = 0x0101_0101_0101_0101;
@@ -58,6 +58,13 @@ pub fn find_byte(byte: u8, bytes: &[u8]) -> Option<usize> {
     };
     let at = find(bytes, 0, equal, |b| b == byte);
     (at < bytes.len()).then_some(at)
+}
+
+/// The mask of the first `bytes` bytes of a little-endian word (all of
+/// them when `bytes` is 8 or more).
+#[inline]
+pub const fn keep_bytes(bytes: usize) -> u64 {
+    if bytes >= 8 { u64::MAX } else { (1u64 << (8 * bytes)) - 1 }
 }
 
 /// The high bits of `marks`'s eight bytes gathered into one byte: bit `k`

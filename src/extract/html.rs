@@ -245,7 +245,7 @@ fn kind_at(bytes: &[u8], start: usize, end: usize) -> Kind {
     let len = end.saturating_sub(start);
     match bytes.get(start..).and_then(<[u8]>::first_chunk::<8>) {
         Some(word) if len <= 8 => {
-            let key = ascii_lowercase(u64::from_le_bytes(*word) & keep_bytes(len));
+            let key = ascii_lowercase(u64::from_le_bytes(*word) & swar::keep_bytes(len));
             let slot = name_slot(key);
             let hit = (KIND_TABLE.keys[slot] == key) & (usize::from(KIND_TABLE.lens[slot]) == len);
             std::hint::select_unpredictable(hit, KIND_TABLE.kinds[slot], Kind::Inline)
@@ -262,12 +262,6 @@ fn kind_at(bytes: &[u8], start: usize, end: usize) -> Kind {
 fn ascii_lowercase(word: u64) -> u64 {
     let upper = swar::in_range(word & !swar::HIGH, b'A', b'Z') & !word;
     word | (upper >> 2)
-}
-
-/// The mask of the first `len` bytes of a word (all when `len` >= 8).
-#[inline]
-const fn keep_bytes(len: usize) -> u64 {
-    if len >= 8 { u64::MAX } else { (1u64 << (8 * len)) - 1 }
 }
 
 /// Slots of [`KIND_TABLE`]: a power of two.

@@ -132,8 +132,8 @@ fn next_unclean(bytes: &[u8], at: usize) -> (usize, u64) {
 fn classes64(bytes: &[u8]) -> (u64, u64, u64) {
     let mut buf = [0; 64];
     let block = byteclass::block(bytes, b'a', &mut buf);
-    let separators = byteclass::in_ranges(block, &[(b' ', b' '), (b'\n', b'\n')]);
     let lfs = byteclass::in_ranges(block, &[(b'\n', b'\n')]);
+    let separators = byteclass::in_ranges(block, &[(b' ', b' ')]) | lfs;
     let others = byteclass::in_ranges(block, OTHERS);
     (separators, lfs, others)
 }
