@@ -438,11 +438,12 @@ fn is_space(b: u8) -> bool {
 /// the same instructions.
 fn skip_until(bytes: &[u8], mut i: usize, mask: u8) -> usize {
     const CANDIDATES: &[(u8, u8)] = &[(0, b' '), (b'/', b'/'), (b'=', b'>')];
+    let ends = |b: u8| CLASSES[usize::from(b)] & mask != 0;
     while let Some(chunk) = bytes.get(i..).and_then(<[u8]>::first_chunk::<16>) {
         let mut found = byteclass::in_ranges16(chunk, CANDIDATES);
         while found != 0 {
             let at = i + found.trailing_zeros() as usize;
-            if bytes.get(at).is_some_and(|&b| CLASSES[usize::from(b)] & mask != 0) {
+            if bytes.get(at).is_some_and(|&b| ends(b)) {
                 return at;
             }
             found &= found - 1;
@@ -450,7 +451,7 @@ fn skip_until(bytes: &[u8], mut i: usize, mask: u8) -> usize {
         i += 16;
     }
     let rest = bytes.get(i..).unwrap_or(&[]);
-    match rest.iter().position(|&b| CLASSES[usize::from(b)] & mask != 0) {
+    match rest.iter().position(|&b| ends(b)) {
         Some(off) => i + off,
         None => bytes.len(),
     }

@@ -287,6 +287,17 @@ mod tests {
         swar::assert_marks(not_word_bytes, not_word, &[0, b'a', 0x20, 0x7f, 0x80, 0xc2, 0xff]);
     }
 
+    /// [`OTHERS`] is written out beside the table it follows: every byte
+    /// value is in it exactly when the table calls it other than a word
+    /// byte and it is not the space.
+    #[test]
+    fn others_are_the_classes_less_the_space() {
+        for b in 0..=255u8 {
+            let listed = OTHERS.iter().any(|&(lo, hi)| (lo..=hi).contains(&b));
+            assert_eq!(listed, CLASSES[usize::from(b)] != WORD && b != b' ', "{b:#x}");
+        }
+    }
+
     #[test]
     fn only_newline_splits_lines() {
         // U+2028 LINE SEPARATOR is White_Space, so it is a space, not a break.
