@@ -1,9 +1,34 @@
 //! What the crate's unit tests share.
 
 use std::collections::BTreeSet;
+use std::io::{self, BufRead, Read};
 use std::path::Path;
 
 use crate::report::input::EMPTY;
+
+/// A reader whose inner buffer hands out one byte at a time, to check
+/// lookahead across buffer boundaries, and that a reader's fast paths over
+/// a whole buffer give what its byte-by-byte way gives.
+pub(crate) struct Trickle(pub(crate) Vec<u8>, pub(crate) usize);
+
+impl Read for Trickle {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.fill_buf()?.len().min(buf.len());
+        buf[..n].copy_from_slice(&self.0[self.1..self.1 + n]);
+        self.1 += n;
+        Ok(n)
+    }
+}
+
+impl BufRead for Trickle {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        let end = (self.1 + 1).min(self.0.len());
+        Ok(&self.0[self.1..end])
+    }
+    fn consume(&mut self, n: usize) {
+        self.1 += n;
+    }
+}
 
 /// Marsaglia's xorshift64: a fixed, reproducible stream of numbers for
 /// generated test cases (the same seed, the same cases on every machine).

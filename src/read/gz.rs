@@ -1258,6 +1258,7 @@ fn record(history: &mut Vec<u8>, recording: &mut bool, taken: &[u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::Trickle;
     use flate2::Compression;
     use flate2::write::GzEncoder;
     use std::io::{Cursor, Write};
@@ -1622,29 +1623,6 @@ mod tests {
         assert_eq!(src.read_exact(4, Some(&mut out)).unwrap(), 4);
         assert_eq!(src.read_exact(u64::MAX, None).unwrap(), 2);
         assert_eq!(out, b"abcd");
-    }
-
-    /// A reader whose inner buffer hands out one byte at a time, to check
-    /// lookahead across buffer boundaries.
-    struct Trickle(Vec<u8>, usize);
-
-    impl Read for Trickle {
-        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-            let n = self.fill_buf()?.len().min(buf.len());
-            buf[..n].copy_from_slice(&self.0[self.1..self.1 + n]);
-            self.1 += n;
-            Ok(n)
-        }
-    }
-
-    impl BufRead for Trickle {
-        fn fill_buf(&mut self) -> io::Result<&[u8]> {
-            let end = (self.1 + 1).min(self.0.len());
-            Ok(&self.0[self.1..end])
-        }
-        fn consume(&mut self, n: usize) {
-            self.1 += n;
-        }
     }
 
     /// Per-record members of random text, some damaged, some with a header

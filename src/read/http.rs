@@ -244,6 +244,39 @@ pub(crate) fn value_text(value: Cow<'_, [u8]>) -> Cow<'_, str> {
     }
 }
 
+/// A header block whose values are turned into text ([`value_text`])
+/// with one UTF-8 check of the whole block, not one for each value.
+///
+/// A WARC reader keeps five or six values of every record; checked one by
+/// one, they took 0.55% of the fingerprint stage's instructions
+/// (`callgrind`, one thread, 40 MB of the generated crawl at the paper's
+/// page size).
+pub(crate) struct HeaderText<'a> {
+    block: &'a [u8],
+    /// The block as text, when it is UTF-8 (nearly always).
+    text: Option<&'a str>,
+}
+
+impl<'a> HeaderText<'a> {
+    pub(crate) fn new(block: &'a [u8]) -> HeaderText<'a> {
+        HeaderText { block, text: std::str::from_utf8(block).ok() }
+    }
+
+    /// `value_text(value)`: for a value borrowed from a block that is
+    /// UTF-8, the same bytes of the block's text, found by where they lie
+    /// in the block. (Any slice of UTF-8 cut at ASCII bytes, as field
+    /// values are, is UTF-8; `str::get` checks the cut anyway.)
+    pub(crate) fn value(&self, value: Cow<'a, [u8]>) -> Cow<'a, str> {
+        if let (Some(text), Cow::Borrowed(bytes)) = (self.text, &value) {
+            let at = (bytes.as_ptr() as usize).wrapping_sub(self.block.as_ptr() as usize);
+            if let Some(s) = at.checked_add(bytes.len()).and_then(|end| text.get(at..end)) {
+                return Cow::Borrowed(s);
+            }
+        }
+        value_text(value)
+    }
+}
+
 /// The media type (lowercased, without parameters) and charset parameter
 /// (lowercased, without quotes) of a `Content-Type` value; `None` for parts
 /// that are missing or empty.
@@ -485,6 +518,21 @@ mod tests {
         let per_line =
             format!("{} {}", String::from_utf8_lossy(b"caf\xc3"), String::from_utf8_lossy(b"\xa9t\xc3\xa9"));
         assert_eq!(value_text(Cow::Owned(joined)), per_line);
+    }
+
+    #[test]
+    fn header_values_as_text_of_the_block() {
+        let block = "A: caf\u{e9}\r\nB: one\r\n two\r\nC: \u{2603}\r\n\r\n".as_bytes();
+        let text = HeaderText::new(block);
+        let values: Vec<Cow<'_, str>> = FieldLines::new(block).map(|f| text.value(f.unwrap().1)).collect();
+        assert_eq!(values, ["caf\u{e9}", "one two", "\u{2603}"]);
+        assert!(matches!(values[0], Cow::Borrowed(_)) && matches!(values[2], Cow::Borrowed(_)));
+        // A value from elsewhere, and a block that is not UTF-8: as value_text.
+        assert_eq!(text.value(Cow::Borrowed(b"elsewhere")), "elsewhere");
+        let broken = b"A: caf\xc3\r\nB: ok\r\n\r\n";
+        let text = HeaderText::new(broken);
+        let values: Vec<Cow<'_, str>> = FieldLines::new(broken).map(|f| text.value(f.unwrap().1)).collect();
+        assert_eq!(values, ["caf\u{fffd}", "ok"]);
     }
 
     #[test]
