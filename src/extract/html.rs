@@ -515,17 +515,18 @@ fn scan_attribute(bytes: &[u8], start: usize) -> Option<(usize, bool)> {
     Some((end, may_hide && hidden::hides(name, value)))
 }
 
-/// `memchr`, but the first 16 bytes tested eight at a time in a word:
-/// most runs between tags and most attribute values are short, where the
-/// word beats the call. (A plain loop over those bytes took 2.5% of the
-/// fingerprint stage's instructions on one thread, `callgrind` on 40 MB of
-/// the generated crawl at the paper's page size; in words, the stage runs
-/// 0.4% fewer instructions and took 1.8% less CPU time, median of three
-/// interleaved rounds on two threads.)
+/// `memchr`, but the first 16 bytes tested at once
+/// ([`byteclass::find_byte`]): most runs between tags and most attribute
+/// values are short, where one vector compare beats the call. (A plain
+/// loop over those bytes took 2.5% of the fingerprint stage's
+/// instructions on one thread, `callgrind` on 40 MB of the generated crawl
+/// at the paper's page size; in two words, the stage ran 0.4% fewer
+/// instructions and took 1.8% less CPU time, median of three interleaved
+/// rounds on two threads.)
 fn find_byte(needle: u8, hay: &[u8]) -> Option<usize> {
     const SHORT: usize = 16;
     let (head, tail) = hay.split_at(hay.len().min(SHORT));
-    swar::find_byte(needle, head).or_else(|| memchr(needle, tail).map(|i| i + SHORT))
+    byteclass::find_byte(needle, head).or_else(|| memchr(needle, tail).map(|i| i + SHORT))
 }
 
 fn skip_spaces(bytes: &[u8], mut i: usize) -> usize {

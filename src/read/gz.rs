@@ -1068,9 +1068,9 @@ pub(crate) fn plausible_member_header(head: &[u8]) -> bool {
     flags & 0xe0 == 0 && matches!(xfl, 0 | 2 | 4) && (os <= 13 || os == 255)
 }
 
-/// The position of the first `byte` in `hay`, eight bytes at a time: lines
+/// The position of the first `byte` in `hay`, 16 bytes at a time: lines
 /// and members are found by searching large buffers for one byte.
-pub(crate) use crate::swar::find_byte;
+pub(crate) use crate::byteclass::find_byte;
 
 /// A reader over the raw input that counts consumed bytes (the compressed
 /// offset), can look a few bytes ahead across its inner buffer's boundary,
