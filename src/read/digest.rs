@@ -91,12 +91,7 @@ fn sha1_base32(value: &str) -> Option<Digest> {
     for (chars, out) in encoded.chunks_exact(8).zip(key[PREFIX.len()..].chunks_exact_mut(5)) {
         let mut acc = 0u64;
         for &c in chars {
-            let v = match c {
-                b'A'..=b'Z' => c - b'A',
-                b'2'..=b'7' => c - b'2' + 26,
-                _ => return None,
-            };
-            acc = acc << 5 | u64::from(v);
+            acc = acc << 5 | u64::from(base32_digit(c)?);
         }
         out.copy_from_slice(&acc.to_be_bytes()[3..]);
     }
@@ -123,15 +118,23 @@ fn base16(s: &str, out: &mut Vec<u8>) -> bool {
     true
 }
 
+/// The value of an upper-case RFC 4648 base32 character.
+#[inline]
+fn base32_digit(c: u8) -> Option<u8> {
+    match c {
+        b'A'..=b'Z' => Some(c - b'A'),
+        b'2'..=b'7' => Some(c - b'2' + 26),
+        _ => None,
+    }
+}
+
 /// Appends the bytes of RFC 4648 base32 `s` (either case, `=` padding
 /// optional) to `out`; false if a character is not base32.
 fn base32(s: &str, out: &mut Vec<u8>) -> bool {
     let (mut acc, mut bits) = (0u32, 0u32);
     for b in s.trim_end_matches('=').bytes() {
-        let v = match b.to_ascii_uppercase() {
-            c @ b'A'..=b'Z' => c - b'A',
-            c @ b'2'..=b'7' => c - b'2' + 26,
-            _ => return false,
+        let Some(v) = base32_digit(b.to_ascii_uppercase()) else {
+            return false;
         };
         acc = (acc << 5) | u32::from(v);
         bits += 5;

@@ -354,7 +354,7 @@ impl WarcReader {
             if self.head.len() >= MAX_HEADER_BYTES {
                 return Ok(HeaderRead::TooLong);
             }
-            if !first && matches!(self.head.get(line_start..), Some(b"\n" | b"\r\n")) {
+            if !first && self.head.get(line_start..).is_some_and(ends_header) {
                 return Ok(HeaderRead::Complete);
             }
             first = false;
@@ -537,7 +537,7 @@ fn whole_header(buf: &[u8]) -> Option<usize> {
     let mut line_start = ends.next()? + 1;
     for end in ends {
         let line = buf.get(line_start..=end).unwrap_or_default();
-        if line == b"\n" || line == b"\r\n" {
+        if ends_header(line) {
             return Some(end + 1);
         }
         if looks_like_version(line) {
@@ -546,6 +546,12 @@ fn whole_header(buf: &[u8]) -> Option<usize> {
         line_start = end + 1;
     }
     None
+}
+
+/// Whether a header line (with its line end) is the blank line that ends
+/// the header.
+fn ends_header(line: &[u8]) -> bool {
+    matches!(line, b"\n" | b"\r\n")
 }
 
 /// Whether `head` starts like a record: `WARC/` and a digit.
