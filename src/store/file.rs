@@ -39,6 +39,12 @@ pub struct ChunkRecord {
     pub doc: u32,
 }
 
+impl super::sort::Keyed for ChunkRecord {
+    fn key(&self) -> u64 {
+        self.fprint
+    }
+}
+
 impl Record for ChunkRecord {
     const KIND: u32 = 1;
     const SIZE: usize = 12;
