@@ -129,34 +129,44 @@ pub(crate) fn run(
     let captures = scratch.join(CAPTURES);
     let payloads = scratch.join(PAYLOADS);
     let documents = stats.documents;
-    // The passes that write the other tables run on one thread while the
-    // partitions are sorted on the others (each writes files of its own):
-    // the copies' rows of the exact hashes, fuzzy signatures and docs.csv,
-    // then, for a first analysis, the URL table. Only the docs.csv pass
-    // ran beside the sorts before; the others ran alone on one core of two,
-    // 0.8 s of the stage's last 2.5 s on 2.1 million pages (`perf`, two
-    // threads; 1.75 s now, with the same outputs). The URL table's sort takes
-    // the share of the memory budget that one partition's sort takes, so
-    // that the sorts beside it stay within the budget together.
+    // Three kinds of work are left, each writing files of its own: the
+    // copies' rows of the exact hashes, fuzzy signatures and docs.csv (one
+    // pass after another), the URL table of a first analysis, and the
+    // partitions' sorts. They run side by side, on whichever threads are
+    // free: the sorts are 64 jobs, which fill in around the other two.
+    // With the URL table made after the copies' rows on the same thread,
+    // the sorts were done 0.55 s before it, and one core of two waited
+    // (`perf sched`, 2.1 million pages). The URL table's sort takes the
+    // share of the memory budget that one partition's sort takes, so that
+    // the sorts beside it stay within the budget together.
     let share = cfg.memory / rayon::current_num_threads().max(1) as u64;
-    let (beside, sorted) = rayon::join(
+    let (beside, (urls, sorted)) = rayon::join(
         || -> anyhow::Result<u64> {
-            let mut empty = 0;
-            if !copies.is_empty() {
-                empty = copies::fill_exact(&segment, &spec, &copies)?;
-                copies::fill_fuzzy(&segment, &spec, &copies)?;
-                copies::fill_docs(&segment, &copies)?;
+            if copies.is_empty() {
+                return Ok(0);
             }
-            if previous.is_none() {
-                let dir = scratch.join("urls");
-                std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-                urls::first_analysis(out, &captures, &payloads, documents, share, &dir)?;
-            }
+            let empty = copies::fill_exact(&segment, &spec, &copies)?;
+            copies::fill_fuzzy(&segment, &spec, &copies)?;
+            copies::fill_docs(&segment, &copies)?;
             Ok(empty)
         },
-        || sort_partitions(&segment, cfg, &scratch, &by_original, &mut stats, progress),
+        || {
+            rayon::join(
+                || -> anyhow::Result<()> {
+                    if previous.is_some() {
+                        return Ok(());
+                    }
+                    let dir = scratch.join("urls");
+                    std::fs::create_dir_all(&dir)
+                        .with_context(|| format!("cannot create {}", dir.display()))?;
+                    urls::first_analysis(out, &captures, &payloads, documents, share, &dir)
+                },
+                || sort_partitions(&segment, cfg, &scratch, &by_original, &mut stats, progress),
+            )
+        },
     );
     stats.empty_documents += beside?;
+    urls?;
     sorted?;
     let mut outputs: Vec<PathBuf> = (0..PARTITIONS).map(|p| out.fprint_part(p)).collect();
     outputs.extend([out.fprint_exact(), out.fuzzy(), out.fingerprint_docs(), out.redirects(), out.copies()]);

@@ -73,7 +73,7 @@ use super::copy_runs::{RunSlot, Runs};
 use crate::read::{Digest, RawDoc, Revisit, SkipReason};
 use crate::store::docs::{Doc, DocTable, DocsWriter, TextFields, for_each_row};
 use crate::store::handles::Payload;
-use crate::store::{ChunkRecord, ExactRecord, FuzzySignature, Header, Mapped, OutDir, RecordWriter};
+use crate::store::{self, ChunkRecord, ExactRecord, FuzzySignature, Header, Mapped, OutDir, RecordWriter};
 
 /// An index key: 96 bits of a hash of a digest, or of a URI and a date.
 pub type Key = [u8; 12];
@@ -480,6 +480,7 @@ pub fn fill_exact(out: &OutDir, spec: &str, copies: &Copies) -> anyhow::Result<u
         }
     }
     drop(src);
+    store::remove_replaced(&path)?;
     dst.finish()?;
     Ok(empty)
 }
@@ -501,6 +502,7 @@ pub fn fill_fuzzy(out: &OutDir, spec: &str, copies: &Copies) -> anyhow::Result<(
         }
     }
     drop(src);
+    store::remove_replaced(&path)?;
     dst.finish()?;
     Ok(())
 }
@@ -551,6 +553,7 @@ pub fn fill_docs(out: &OutDir, copies: &Copies) -> anyhow::Result<()> {
         }
         Ok(())
     })?;
+    store::remove_replaced(&path)?;
     writer.finish()
 }
 

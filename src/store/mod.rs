@@ -375,6 +375,18 @@ pub(crate) fn remove_file_if_exists(path: &Path) -> anyhow::Result<()> {
     }
 }
 
+/// Removes the earlier version of a table that a stage rewrites within one
+/// run, before the new one is renamed into its place. Renamed over it, the
+/// new file is written out to disk before the rename returns, with the
+/// stage's core waiting (ext4's safeguard for replace-by-rename,
+/// `auto_da_alloc`): 0.21 s for a 366 MB file, against 0.06 s to remove the
+/// old one first and a rename that then costs nothing. Only for a stage's
+/// own tables: the stage's stamp is removed when it begins, so a run killed
+/// between the two redoes the stage.
+pub(crate) fn remove_replaced(path: &Path) -> anyhow::Result<()> {
+    remove_file_if_exists(path)
+}
+
 /// The temporary name a file is written under before it is renamed into
 /// place, so a killed run never leaves a complete-looking partial file.
 pub(crate) fn temp_path(path: &Path) -> PathBuf {
