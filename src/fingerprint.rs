@@ -24,6 +24,7 @@ use rayon::prelude::*;
 
 mod copies;
 mod copy_runs;
+mod copy_table;
 mod host;
 mod pipeline;
 mod previous;

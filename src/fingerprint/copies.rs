@@ -67,9 +67,10 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use anyhow::bail;
-use xxhash_rust::xxh3::{Xxh3, Xxh3Builder, xxh3_128};
+use xxhash_rust::xxh3::{Xxh3, xxh3_128};
 
 use super::copy_runs::{RunSlot, Runs};
+use super::copy_table::Shards;
 use crate::read::{Digest, RawDoc, Revisit, SkipReason};
 use crate::store::docs::{Doc, DocTable, DocsWriter, TextFields, for_each_row};
 use crate::store::handles::Payload;
@@ -229,7 +230,7 @@ pub enum Hint {
 /// lookup that misses the table asks. Without a bound ([`Default`]) it
 /// never spills.
 pub struct CopyIndex {
-    slots: HashMap<Key, Slot, Xxh3Builder>,
+    slots: Shards<Slot>,
     max_slots: usize,
     /// The table's size at which the next claim spills: `max_slots`,
     /// unless the slots still in play (read ahead, not claimed yet) hold
@@ -241,7 +242,7 @@ pub struct CopyIndex {
 
 impl Default for CopyIndex {
     fn default() -> CopyIndex {
-        CopyIndex { slots: HashMap::default(), max_slots: usize::MAX, spill_at: usize::MAX, runs: None }
+        CopyIndex { slots: Shards::default(), max_slots: usize::MAX, spill_at: usize::MAX, runs: None }
     }
 }
 
@@ -275,7 +276,7 @@ impl CopyIndex {
     /// of `filter_bytes` over its runs in `dir`.
     fn bounded(max_slots: usize, dir: &Path, filter_bytes: u64) -> CopyIndex {
         let runs = Some(Runs::new(dir, filter_bytes));
-        CopyIndex { slots: HashMap::default(), max_slots, spill_at: max_slots, runs }
+        CopyIndex { slots: Shards::for_slots(max_slots), max_slots, spill_at: max_slots, runs }
     }
 
     /// Slots written to runs so far.
