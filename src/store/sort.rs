@@ -69,14 +69,14 @@ fn by_leading_bits<R: Record + Ord + Keyed>(src: &Mapped<R>, per_bucket: usize) 
     let (lo, hi) = src.iter().fold((u64::MAX, 0), |(lo, hi), r| (lo.min(r.key()), hi.max(r.key())));
     let varying = u64::BITS - (lo ^ hi).leading_zeros();
     let bits = (usize::BITS - (n / per_bucket.max(1)).leading_zeros()).min(varying).min(MAX_BUCKET_BITS);
-    // Filled with the first record, then overwritten: no unsafe code for
-    // an uninitialized buffer, for a pass that is a small part of the sort.
-    let mut all = vec![src.get(0); n];
     if bits == 0 {
-        all.iter_mut().zip(src.iter()).for_each(|(to, r)| *to = r);
+        let mut all: Vec<R> = src.iter().collect();
         sort_in_memory(&mut all);
         return all;
     }
+    // Filled with the first record, then overwritten: no unsafe code for
+    // an uninitialized buffer, for a pass that is a small part of the sort.
+    let mut all = vec![src.get(0); n];
     let shift = varying - bits;
     let bucket = |r: &R| ((r.key() >> shift) & ((1 << bits) - 1)) as usize;
     let mut sizes = vec![0usize; 1 << bits];
@@ -413,18 +413,29 @@ mod tests {
     use super::*;
     use crate::store::{ChunkRecord, Header, RecordWriter};
 
+    /// `records`, in their order, in a record file `u.fpd` in `dir`.
+    fn write_unsorted(dir: &Path, records: &[ChunkRecord]) -> PathBuf {
+        let path = dir.join("u.fpd");
+        let mut w = RecordWriter::create(&path, Header::new::<ChunkRecord>("", false, 0, 1)).unwrap();
+        for r in records {
+            w.push(r).unwrap();
+        }
+        w.finish().unwrap();
+        path
+    }
+
     /// `n` scrambled records sorted within `budget`, from the mapped file
     /// or, with `buffered`, read through a buffer.
     fn sort_with_budget(n: u32, budget: u64, buffered: bool) -> Vec<ChunkRecord> {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("u.fpd");
-        let mut w = RecordWriter::create(&path, Header::new::<ChunkRecord>("", false, 0, 1)).unwrap();
         // A fixed scrambled order.
-        for i in 0..n {
-            let x = ((u64::from(i) * 7919) % u64::from(n)) as u32;
-            w.push(&ChunkRecord { fprint: (x % 97) as u64, doc: x }).unwrap();
-        }
-        w.finish().unwrap();
+        let records: Vec<ChunkRecord> = (0..n)
+            .map(|i| {
+                let x = ((u64::from(i) * 7919) % u64::from(n)) as u32;
+                ChunkRecord { fprint: (x % 97) as u64, doc: x }
+            })
+            .collect();
+        let path = write_unsorted(dir.path(), &records);
         let mut out = Vec::new();
         let emit = |r| {
             out.push(r);
@@ -436,16 +447,6 @@ mod tests {
             sorted(&Mapped::<ChunkRecord>::open(&path).unwrap(), budget, dir.path(), emit).unwrap();
         }
         out
-    }
-
-    fn mapped(dir: &Path, records: &[ChunkRecord]) -> Mapped<ChunkRecord> {
-        let path = dir.join("u.fpd");
-        let mut w = RecordWriter::create(&path, Header::new::<ChunkRecord>("", false, 0, 1)).unwrap();
-        for r in records {
-            w.push(r).unwrap();
-        }
-        w.finish().unwrap();
-        Mapped::open(&path).unwrap()
     }
 
     proptest::proptest! {
@@ -471,7 +472,7 @@ mod tests {
             let dir = tempfile::tempdir().unwrap();
             let mut expected = records.clone();
             expected.sort_unstable();
-            proptest::prop_assert_eq!(by_leading_bits(&mapped(dir.path(), &records), per_bucket), expected);
+            proptest::prop_assert_eq!(by_leading_bits(&Mapped::<ChunkRecord>::open(&write_unsorted(dir.path(), &records)).unwrap(), per_bucket), expected);
         }
     }
 
