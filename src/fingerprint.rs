@@ -545,7 +545,7 @@ impl Extractor {
             };
             claims.iter().enumerate().map(&mut hint).collect()
         };
-        let mut chunker = Chunker::new();
+        let mut scratch = Scratch::default();
         items
             .into_iter()
             .zip(claims)
@@ -573,9 +573,9 @@ impl Extractor {
                         Processed::Waiting(Box::new(raw), claim, host, unread)
                     }
                     (Some(claim), _) => {
-                        Processed::Keyed(claim, self.doc_or_unchanged(raw, unread, &mut chunker))
+                        Processed::Keyed(claim, self.doc_or_unchanged(raw, unread, &mut scratch))
                     }
-                    (None, _) => match self.doc(raw, &mut chunker) {
+                    (None, _) => match self.doc(raw, &mut scratch) {
                         Extracted::Doc(doc) => Processed::Doc(doc),
                         Extracted::Failed { offset, url, reason, detail, .. } => Processed::Skip {
                             skip: Skip::new(offset, reason, detail),
@@ -618,7 +618,7 @@ impl Extractor {
     /// same payload decoded the same way) is not extracted again; any other
     /// is extracted.
     /// `unread` is a page whose body the reader left compressed.
-    fn doc_or_unchanged(&self, raw: RawDoc, unread: bool, chunker: &mut Chunker) -> Extracted {
+    fn doc_or_unchanged(&self, raw: RawDoc, unread: bool, scratch: &mut Scratch) -> Extracted {
         let payload = copies::payload_of(&raw);
         match self.unchanged.as_ref().and_then(|u| u.row(&raw.url, payload)) {
             Some(row) => Extracted::Unchanged(Unchanged {
@@ -633,15 +633,15 @@ impl Extractor {
             // The reader asked the same question: an unread page is known.
             None => {
                 debug_assert!(!unread, "a page left unread is one the previous analysis has");
-                self.doc(raw, chunker)
+                self.doc(raw, scratch)
             }
         }
     }
 
     /// Extracts, normalizes and fingerprints one document.
-    fn doc(&self, raw: RawDoc, chunker: &mut Chunker) -> Extracted {
+    fn doc(&self, raw: RawDoc, scratch: &mut Scratch) -> Extracted {
         let payload = copies::payload_of(&raw);
-        let mut text = match extract::extract(&raw) {
+        let mut text = match extract::extract_with(&raw, &mut scratch.text) {
             Ok(text) => text,
             Err(reason) => {
                 return Extracted::Failed {
@@ -655,14 +655,14 @@ impl Extractor {
             }
         };
         let capped = extract::cap(&mut text, self.max_doc_bytes);
-        let (fprints, chunks) = chunker.fingerprint_set(&text.text, self.chunking);
+        let (fprints, chunks) = scratch.chunker.fingerprint_set(&text.text, self.chunking);
         let exact = (!text.text.is_empty()).then(|| exact_hash(&text.text));
         let fuzzy = if text.text.is_empty() {
             0
         } else {
             fuzzy::fuzzy(&text.text, fuzzy::MIN_TOKEN_LEN, fuzzy::QUANT_RATE)
         };
-        Extracted::Doc(DocOut {
+        let doc = DocOut {
             offset: raw.offset,
             host: host_of(&raw.url),
             url: raw.url,
@@ -677,8 +677,17 @@ impl Extractor {
             fuzzy,
             charset: text.charset,
             payload,
-        })
+        };
+        scratch.text.recycle(text.text);
+        Extracted::Doc(doc)
     }
+}
+
+/// What one worker reuses from document to document of a batch.
+#[derive(Default)]
+struct Scratch {
+    chunker: Chunker,
+    text: extract::Buffers,
 }
 
 /// The copy index, also when a job panicked while holding it (a panic
@@ -742,7 +751,7 @@ struct Sink<'a> {
     index: Arc<Mutex<CopyIndex>>,
     /// For documents extracted here, after their claim ([`Hint::Wait`]).
     extractor: Extractor,
-    chunker: Chunker,
+    scratch: Scratch,
     /// `(copy, original)` docIDs, in docID order.
     copies: copies::Copies,
 }
@@ -820,7 +829,7 @@ impl<'a> Sink<'a> {
             stats,
             index: Arc::new(Mutex::new(CopyIndex::new(cfg.memory / 4, &scratch.join("copy-index")))),
             extractor,
-            chunker: Chunker::new(),
+            scratch: Scratch::default(),
             copies: Vec::new(),
         })
     }
@@ -868,7 +877,7 @@ impl<'a> Sink<'a> {
                     // decoded another way: extract it after all.
                     claim => {
                         let raw = std::mem::take(&mut **raw);
-                        let mut extracted = self.extractor.doc_or_unchanged(raw, *unread, &mut self.chunker);
+                        let mut extracted = self.extractor.doc_or_unchanged(raw, *unread, &mut self.scratch);
                         self.claimed(input, claim, &mut extracted)?;
                     }
                 },

@@ -115,9 +115,21 @@ pub struct HtmlText {
 ///
 /// Does not panic on any input, and runs in time linear in its length.
 pub fn html_to_text(html: &str) -> HtmlText {
-    let mut conv = Converter::new(html);
+    let mut text = String::new();
+    let title = html_to_text_into(html, &mut text);
+    HtmlText { text, title }
+}
+
+/// [`html_to_text`], but the rendered text replaces the contents of `out`
+/// (whose memory is reused) and only the title is returned.
+pub(crate) fn html_to_text_into(html: &str, out: &mut String) -> Option<String> {
+    let mut buffer = std::mem::take(out);
+    buffer.clear();
+    let mut conv = Converter::new(html, buffer);
     conv.run();
-    conv.finish()
+    let (text, title) = conv.finish();
+    *out = text;
+    title
 }
 
 /// How an element affects the text, decided by its tag name alone.
@@ -814,13 +826,15 @@ struct Converter<'h> {
 }
 
 impl<'h> Converter<'h> {
-    fn new(src: &'h str) -> Converter<'h> {
+    /// A converter that writes to `out` (empty, but it may hold memory).
+    fn new(src: &'h str, mut out: String) -> Converter<'h> {
+        // Text is usually a fraction of the markup; this avoids most
+        // regrowth without reserving the whole input.
+        out.reserve(src.len() / 4);
         Converter {
             src,
             bytes: src.as_bytes(),
-            // Text is usually a fraction of the markup; this avoids most
-            // regrowth without reserving the whole input.
-            out: String::with_capacity(src.len() / 4),
+            out,
             title: None,
             title_seen: false,
             pre_depth: 0,
@@ -831,10 +845,11 @@ impl<'h> Converter<'h> {
         }
     }
 
-    fn finish(mut self) -> HtmlText {
+    /// The rendered text and the title.
+    fn finish(mut self) -> (String, Option<String>) {
         let kept = self.out.trim_end_matches('\n').len();
         self.out.truncate(kept);
-        HtmlText { text: self.out, title: self.title }
+        (self.out, self.title)
     }
 
     /// Alternates between text runs and markup until the input ends.
