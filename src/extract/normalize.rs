@@ -43,7 +43,7 @@ pub fn normalize(text: &str, out: &mut String) -> u64 {
             at = end + 1;
             continue;
         }
-        let (unclean, newlines) = next_unclean(bytes, at);
+        let (unclean, newlines) = next_unclean(text, at);
         if unclean == bytes.len() {
             // The rest is clean lines, the last one without its `\n`.
             if lines > 0 {
@@ -96,12 +96,18 @@ fn push_line(line: &str, out: &mut String, lines: &mut u64) {
 
 /// The first byte at or after `at` (a line start) that a normalized text
 /// could not have there, and the number of `\n` before it from `at`; the
-/// end of `bytes` when the rest is normalized. Such a byte is one of the
-/// lines' other whitespace or a lead byte that may start a non-ASCII space
-/// (see [`CLASSES`]), or a space or `\n` that follows a space or `\n` or
-/// starts the text (a run, a leading space, an empty line); a text that
-/// ends with a space or `\n` has it as its last byte.
-fn next_unclean(bytes: &[u8], at: usize) -> (usize, u64) {
+/// end of `text` when the rest is normalized. Such a byte is one of the
+/// lines' other whitespace or the lead byte of a non-ASCII space, or a
+/// space or `\n` that follows a space or `\n` or starts the text (a run, a
+/// leading space, an empty line); a text that ends with a space or `\n`
+/// has it as its last byte.
+///
+/// The bitmaps find the lead bytes that may start a non-ASCII space (see
+/// [`CLASSES`]); one whose character is not White_Space after all (a
+/// typographic quote or dash, `©`, `€`: common in real text) is passed
+/// over here, so that its line is still copied in bulk.
+fn next_unclean(text: &str, at: usize) -> (usize, u64) {
+    let bytes = text.as_bytes();
     let mut newlines = 0u64;
     // Whether the byte before the block was a space or `\n`: at a line
     // start it is `\n`, or the text's start, which counts as one.
@@ -109,11 +115,16 @@ fn next_unclean(bytes: &[u8], at: usize) -> (usize, u64) {
     let mut base = at;
     while base < bytes.len() {
         let (separators, lfs, others) = classes64(&bytes[base..]);
-        let unclean = others | (separators & ((separators << 1) | carry));
-        if unclean != 0 {
+        let mut unclean = others | (separators & ((separators << 1) | carry));
+        while unclean != 0 {
             let k = unclean.trailing_zeros();
+            let i = base + k as usize;
+            if bytes[i] >= 0x80 && !char_at(text, i).0 {
+                unclean &= unclean - 1;
+                continue;
+            }
             newlines += u64::from((lfs & ((1u64 << k) - 1)).count_ones());
-            return (base + k as usize, newlines);
+            return (i, newlines);
         }
         newlines += u64::from(lfs.count_ones());
         carry = separators >> 63;
