@@ -103,11 +103,16 @@ pub(crate) struct Buffers {
     text: String,
 }
 
+/// The most a buffer keeps for the next page: a rare huge page's memory is
+/// freed rather than held for the rest of the run (the fingerprint stage's
+/// writer thread keeps its buffers for the whole stage).
+const KEPT_BYTES: usize = 1 << 20;
+
 impl Buffers {
     /// Takes back a text that [`extract_with`] handed out, to hold the
     /// next page's.
     pub(crate) fn recycle(&mut self, text: String) {
-        if text.capacity() > self.text.capacity() {
+        if text.capacity() > self.text.capacity() && text.capacity() <= KEPT_BYTES {
             self.text = text;
         }
     }
@@ -131,6 +136,9 @@ pub(crate) fn extract_with(doc: &RawDoc, buffers: &mut Buffers) -> Result<Extrac
         Kind::Html => {
             out.title = html::html_to_text_into(&decoded, &mut buffers.html);
             out.lines = normalize(&buffers.html, &mut text);
+            if buffers.html.capacity() > KEPT_BYTES {
+                buffers.html = String::new();
+            }
         }
     }
     out.text = text;
@@ -208,6 +216,30 @@ mod tests {
         assert_eq!(extract(&doc(Some("utf-8"), b"a\xffb")).unwrap().text, "a\u{fffd}b");
         assert_eq!(extract(&doc(Some("windows-1252"), b"caf\xe9")).unwrap().text, "caf\u{e9}");
         assert_eq!(extract(&doc(None, b"a\xffb")).unwrap().text, "a\u{ff}b");
+    }
+
+    #[test]
+    fn buffers_do_not_keep_a_huge_page() {
+        let mut buffers = Buffers::default();
+        let page = format!("<p>{}</p>", "word ".repeat(KEPT_BYTES / 2));
+        let doc = RawDoc {
+            content_type: Some("text/html".into()),
+            body: page.into_bytes().into(),
+            ..RawDoc::default()
+        };
+        let text = extract_with(&doc, &mut buffers).unwrap().text;
+        assert!(text.len() > KEPT_BYTES);
+        buffers.recycle(text);
+        assert_eq!((buffers.html.capacity(), buffers.text.capacity()), (0, 0));
+        let small = RawDoc {
+            content_type: Some("text/html".into()),
+            body: b"<p>a b</p>".to_vec().into(),
+            ..RawDoc::default()
+        };
+        let text = extract_with(&small, &mut buffers).unwrap().text;
+        assert_eq!(text, "a b");
+        buffers.recycle(text);
+        assert!(buffers.html.capacity() > 0 && buffers.text.capacity() > 0);
     }
 
     proptest::proptest! {
