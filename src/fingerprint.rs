@@ -683,7 +683,9 @@ impl Extractor {
     }
 }
 
-/// What one worker reuses from document to document of a batch.
+/// What is reused from document to document: by a worker through one
+/// batch, and by the writer (for the documents it extracts after their
+/// claim) through the whole stage.
 #[derive(Default)]
 struct Scratch {
     chunker: Chunker,
