@@ -16,7 +16,8 @@ use crate::dedup::{self, DedupConfig};
 use crate::exact::{self, ExactConfig};
 use crate::fingerprint::{self, FingerprintConfig, FingerprintStats, PreviousConfig};
 use crate::memory::ByteSize;
-use crate::pairs::{self, CoarseVariant, Criterion, Method, PairsConfig, Ratio};
+use crate::pairs::{self, CoarseVariant, Criterion, Method, PairsConfig, Ratio, TemplateRule};
+use crate::preset::{Defaults, Preset};
 use crate::progress::Progress;
 use crate::read::{InputFormat, ReadOptions};
 use crate::report::{self, FuzzyConfig, ReportConfig};
@@ -93,6 +94,8 @@ enum Command {
 #[derive(Args, Debug)]
 struct RunArgs {
     #[command(flatten)]
+    preset: PresetArgs,
+    #[command(flatten)]
     input: InputArgs,
     #[command(flatten)]
     scope: ScopeArgs,
@@ -108,6 +111,8 @@ struct RunArgs {
 
 #[derive(Args, Debug)]
 struct FingerprintArgs {
+    #[command(flatten)]
+    preset: PresetArgs,
     #[command(flatten)]
     input: InputArgs,
     #[command(flatten)]
@@ -151,6 +156,52 @@ struct ExactArgs {
 }
 
 #[derive(Args, Debug)]
+struct PresetArgs {
+    /// The defaults for --chunk, the criterion (-T, --jaccard, --containment) and --template:
+    /// `default` (each line a chunk, each host's template lines left out, pairs with Jaccard >=
+    /// 0.5 and containment >= 0.8: finds mirrors wrapped in banners, aliases and new versions;
+    /// see docs/defaults.md), or the paper's `paper` (lines:4, T = 15), `paper-lines2` (lines:2,
+    /// T = 25) and `paper-doc` (doc, T = 1), without template chunks. A flag given beside it
+    /// wins: --chunk replaces the chunking, any of -T, --jaccard and --containment the whole
+    /// criterion.
+    /// With --previous and no --preset, the previous analysis's settings are the defaults: the
+    /// analyses of a chain are cut and counted alike.
+    #[arg(long, value_name = "NAME", value_parser = parse_preset)]
+    preset: Option<Preset>,
+}
+
+impl PresetArgs {
+    /// The defaults: the preset's, or, for an analysis carried forward
+    /// without a --preset, those the previous analysis ran with (its chunking,
+    /// and its criterion and template rule where its pairs stage ran).
+    fn defaults(&self, previous: Option<&std::path::Path>, progress: &Progress) -> Defaults {
+        let preset = self.preset.unwrap_or_default().defaults();
+        let (Some(dir), None) = (previous, self.preset) else { return preset };
+        // A previous analysis that cannot be read is the fingerprint
+        // stage's error to report, naming it.
+        let Ok(manifest) = crate::store::Manifest::read(&OutDir::new(dir)) else { return preset };
+        let Ok(chunking) = manifest.chunking() else { return preset };
+        let pairs = manifest.pairs.as_ref();
+        let criterion = pairs.and_then(|p| p.criterion().ok()).unwrap_or(preset.criterion);
+        let template = match pairs {
+            Some(p) => p.template.as_deref().and_then(|t| t.parse().ok()),
+            None => preset.template,
+        };
+        let carried = Defaults { chunking, criterion, template };
+        if carried != preset {
+            progress.warn(&format!(
+                "--previous {} was made with --chunk {chunking}, {}{}: this analysis keeps them, as a \
+                 chain is cut and counted alike (--preset NAME starts from a preset instead)",
+                dir.display(),
+                criterion.describe(),
+                template.map_or(String::new(), |t| format!(", --template {t}")),
+            ));
+        }
+        carried
+    }
+}
+
+#[derive(Args, Debug)]
 struct ScopeArgs {
     /// Where exact copies and Overlap pairs are looked for: `crawl` (every document with
     /// every other), `host` (documents of the same host only) or `site` (of the same
@@ -169,6 +220,8 @@ impl ScopeArgs {
 struct PairsArgs {
     /// Output directory of `overlap exact`.
     dir: PathBuf,
+    #[command(flatten)]
+    preset: PresetArgs,
     #[command(flatten)]
     count: CountArgs,
     #[command(flatten)]
@@ -346,9 +399,9 @@ struct InputArgs {
     #[arg(short, long, value_name = "DIR")]
     out: PathBuf,
     /// Chunking: `lines:K[:S]`, `words:K[:S]` (K units per chunk, a new chunk every S units;
-    /// S defaults to K for lines, 1 for words) or `doc`.
-    #[arg(long, value_name = "SPEC", default_value = "lines:4", value_parser = parse_chunking)]
-    chunk: Chunking,
+    /// S defaults to K for lines, 1 for words) or `doc` (default: the preset's, lines:1).
+    #[arg(long, value_name = "SPEC", value_parser = parse_chunking)]
+    chunk: Option<Chunking>,
     /// Input format; `auto` sniffs each file's first bytes.
     #[arg(long, value_name = "FORMAT", value_enum, default_value_t = FormatArg::Auto)]
     input_format: FormatArg,
@@ -384,8 +437,9 @@ struct InputArgs {
 
 #[derive(Args, Debug)]
 struct CountArgs {
-    /// T: keep document pairs sharing at least this many chunk fingerprints (default: 15; 1 with
-    /// --jaccard or --containment).
+    /// T: keep document pairs sharing at least this many chunk fingerprints (default: the
+    /// preset's; given alone, T and no similarity measure, as the paper counts; 1 with --jaccard
+    /// or --containment).
     #[arg(short = 'T', long, value_name = "N", value_parser = parse_positive)]
     threshold: Option<u32>,
     /// Keep only pairs whose chunk sets A and B have a Jaccard similarity |A ∩ B| / |A ∪ B| of
@@ -421,9 +475,30 @@ struct CountArgs {
     counters: Option<u32>,
     /// Leave out stop chunks: fingerprints shared by more than N documents (after exact-copy
     /// removal). They are listed in stop-chunks.csv with the pairs they would have generated.
-    /// Off by default, so the answer is the paper's exact answer.
+    /// Off by default: --template finds each site's boilerplate without a crawl-wide count.
     #[arg(long, value_name = "N", value_parser = parse_positive)]
     max_df: Option<u32>,
+    /// Leave out each host's template chunks before counting: a chunk held by more than N of
+    /// one host's documents (after exact-copy removal), and more than SHARE of them, is left out
+    /// of those documents' sets (`N` or `N:SHARE`; `off` keeps every chunk). Default: the
+    /// preset's (`5:0.01`; off for the paper's).
+    #[arg(long, value_name = "RULE", value_parser = parse_template)]
+    template: Option<TemplateChoice>,
+}
+
+/// `--template`: a rule, or `off`.
+#[derive(Clone, Copy, Debug)]
+struct TemplateChoice(Option<TemplateRule>);
+
+fn parse_template(s: &str) -> Result<TemplateChoice, String> {
+    match s {
+        "off" => Ok(TemplateChoice(None)),
+        _ => s.parse().map(|r| TemplateChoice(Some(r))),
+    }
+}
+
+fn parse_preset(s: &str) -> Result<Preset, String> {
+    s.parse()
 }
 
 #[derive(Args, Debug)]
@@ -506,7 +581,7 @@ impl InputArgs {
         Ok(OutDir::new(&self.out))
     }
 
-    fn config(&self, memory: ByteSize) -> anyhow::Result<FingerprintConfig> {
+    fn config(&self, memory: ByteSize, defaults: &Defaults) -> anyhow::Result<FingerprintConfig> {
         let format = match self.input_format {
             FormatArg::Auto => InputFormat::Auto,
             FormatArg::Warc => InputFormat::Warc,
@@ -523,7 +598,7 @@ impl InputArgs {
                 max_record_bytes: self.max_record_bytes.0,
                 ..ReadOptions::default()
             },
-            chunking: self.chunk,
+            chunking: self.chunk.unwrap_or(defaults.chunking),
             max_doc_bytes: self.max_doc_bytes.0,
             memory: memory.0,
             previous: self
@@ -566,22 +641,29 @@ impl InputArgs {
 }
 
 impl CountArgs {
-    fn config(&self, memory: ByteSize) -> anyhow::Result<PairsConfig> {
+    fn config(&self, memory: ByteSize, defaults: &Defaults) -> anyhow::Result<PairsConfig> {
         let method = match self.method {
             Method::Coarse(_) => Method::Coarse(self.coarse),
             Method::Auto(_) => Method::Auto(self.coarse),
-            Method::Minhash(None) if self.jaccard.is_none() => {
-                anyhow::bail!("{}", pairs::MINHASH_NEEDS_JACCARD)
-            }
             method @ (Method::Sort | Method::Prefix | Method::Minhash(_) | Method::Simhash(_)) => method,
         };
+        // Any criterion flag states the whole criterion; none, the preset's.
         let similarity = self.jaccard.is_some() || self.containment.is_some();
-        let threshold = self.threshold.unwrap_or(if similarity { 1 } else { 15 });
+        let criterion = if similarity || self.threshold.is_some() {
+            let threshold = self.threshold.unwrap_or(if similarity { 1 } else { 15 });
+            Criterion { threshold, jaccard: self.jaccard, containment: self.containment }
+        } else {
+            defaults.criterion
+        };
+        if matches!(method, Method::Minhash(None)) && criterion.jaccard.is_none() {
+            anyhow::bail!("{}", pairs::MINHASH_NEEDS_JACCARD)
+        }
         Ok(PairsConfig {
-            criterion: Criterion { threshold, jaccard: self.jaccard, containment: self.containment },
+            criterion,
             method,
             counters: self.counters.map(u64::from),
             max_df: self.max_df,
+            template: self.template.map_or(defaults.template, |t| t.0),
             memory: memory.0,
         })
     }
@@ -649,10 +731,11 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Run(args) => {
             let memory = args.resources.apply(&progress)?;
-            let count = args.count.config(memory)?;
+            let defaults = args.preset.defaults(args.input.previous.as_deref(), &progress);
+            let count = args.count.config(memory, &defaults)?;
             let out = args.input.out_dir()?;
             locked(&out, || {
-                let strict = read_inputs(&args.input, &args.output, &out, memory, &progress)?;
+                let strict = read_inputs(&args.input, &defaults, &args.output, &out, memory, &progress)?;
                 report(&progress, exact::run(&out, &args.scope.config(memory), &progress)?);
                 report(&progress, pairs::run(&out, &count, &progress)?);
                 report(&progress, report::run(&out, &args.audit.config(memory, &[]), &progress)?);
@@ -662,8 +745,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Fingerprint(args) => {
             let memory = args.resources.apply(&progress)?;
             let out = args.input.out_dir()?;
+            let defaults = args.preset.defaults(args.input.previous.as_deref(), &progress);
             locked(&out, || {
-                let strict = read_inputs(&args.input, &args.output, &out, memory, &progress)?;
+                let strict = read_inputs(&args.input, &defaults, &args.output, &out, memory, &progress)?;
                 strict.map_or(Ok(()), check_strict)
             })
         }
@@ -678,7 +762,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Pairs(args) => {
             let memory = args.resources.apply(&progress)?;
             let out = existing(&args.dir)?;
-            let count = args.count.config(memory)?;
+            let count = args.count.config(memory, &args.preset.defaults(None, &progress))?;
             locked(&out, || {
                 report(&progress, pairs::run(&out, &count, &progress)?);
                 Ok(())
@@ -773,12 +857,13 @@ fn locked(out: &OutDir, work: impl FnOnce() -> anyhow::Result<()>) -> anyhow::Re
 /// `fingerprint` begin; the counts `--strict` looks at, when it is given.
 fn read_inputs(
     input: &InputArgs,
+    defaults: &Defaults,
     output: &OutputArgs,
     out: &OutDir,
     memory: ByteSize,
     progress: &Progress,
 ) -> anyhow::Result<Option<FingerprintStats>> {
-    let read = fingerprint::run(out, &input.config(memory)?, progress)?;
+    let read = fingerprint::run(out, &input.config(memory, defaults)?, progress)?;
     let strict = input.strict.then(|| read_counts(out, &read)).transpose()?;
     report(progress, read);
     output.export(out, progress)?;

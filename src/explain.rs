@@ -27,7 +27,8 @@ use anyhow::{Context, bail};
 use serde::Serialize;
 
 use crate::chunk::{Chunker, exact_hash};
-use crate::pairs::{Counted, Criterion};
+use crate::pairs::template::Template;
+use crate::pairs::{Counted, Criterion, TemplateRule};
 use crate::reread::{self, Located, Reread};
 use crate::store::docs::{DocTable, for_each_doc};
 use crate::store::postings::Postings;
@@ -64,6 +65,10 @@ pub(crate) struct Explanation {
     /// The pairs stage's T and `--max-df`; null before it ran.
     pub threshold: Option<u32>,
     pub max_df: Option<u32>,
+    /// The pairs stage's `--template` rule (`5:0.01`); null when it kept
+    /// every chunk. A shared chunk that is the template of either
+    /// document's host is marked `stop` and left out of F.
+    pub template: Option<String>,
     /// Whether overlap.csv lists the pair; null before the pairs stage ran.
     pub in_table: Option<bool>,
     /// Why it does or does not, in words.
@@ -138,6 +143,34 @@ pub(crate) fn explain(out: &OutDir, a: &str, b: &str) -> anyhow::Result<Explanat
     };
     let postings = Postings::open(out)?;
     let max_df = pairs.as_ref().and_then(|p| p.max_df);
+    let template = match pairs.as_ref().and_then(|p| p.template.as_deref()) {
+        Some(rule) => {
+            let rule: TemplateRule =
+                rule.parse().map_err(|e: String| anyhow::anyhow!("manifest.json: pairs.template: {e}"))?;
+            Some(Template::read(out, &counted, rule)?)
+        }
+        None => None,
+    };
+    // The counted documents that hold a chunk, and whether it is the
+    // template of a document's host: as the pairs stage leaves template
+    // chunks out before it counts documents for --max-df.
+    let holders =
+        |fprint: u64| -> Vec<u32> { postings.rows(fprint).filter(|&r| counted.contains(r)).collect() };
+    let left_out = |holders: &[u32], doc: &DocInfo| -> bool {
+        template.as_ref().is_some_and(|t| t.is_template(holders, doc.row))
+    };
+    let df = |holders: &[u32], doc: &DocInfo| -> usize {
+        let scope = counted.scope(doc.row);
+        holders
+            .iter()
+            .filter(|&&r| {
+                counted.scope(r) == scope && !template.as_ref().is_some_and(|t| t.is_template(holders, r))
+            })
+            .count()
+    };
+    let stop = |holders: &[u32], doc: &DocInfo| -> bool {
+        left_out(holders, doc) || max_df.is_some_and(|m| df(holders, doc) > m as usize)
+    };
     let mut shared = Vec::new();
     for (fprint, text) in chunks_a.iter().filter(|(fp, _)| in_b.contains(fp)) {
         let rows: Vec<u32> = postings.rows(*fprint).collect();
@@ -152,12 +185,10 @@ pub(crate) fn explain(out: &OutDir, a: &str, b: &str) -> anyhow::Result<Explanat
             }
         }
         // Document frequency as the pairs stage counts it: counted
-        // documents (exact-group centers) of the document's scope.
-        let df = |doc: &DocInfo| {
-            let scope = counted.scope(doc.row);
-            rows.iter().filter(|&&r| counted.contains(r) && counted.scope(r) == scope).count()
-        };
-        let stop = max_df.is_some_and(|m| df(&doc_a) > m as usize || df(&doc_b) > m as usize);
+        // documents (exact-group centers) of the document's scope, those
+        // whose host's template it is left out.
+        let held = holders(*fprint);
+        let stop = stop(&held, &doc_a) || stop(&held, &doc_b);
         shared.push(SharedChunk { fprint: format!("{fprint:016x}"), text: text.clone(), stop });
     }
 
@@ -170,13 +201,10 @@ pub(crate) fn explain(out: &OutDir, a: &str, b: &str) -> anyhow::Result<Explanat
     // each document's chunks less the stop chunks of its own scope.
     let criterion = pairs.as_ref().map(|p| p.criterion()).transpose()?;
     let counted_size = |doc: &DocInfo, chunks: &[(u64, String)]| -> u32 {
-        let Some(m) = max_df else { return chunks.len() as u32 };
-        let scope = counted.scope(doc.row);
-        let stop = |fprint: u64| {
-            postings.rows(fprint).filter(|&r| counted.contains(r) && counted.scope(r) == scope).count()
-                > m as usize
-        };
-        chunks.iter().filter(|(fp, _)| !stop(*fp)).count() as u32
+        if max_df.is_none() && template.is_none() {
+            return chunks.len() as u32;
+        }
+        chunks.iter().filter(|(fp, _)| !stop(&holders(*fp), doc)).count() as u32
     };
     let sizes = match criterion {
         Some(c) if c.needs_sizes() => (counted_size(&doc_a, &chunks_a), counted_size(&doc_b, &chunks_b)),
@@ -213,6 +241,7 @@ pub(crate) fn explain(out: &OutDir, a: &str, b: &str) -> anyhow::Result<Explanat
         shared_stop,
         threshold: pairs.as_ref().map(|p| p.threshold),
         max_df,
+        template: pairs.as_ref().and_then(|p| p.template.clone()),
         in_table,
         why,
     })
@@ -399,18 +428,25 @@ fn table_verdict(
 /// with its fingerprint and its text, indented.
 pub(crate) fn write_text(e: &Explanation, w: &mut dyn Write) -> std::io::Result<()> {
     let url = |u: &str| if u.is_empty() { "(no URL)".to_string() } else { u.to_string() };
-    let f_note = if e.max_df.is_some() {
-        "chunks both hold, stop chunks left out: F, as overlap.csv counts it"
-    } else {
-        "chunks both hold: F, as overlap.csv counts it"
+    let f_note = match (e.max_df, &e.template) {
+        (None, None) => "chunks both hold: F, as overlap.csv counts it",
+        (Some(_), None) => "chunks both hold, stop chunks left out: F, as overlap.csv counts it",
+        (_, Some(_)) => "chunks both hold, template and stop chunks left out: F, as overlap.csv counts it",
     };
     let mut rows: Vec<(&str, String, String)> = vec![
         ("doc_i", e.doc_i.to_string(), url(&e.url_i)),
         ("doc_j", e.doc_j.to_string(), url(&e.url_j)),
         ("shared", e.shared.to_string(), f_note.to_string()),
     ];
+    let mut left_out = Vec::new();
+    if let Some(t) = &e.template {
+        left_out.push(format!("a host's template, --template {t}"));
+    }
     if let Some(m) = e.max_df {
-        let note = format!("shared stop chunks (in more than {m} documents): marked below, not in F");
+        left_out.push(format!("in more than {m} documents"));
+    }
+    if !left_out.is_empty() {
+        let note = format!("shared chunks left out ({}): marked stop below, not in F", left_out.join("; "));
         rows.push(("stop", e.shared_stop.to_string(), note));
     }
     rows.push((
@@ -481,6 +517,7 @@ mod tests {
             shared_stop: 1,
             threshold: Some(15),
             max_df: Some(9),
+            template: None,
             in_table: Some(false),
             why: "F < T = 15".into(),
         };
@@ -491,7 +528,7 @@ mod tests {
 doc_i   3       http://a.example/
 doc_j   166     (no URL)
 shared  1       chunks both hold, stop chunks left out: F, as overlap.csv counts it
-stop    1       shared stop chunks (in more than 9 documents): marked below, not in F
+stop    1       shared chunks left out (in more than 9 documents): marked stop below, not in F
 jaccard 0.5000  2 shared of 4 distinct chunks (3 in doc_i, 3 in doc_j)
 table   no      F < T = 15
 

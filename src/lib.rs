@@ -49,6 +49,7 @@ pub(crate) mod manual;
 pub(crate) mod memory;
 pub mod pairs;
 pub(crate) mod plain_url;
+pub mod preset;
 pub mod progress;
 pub mod read;
 pub(crate) mod report;

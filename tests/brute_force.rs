@@ -125,14 +125,56 @@ fn real_text_lines4_stride1_matches_reference() {
     check_real_text("lines:4:1", &[15, 3]);
 }
 
+/// `overlap run` on a JSONL input with a preset.
+fn run_jsonl(input: &Path, out: &Path, preset: &str) {
+    overlap_ok(["run", &arg(input), "--input-format", "jsonl", "--out", &arg(out), "-q", "--preset", preset]);
+}
+
+/// The default preset against the reference: each normalized line a chunk,
+/// each host's template lines left out (more than max(5, 1%) of the host's
+/// surviving documents), pairs with Jaccard >= 0.5 and containment >= 0.8
+/// over what remains.
 #[test]
-fn real_text_default_chunking_is_lines4_threshold15() {
+fn real_text_default_preset_matches_reference() {
     let tmp = tempdir();
     let (input, docs) = real_jsonl(tmp.path());
     let out = tmp.path().join("out");
-    overlap_ok(["run", &arg(&input), "--input-format", "jsonl", "--out", &arg(&out), "-q"]);
+    // Named, since the tests' runs take the paper's preset otherwise.
+    run_jsonl(&input, &out, "default");
+    let hosts: Vec<String> = docs.iter().map(|d| host_of(&d.url)).collect();
+    let reference = Reference::with_template(&texts(&docs), &hosts, Spec::Lines { k: 1, s: 1 }, 5, 100);
+    let want = reference.similar(1, Some(5000), Some(8000));
+    assert!(want.len() > 20, "test data: {} pairs under the default preset", want.len());
+    let got = read_overlap_measured(&out, &["jaccard", "containment"]);
+    assert!(got == want, "default preset: {}", table_diff(&got, &want));
+    let docs_csv = read_docs(&out);
+    for (i, d) in docs_csv.iter().enumerate() {
+        assert_eq!(d.exact_center, reference.exact_center[i], "doc {i}: exact center");
+    }
+    let stats = read_stats(&out);
+    assert_eq!(stats["pairs"]["template"], serde_json::json!("5:0.01"));
+    assert!(stats["pairs"]["template_records"].as_u64().unwrap() > 0, "template lines were left out");
+    // And it is what a run without --preset does (this test's own command,
+    // not `overlap_cmd`, which names the paper's).
+    let plain = tmp.path().join("plain");
+    let done = std::process::Command::new(env!("CARGO_BIN_EXE_overlap"))
+        .args(["run", &arg(&input), "--input-format", "jsonl", "--out", &arg(&plain), "-q"])
+        .output()
+        .unwrap();
+    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    assert_same_outputs(&out, &plain, "--preset default and no --preset");
+}
+
+/// `--preset paper` is the paper's: one fingerprint for every four lines,
+/// T = 15, every chunk kept.
+#[test]
+fn real_text_paper_preset_is_lines4_threshold15() {
+    let tmp = tempdir();
+    let (input, docs) = real_jsonl(tmp.path());
+    let out = tmp.path().join("out");
+    run_jsonl(&input, &out, "paper");
     let reference = Reference::new(&texts(&docs), Spec::Lines { k: 4, s: 4 });
-    assert_matches_reference(&out, &reference, 15, "real text, default flags");
+    assert_matches_reference(&out, &reference, 15, "real text, --preset paper");
 }
 
 // ------------------------------------------------------------ random documents

@@ -270,3 +270,41 @@ fn counters_that_cannot_fit_are_an_error_naming_the_memory_needed() {
     assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
     assert!(stderr.contains("--memory") && stderr.contains("MiB"), "{stderr}");
 }
+
+/// The default preset (each line a chunk, each host's template lines left
+/// out, Jaccard >= 0.5 and containment >= 0.8) gives the reference's table
+/// with every method: the template filter is one step before counting,
+/// whatever counts.
+#[test]
+fn methods_agree_under_the_default_preset() {
+    let tmp = tempdir();
+    let (input, docs) = real_jsonl(tmp.path());
+    let hosts: Vec<String> = docs.iter().map(|d| host_of(&d.url)).collect();
+    let reference = Reference::with_template(&texts(&docs), &hosts, Spec::parse("lines:1"), 5, 100);
+    let want = reference.similar(1, Some(5000), Some(8000));
+    let without = Reference::new(&texts(&docs), Spec::parse("lines:1")).similar(1, Some(5000), Some(8000));
+    assert!(!want.is_empty(), "test data: no pair under the default preset");
+    assert_ne!(want, without, "test data: the template chunks must change the table");
+    let out = tmp.path().join("out");
+    overlap_ok([
+        "fingerprint",
+        "-q",
+        "--preset",
+        "default",
+        "--input-format",
+        "jsonl",
+        "--out",
+        &arg(&out),
+        &arg(&input),
+    ]);
+    overlap_ok(["exact", "-q", &arg(&out)]);
+    for method in METHODS {
+        let mut args = vec!["pairs", "-q", "--preset", "default"];
+        let out_arg = arg(&out);
+        args.push(&out_arg);
+        args.extend_from_slice(method);
+        overlap_ok(&args);
+        let got = read_overlap_measured(&out, &["jaccard", "containment"]);
+        assert!(got == want, "{method:?}: {}", table_diff(&got, &want));
+    }
+}

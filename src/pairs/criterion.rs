@@ -27,6 +27,12 @@ const D: u64 = 10_000;
 pub struct Ratio(u16);
 
 impl Ratio {
+    /// The ratio of `n` ten-thousandths (1 to 10000).
+    pub(crate) const fn from_ten_thousandths(n: u16) -> Ratio {
+        assert!(n >= 1 && n as u64 <= D);
+        Ratio(n)
+    }
+
     /// Ten-thousandths.
     pub(crate) fn get(self) -> u64 {
         u64::from(self.0)

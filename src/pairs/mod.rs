@@ -21,6 +21,7 @@ mod sizes;
 pub mod sort;
 mod stats;
 pub(crate) mod stop;
+pub mod template;
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -31,6 +32,7 @@ pub use coarse::CoarseVariant;
 pub use criterion::{Criterion, Ratio};
 pub use minhash::Bands;
 pub use stats::{AutoStats, PairsStats};
+pub use template::TemplateRule;
 
 use crate::exact;
 use crate::progress::Progress;
@@ -123,6 +125,8 @@ pub(crate) struct PairsConfig {
     pub counters: Option<u64>,
     /// Leave out fingerprints shared by more documents than this.
     pub max_df: Option<u32>,
+    /// Leave out each host's template chunks first.
+    pub template: Option<TemplateRule>,
     /// Memory budget in bytes.
     pub memory: u64,
 }
@@ -404,6 +408,7 @@ pub(crate) fn run(
         format!("{:?}", cfg.method),
         format!("{:?}", cfg.counters),
         format!("{:?}", cfg.max_df),
+        cfg.template.map_or_else(|| "no template".to_string(), |t| format!("template {t}")),
     ];
     let key = Stage::chained_key(out, STAGE, exact::STAGE, &flags.each_ref().map(String::as_str))?;
     let threshold = criterion.threshold;
@@ -430,7 +435,14 @@ pub(crate) fn run(
         Scope::Crawl => Counted::open(&out.centers())?,
         _ => Counted::open(&out.centers())?.in_scopes(&out.scopes())?,
     };
-    let parts = out.fprint_parts()?;
+    let mut parts = out.fprint_parts()?;
+    let mut template_stats = None;
+    if let Some(rule) = cfg.template {
+        let template = template::Template::read(out, &counted, rule)?;
+        let (filtered, s) = template.filter(&parts, &counted, &scratch)?;
+        parts = filtered;
+        template_stats = Some(s);
+    }
     let sizes = match criterion.needs_sizes() {
         true => Some(sizes::sizes(&parts, &counted, cfg.max_df)?),
         false => None,
@@ -452,6 +464,9 @@ pub(crate) fn run(
         containment: criterion.containment.map(|q| q.to_string()),
         criterion: criterion.describe(),
         max_df: cfg.max_df,
+        template: cfg.template.map(|t| t.to_string()),
+        template_chunks: template_stats.map(|s| s.chunks),
+        template_records: template_stats.map(|s| s.records),
         ..PairsStats::default()
     };
     let mut outputs = vec![out.overlap()];
@@ -480,7 +495,11 @@ pub(crate) fn run(
     // An analysis carried forward counts only what changed, unless a
     // method was asked for.
     let mut counted_change = false;
-    if manifest.chain.is_some() && matches!(cfg.method, Method::Auto(_)) {
+    if manifest.chain.is_some() && matches!(cfg.method, Method::Auto(_)) && cfg.template.is_some() {
+        // A changed page changes which chunks are its host's template, and
+        // so the sets of the host's other pages: counted anew.
+        stats.delta_skipped = Some("template chunks (--template) are found anew over the whole crawl".into());
+    } else if manifest.chain.is_some() && matches!(cfg.method, Method::Auto(_)) {
         match delta::previous(&manifest, &criterion) {
             Ok(prev) => match delta::count(&prev, out, &input, &doc_ids, &mut stats, &mut table)? {
                 Ok(figures) => {
@@ -515,11 +534,17 @@ pub(crate) fn run(
             table.push_measured(row, measures)
         };
         method.count(&input, &mut stats, &mut emit)?;
+        if let Some(t) = template_stats {
+            // The filter left the copies' records out before the method
+            // read the partitions.
+            stats.fingerprints_removed = t.copies;
+        }
     }
     stats.pairs_emitted = table.finish()?;
     manifest.pairs = Some(PairsSettings {
         threshold,
         max_df: cfg.max_df,
+        template: cfg.template.map(|t| t.to_string()),
         jaccard: criterion.jaccard.map(|q| q.to_string()),
         containment: criterion.containment.map(|q| q.to_string()),
         approximate: stats.lsh.as_ref().map(lsh::LshStats::describe),

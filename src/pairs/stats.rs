@@ -41,6 +41,15 @@ pub struct PairsStats {
     /// generated.
     pub stop_chunks: u64,
     pub stop_chunk_pairs: u64,
+    /// `--template`, when given: each host's template chunks were left out
+    /// before counting; the (host, chunk) pairs found template, and the
+    /// records (a chunk in a document) left out with them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template_chunks: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template_records: Option<u64>,
     /// Bytes of pair runs written to temporary disk, every merge round
     /// included.
     pub spill_bytes: u64,

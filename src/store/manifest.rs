@@ -120,6 +120,10 @@ impl ReadSettings {
 pub(crate) struct PairsSettings {
     pub threshold: u32,
     pub max_df: Option<u32>,
+    /// `--template` as given (`5:0.01`), when each host's template chunks
+    /// were left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template: Option<String>,
     /// `--jaccard` and `--containment` as given (decimals), when given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jaccard: Option<String>,
@@ -398,6 +402,7 @@ mod tests {
             pairs: Some(PairsSettings {
                 threshold: 15,
                 max_df: None,
+                template: None,
                 jaccard: None,
                 containment: None,
                 approximate: None,

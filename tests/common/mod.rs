@@ -28,14 +28,33 @@ pub fn testdata(name: &str) -> PathBuf {
 }
 
 /// A command for the `overlap` binary, run from the crate root.
+///
+/// The tests were written against the paper's settings (one fingerprint
+/// for every four lines, T = 15, every chunk kept), and each states what it
+/// changes of them: a `run`, `fingerprint` or `pairs` that names no
+/// `--preset` runs with `--preset paper`. The default preset has tests of
+/// its own, which name it (`--preset default`): tests/defaults.rs, and the
+/// brute-force, method and previous-crawl tests that run under both.
 pub fn overlap_cmd<I, S>(args: I) -> Command
 where
     I: IntoIterator<Item = S>,
     S: AsRef<std::ffi::OsStr>,
 {
+    let args: Vec<std::ffi::OsString> = args.into_iter().map(|a| a.as_ref().to_os_string()).collect();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_overlap"));
-    cmd.args(args).current_dir(root()).stdin(Stdio::null());
+    cmd.args(&args).current_dir(root()).stdin(Stdio::null());
+    let stage = args.iter().find(|a| !a.to_string_lossy().starts_with('-'));
+    let names_preset = args.iter().any(|a| a == "--preset" || a.to_string_lossy().starts_with("--preset="));
+    if stage.is_some_and(|s| s == "run" || s == "fingerprint" || s == "pairs") && !names_preset {
+        cmd.args(["--preset", "paper"]);
+    }
     cmd
+}
+
+/// The host of a URL as docs.csv's `host` column gives it: lowercase,
+/// without port or user; empty when the URL has none.
+pub fn host_of(url: &str) -> String {
+    url::Url::parse(url).ok().and_then(|u| u.host_str().map(str::to_lowercase)).unwrap_or_default()
 }
 
 /// Runs `overlap` with the given arguments and returns what it did.
@@ -389,6 +408,17 @@ pub fn read_overlap(dir: &Path) -> Vec<(usize, usize, usize)> {
         .collect()
 }
 
+/// Reads `DIR/overlap.csv` of a similarity criterion (`--jaccard`,
+/// `--containment`: the default preset) as (doc_i, doc_j, shared)
+/// triples, checking that its measure columns are the named ones.
+pub fn read_overlap_measured(dir: &Path, measures: &[&str]) -> Vec<(usize, usize, usize)> {
+    let (header, rows) = read_csv(&dir.join("overlap.csv"));
+    let want: Vec<&str> = OVERLAP_HEADER.iter().chain(measures).copied().collect();
+    assert_eq!(header, want, "overlap.csv header");
+    let n = |s: &str| s.parse::<usize>().unwrap_or_else(|_| panic!("overlap.csv: {s:?}"));
+    rows.iter().map(|r| (n(&r[0]), n(&r[1]), n(&r[2]))).collect()
+}
+
 /// Each docID's chunk fingerprints (16 hex digits), from `overlap dump`:
 /// the FPrint-DocID records as the analysis stored them.
 pub fn fingerprints_by_doc(dir: &Path) -> BTreeMap<usize, BTreeSet<String>> {
@@ -585,6 +615,30 @@ impl Reference {
     /// The reference with chunks shared by more than `max_df` surviving
     /// documents left out.
     pub fn with_max_df(texts: &[String], spec: Spec, max_df: Option<usize>) -> Reference {
+        Reference::build(texts, spec, max_df, None)
+    }
+
+    /// The reference with each host's template chunks left out (`overlap
+    /// --template MIN:SHARE`, SHARE in ten-thousandths): a chunk held by
+    /// more than max(MIN, floor(SHARE · pages / 10000)) surviving documents
+    /// of one host, where pages is the host's surviving documents, leaves
+    /// those documents' sets, before stop chunks are counted.
+    pub fn with_template(
+        texts: &[String],
+        hosts: &[String],
+        spec: Spec,
+        min: usize,
+        share: u64,
+    ) -> Reference {
+        Reference::build(texts, spec, None, Some((hosts, min, share)))
+    }
+
+    fn build(
+        texts: &[String],
+        spec: Spec,
+        max_df: Option<usize>,
+        template: Option<(&[String], usize, u64)>,
+    ) -> Reference {
         let normalized: Vec<Vec<String>> = texts.iter().map(|t| normalize(t)).collect();
 
         // Exact copies: identical normalized text; the center is the first.
@@ -605,6 +659,28 @@ impl Reference {
 
         // Survivors: documents that are their own center (empty ones have no chunks).
         let survivors: Vec<usize> = (0..texts.len()).filter(|&i| exact_center[i] == Some(i)).collect();
+
+        // Template chunks: per host, over its survivors.
+        if let Some((hosts, min, share)) = template {
+            let mut pages: BTreeMap<&str, usize> = BTreeMap::new();
+            for &i in &survivors {
+                *pages.entry(hosts[i].as_str()).or_default() += 1;
+            }
+            let mut held: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+            for &i in &survivors {
+                for c in &sets[i] {
+                    *held.entry((hosts[i].as_str(), c.as_str())).or_default() += 1;
+                }
+            }
+            let template: BTreeSet<(String, String)> = held
+                .into_iter()
+                .filter(|((h, _), n)| *n > min.max((share * pages[h] as u64 / 10_000) as usize))
+                .map(|((h, c), _)| (h.to_string(), c.to_string()))
+                .collect();
+            for &i in &survivors {
+                sets[i].retain(|c| !template.contains(&(hosts[i].clone(), c.clone())));
+            }
+        }
 
         // Stop chunks: document frequency over survivors above max_df.
         let mut df: BTreeMap<String, usize> = BTreeMap::new();
