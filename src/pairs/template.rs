@@ -107,6 +107,9 @@ pub(crate) struct TemplateStats {
 pub(crate) struct Template {
     of_row: Vec<u32>,
     limits: Vec<u32>,
+    /// The smallest limit: a chunk held by no more documents in all is
+    /// template nowhere.
+    smallest: u32,
 }
 
 impl Template {
@@ -133,8 +136,9 @@ impl Template {
                 pages[host as usize] += 1;
             }
         }
-        let limits = pages.iter().map(|&p| rule.limit(p)).collect();
-        Ok(Template { of_row, limits })
+        let limits: Vec<u32> = pages.iter().map(|&p| rule.limit(p)).collect();
+        let smallest = limits.iter().copied().min().unwrap_or(u32::MAX);
+        Ok(Template { of_row, limits, smallest })
     }
 
     /// Keeps, of `docs` (counted documents holding one chunk, ascending),
@@ -142,8 +146,7 @@ impl Template {
     /// order; returns the (host, chunk) pairs found template and the
     /// documents left out.
     fn keep(&self, docs: &mut Vec<u32>, by_host: &mut Vec<(u32, u32)>) -> (u64, u64) {
-        let smallest = self.limits.iter().copied().min().unwrap_or(0) as usize;
-        if docs.len() <= smallest {
+        if docs.len() <= self.smallest as usize {
             // No host can hold it more often than the smallest limit.
             return (0, 0);
         }
