@@ -40,6 +40,12 @@ Usage:
 
 The binary, the inputs and DIR must be at the same paths on every
 executor and the driver (a shared file system).
+
+Its defaults are the paper's (`--chunk lines:4`, T = 15, every chunk kept:
+a local `overlap run --preset paper`), not the local default, which also
+leaves each host's template chunks out and keeps pairs by Jaccard and
+containment: the job does neither yet, so it gives the local answer of
+`--preset paper` with the same --chunk, -T and --max-df.
 """
 
 import argparse

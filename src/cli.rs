@@ -165,7 +165,8 @@ struct PresetArgs {
     /// wins: --chunk replaces the chunking, any of -T, --jaccard and --containment the whole
     /// criterion.
     /// With --previous and no --preset, the previous analysis's settings are the defaults: the
-    /// analyses of a chain are cut and counted alike.
+    /// analyses of a chain are cut and counted alike; for `pairs`, those of the preset that cuts
+    /// documents as the analysis was cut.
     #[arg(long, value_name = "NAME", value_parser = parse_preset)]
     preset: Option<Preset>,
 }
@@ -198,6 +199,15 @@ impl PresetArgs {
             ));
         }
         carried
+    }
+
+    /// The defaults of `overlap pairs` on the analysis in `out`: the
+    /// preset's, or, without --preset, those of the preset that cuts
+    /// documents as the analysis was cut (its fingerprint stage's --preset
+    /// paper makes `pairs` count as the paper does), else the default's.
+    fn defaults_of(&self, out: &OutDir) -> Defaults {
+        let cut = || crate::store::Manifest::read(out).ok()?.chunking().ok().and_then(Preset::cutting);
+        self.preset.or_else(cut).unwrap_or_default().defaults()
     }
 }
 
@@ -297,6 +307,10 @@ enum DedupFormatArg {
     Warc,
     /// One URL per line, in docID order (reads no input; documents without a URL are left out).
     Urls,
+    /// The skip list for the next crawl: CSV `url,kept_url,why`, one row per document the rule
+    /// skips (`exact` or `near`), with the URL of the kept document that stands for it, in docID
+    /// order (reads no input).
+    Skip,
 }
 
 impl DedupArgs {
@@ -310,6 +324,7 @@ impl DedupArgs {
                 DedupFormatArg::Jsonl => dedup::Format::Jsonl,
                 DedupFormatArg::Warc => dedup::Format::Warc,
                 DedupFormatArg::Urls => dedup::Format::Urls,
+                DedupFormatArg::Skip => dedup::Format::Skip,
             },
             out: if self.out.as_os_str() == "-" {
                 dedup::Destination::Stdout
@@ -762,7 +777,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Pairs(args) => {
             let memory = args.resources.apply(&progress)?;
             let out = existing(&args.dir)?;
-            let count = args.count.config(memory, &args.preset.defaults(None, &progress))?;
+            let count = args.count.config(memory, &args.preset.defaults_of(&out))?;
             locked(&out, || {
                 report(&progress, pairs::run(&out, &count, &progress)?);
                 Ok(())

@@ -28,6 +28,7 @@
 
 mod output;
 mod reread;
+mod skip;
 
 use std::time::Instant;
 
@@ -45,6 +46,9 @@ use crate::store::docs::Source;
 use crate::store::manifest::InputIdentity;
 use crate::store::{Manifest, OutDir};
 use crate::{exact, fingerprint, pairs};
+
+/// In `stand_in`, a document that is kept.
+const KEPT: u32 = u32::MAX;
 
 /// Which documents are kept.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,6 +68,9 @@ pub(crate) enum Format {
     Warc,
     /// Its URL, one per line.
     Urls,
+    /// The skip list: CSV `url,kept_url,why`, a row for each skipped
+    /// document with a URL, naming the kept document that stands for it.
+    Skip,
 }
 
 #[derive(Clone, Debug)]
@@ -140,18 +147,23 @@ pub(crate) fn run(out: &OutDir, cfg: &DedupConfig, progress: &Progress) -> anyho
     cfg.out.check(out, &manifest)?;
     let docs =
         input::load_docs(&out.docs(), manifest.documents, HostColumnBuilder::held(), |_, _, _| Ok(()))?;
-    let kept: Vec<bool> = match cfg.level {
-        Level::Exact => (0..docs.len() as u32).map(|d| savings::exact_kept(&docs, d)).collect(),
+    // The kept page that stands for each skipped one (KEPT for a kept one).
+    let stand_in: Vec<u32> = match cfg.level {
+        Level::Exact => (0..docs.len() as u32)
+            .map(|d| if savings::exact_kept(&docs, d) { KEPT } else { docs.center(d) })
+            .collect(),
         Level::Near => {
             let links = Links::build(&docs, &out.overlap(), |_, _| Ok(()))?;
-            (0..docs.len() as u32).map(|d| links.kept(&docs, d)).collect()
+            (0..docs.len() as u32).map(|d| links.stands_for(&docs, d).unwrap_or(KEPT)).collect()
         }
     };
+    let kept: Vec<bool> = stand_in.iter().map(|&s| s == KEPT).collect();
     let mut stats = counts(&docs, &kept);
     stats.unit = match cfg.format {
         Format::Jsonl => "line",
         Format::Warc => "record",
         Format::Urls => "URL",
+        Format::Skip => "row",
     };
     let inputs = Inputs::of(&manifest);
     let unchanged = |out: &OutDir| -> anyhow::Result<()> {
@@ -183,6 +195,10 @@ pub(crate) fn run(out: &OutDir, cfg: &DedupConfig, progress: &Progress) -> anyho
             bar.finish_and_clear();
             unchanged(out)?;
             stats.bytes = sink.finish()?;
+        }
+        Format::Skip => {
+            stats.written = skip::write(out, &docs, &stand_in, &cfg.out, &mut stats, progress)?;
+            unchanged(out)?;
         }
         Format::Jsonl | Format::Warc => {
             let wanted = wanted(out, &inputs, &kept)?;

@@ -156,8 +156,16 @@ pub(crate) fn explain(out: &OutDir, a: &str, b: &str) -> anyhow::Result<Explanat
     // chunks out before it counts documents for --max-df.
     let holders =
         |fprint: u64| -> Vec<u32> { postings.rows(fprint).filter(|&r| counted.contains(r)).collect() };
+    // A copy is counted as its center, under its center's host's rule.
+    let doc_ids = crate::store::handles::DocIds::open(out, &manifest)?;
+    let counted_row = |doc: &DocInfo| -> u32 {
+        match doc.center {
+            Some(c) if c != doc.id => doc_ids.row(c).unwrap_or(doc.row),
+            _ => doc.row,
+        }
+    };
     let left_out = |holders: &[u32], doc: &DocInfo| -> bool {
-        template.as_ref().is_some_and(|t| t.is_template(holders, doc.row))
+        template.as_ref().is_some_and(|t| t.is_template(holders, counted_row(doc)))
     };
     let df = |holders: &[u32], doc: &DocInfo| -> usize {
         let scope = counted.scope(doc.row);

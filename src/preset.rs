@@ -53,6 +53,11 @@ impl Preset {
         Defaults { chunking: self.chunking(), criterion: self.criterion(), template: self.template() }
     }
 
+    /// The preset that cuts documents with `chunking`, if one does.
+    pub fn cutting(chunking: Chunking) -> Option<Preset> {
+        NAMES.iter().map(|(p, _)| *p).find(|p| p.chunking() == chunking)
+    }
+
     pub fn name(self) -> &'static str {
         NAMES.iter().find(|(p, _)| *p == self).map_or("default", |(_, n)| n)
     }
@@ -121,6 +126,9 @@ mod tests {
         assert_eq!(Preset::Paper.criterion(), Criterion::count(15));
         assert_eq!(Preset::Paper.template(), None);
         assert_eq!(Preset::Default.chunking().to_string(), "lines:1:1");
+        assert_eq!(Preset::cutting("lines:4".parse().unwrap()), Some(Preset::Paper));
+        assert_eq!(Preset::cutting("doc".parse().unwrap()), Some(Preset::PaperDoc));
+        assert_eq!(Preset::cutting("words:5".parse().unwrap()), None);
         assert_eq!(
             Preset::Default.criterion().describe(),
             "Jaccard >= 0.5 and containment >= 0.8 and F >= 1"

@@ -65,11 +65,8 @@ fn dedup_ok(dir: &Path, level: &str, format: &str, tmp: &Path, name: &str) -> Pa
 /// its center shares). Empty documents are kept.
 fn expected_kept(dir: &Path, level: &str) -> Vec<usize> {
     let docs = read_doc_rows(dir);
-    let linked: BTreeSet<(usize, usize)> = if level == "near" {
-        read_overlap(dir).into_iter().map(|(i, j, _)| (i, j)).collect()
-    } else {
-        BTreeSet::new()
-    };
+    let linked: BTreeSet<(usize, usize)> =
+        if level == "near" { read_overlap_any(dir).into_iter().collect() } else { BTreeSet::new() };
     let mut kept: Vec<&DocRow> = Vec::new();
     for d in &docs {
         let Some(center) = d.exact_center else {
@@ -627,4 +624,51 @@ fn standard_output_a_closed_pipe_and_stats() {
     );
     assert!(stderr.starts_with(&want), "{stderr}\nwant: {want}");
     assert!(near > 0 && copies > 0 && empty > 0, "the test data has each");
+}
+
+/// `--format skip`: a row for every skipped document with a URL, in docID
+/// order, naming the kept page that stands for it, recomputed from
+/// docs.csv and overlap.csv: an exact copy's center when it is kept, or
+/// else the smallest kept page before the center that is its near-replica.
+#[test]
+fn the_skip_list_names_each_skipped_page_and_the_kept_page_that_stands_for_it() {
+    let tmp = tempdir();
+    let input = testdata("report/crawl.warc.gz");
+    for (name, flags) in [("paper", &REPORT_CHUNKING[..]), ("default", &["--preset", "default"][..])] {
+        let dir = tmp.path().join(name);
+        analyse(&[&arg(&input)], &dir, flags);
+        let docs = docs_by_id(&dir);
+        let linked: BTreeSet<(usize, usize)> = read_overlap_any(&dir).into_iter().collect();
+        for level in LEVELS {
+            let kept: BTreeSet<usize> = expected_kept(&dir, level).into_iter().collect();
+            let mut want = Vec::new();
+            for d in docs.values() {
+                let Some(center) = d.exact_center else { continue };
+                if kept.contains(&d.doc_id) || d.url.is_empty() {
+                    continue;
+                }
+                let by = if kept.contains(&center) {
+                    center
+                } else {
+                    *kept
+                        .iter()
+                        .find(|&&k| k < center && linked.contains(&(k, center)))
+                        .unwrap_or_else(|| panic!("{name} {level}: nothing stands for {}", d.doc_id))
+                };
+                let why = if center == d.doc_id { "near" } else { "exact" };
+                want.push(vec![d.url.clone(), docs[&by].url.clone(), why.to_string()]);
+            }
+            assert!(!want.is_empty(), "{name} {level}: the test data has skipped pages");
+            let path = dedup_ok(&dir, level, "skip", tmp.path(), &format!("{name}-{level}.csv"));
+            let (header, rows) = read_csv(&path);
+            assert_eq!(header, ["url", "kept_url", "why"]);
+            assert_eq!(rows, want, "{name} {level}");
+        }
+    }
+}
+
+/// overlap.csv's (doc_i, doc_j), whatever its measure columns.
+fn read_overlap_any(dir: &Path) -> Vec<(usize, usize)> {
+    let (_, rows) = read_csv(&dir.join("overlap.csv"));
+    rows.iter().map(|r| (r[0].parse().unwrap(), r[1].parse().unwrap())).collect()
 }

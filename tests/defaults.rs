@@ -170,3 +170,21 @@ fn a_chain_begun_under_the_papers_settings_keeps_them() {
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
     assert!(stderr.contains("--chunk lines:4:4") && stderr.contains("--chunk lines:1:1"), "{stderr}");
 }
+
+/// Stage by stage, `overlap pairs` without --preset counts as the preset
+/// that cut the analysis: the paper's chunking, the paper's T.
+#[test]
+fn pairs_without_a_preset_counts_as_the_analysis_was_cut() {
+    let tmp = tempdir();
+    let sample = arg(&testdata("sample.warc.gz"));
+    for (preset, threshold, template) in [("paper", 15, None), ("default", 1, Some("5:0.01"))] {
+        let dir = tmp.path().join(preset);
+        run_as_typed(&["fingerprint", &sample, "--out", &arg(&dir), "-q", "--preset", preset]);
+        run_as_typed(&["exact", &arg(&dir), "-q"]);
+        run_as_typed(&["pairs", &arg(&dir), "-q"]);
+        let m: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+        assert_eq!(m["pairs"]["threshold"], threshold, "{preset}");
+        assert_eq!(m["pairs"]["template"].as_str(), template, "{preset}");
+    }
+}

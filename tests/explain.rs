@@ -430,3 +430,26 @@ fn documents_that_cannot_be_explained_give_one_line_and_exit_2() {
     fs::remove_file(piped.join(".overlap/exact.stamp")).unwrap();
     assert_usage_error(&["explain", &arg(&piped), "0", "12"], &["exact stage has not finished"]);
 }
+
+/// Under the default preset, explain leaves each host's template chunks out
+/// of F as the pairs stage does: its F is overlap.csv's for every pair, and
+/// the template chunks two pages share are marked.
+#[test]
+fn explain_gives_the_tables_f_under_the_default_preset() {
+    let tmp = tempdir();
+    let dir = tmp.path().join("out");
+    overlap_ok(["run", SAMPLE, "--out", &arg(&dir), "-q", "--preset", "default"]);
+    let (_, rows) = read_csv(&dir.join("overlap.csv"));
+    assert!(rows.len() >= 5, "test data: the table has pairs");
+    let mut marked = 0;
+    for r in &rows {
+        let e = explain_json(&dir, &r[0], &r[1]);
+        assert_eq!(e["shared"].as_u64().unwrap().to_string(), r[2], "explain {} {}: {e}", r[0], r[1]);
+        assert_eq!(e["in_table"], Value::Bool(true), "explain {} {}: {e}", r[0], r[1]);
+        assert_eq!(e["template"], "5:0.01");
+        let stop = chunks(&e).iter().filter(|c| c.2).count();
+        assert_eq!(stop as u64, e["shared_stop"].as_u64().unwrap());
+        marked += stop;
+    }
+    assert!(marked > 0, "test data: pairs of the sample share template chunks");
+}

@@ -469,12 +469,30 @@ pub(crate) fn run(
         template_records: template_stats.map(|s| s.records),
         ..PairsStats::default()
     };
+    // Who can be in a pair at all: the set sizes the criterion divides by,
+    // or, when it needs none, the same pass made for this count alone.
+    let own_sizes = match &sizes {
+        Some(_) => None,
+        None => Some(sizes::sizes(&parts, &counted, cfg.max_df)?),
+    };
+    let all_sizes = sizes.as_deref().or(own_sizes.as_deref()).unwrap_or_default();
+    for (row, &size) in all_sizes.iter().enumerate() {
+        if counted.contains(row as u32) {
+            stats.counted_documents += 1;
+            stats.too_short_documents += u64::from(size < threshold);
+            stats.counted_records += u64::from(size);
+        }
+    }
+    drop(own_sizes);
+    stats.counted_records += template_stats.map_or(0, |s| s.records);
     let mut outputs = vec![out.overlap()];
     match cfg.max_df {
         Some(max_df) => {
             let stops = stop::find(&parts, &counted, max_df)?;
             stats.stop_chunks = stops.len() as u64;
             stats.stop_chunk_pairs = stops.iter().map(|s| s.pairs).sum();
+            stats.stop_chunk_records = stops.iter().map(|s| s.df).sum();
+            stats.counted_records += stats.stop_chunk_records;
             stop::write_csv(out, &stops, &manifest)?;
             outputs.push(out.stop_chunks());
         }

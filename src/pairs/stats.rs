@@ -50,6 +50,16 @@ pub struct PairsStats {
     pub template_chunks: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub template_records: Option<u64>,
+    /// Counted documents with text (exact-group centers), and those of
+    /// them with fewer than T chunks of their own (template and stop chunks
+    /// left out), which no pair can hold: the report warns when they are
+    /// many.
+    pub counted_documents: u64,
+    pub too_short_documents: u64,
+    /// The counted documents' chunk records (a chunk in a document), and
+    /// those of stop chunks: the share `--max-df` leaves out.
+    pub counted_records: u64,
+    pub stop_chunk_records: u64,
     /// Bytes of pair runs written to temporary disk, every merge round
     /// included.
     pub spill_bytes: u64,

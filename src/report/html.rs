@@ -237,6 +237,13 @@ pub fn render(r: &Report) -> String {
     if let Some(q) = r.quality.as_ref().filter(|q| q.has_problems()) {
         alert(&mut h, q);
     }
+    for w in &r.warnings {
+        let _ = writeln!(
+            h,
+            "<p class=\"alert\" role=\"status\"><strong>Replication may be missed:</strong> {}.</p>",
+            escape(w)
+        );
+    }
     if let Some(s) = &r.since_previous {
         since_previous(&mut h, s);
     }

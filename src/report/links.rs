@@ -28,6 +28,9 @@ use rustc_hash::FxHashMap;
 use super::components::UnionFind;
 use super::input::{self, Docs, EMPTY, RankBits};
 
+/// A linked center no kept page links to.
+const NOT_COVERED: u32 = u32::MAX;
+
 /// What the link pass found, per linked center, with the document table
 /// answering for every other document.
 pub struct Links {
@@ -41,8 +44,9 @@ pub struct Links {
     component: Vec<u32>,
     centers_in: Vec<u32>,
     degrees_in: Vec<u64>,
-    /// ... whether a kept page links to it (the recrawl rule skips it) ...
-    covered: Vec<bool>,
+    /// ... the first kept page that links to it, which stands for it
+    /// (the recrawl rule skips it), or [`NOT_COVERED`] ...
+    covered: Vec<u32>,
     /// ... its pairs in the table ...
     degree: Vec<u32>,
     /// ... and the documents of the exact groups it is paired with.
@@ -57,7 +61,7 @@ struct Nodes {
     ids: FxHashMap<u32, u32>,
     rows: Vec<u32>,
     uf: UnionFind,
-    covered: Vec<bool>,
+    covered: Vec<u32>,
     degree: Vec<u32>,
     neighbours: Vec<u32>,
 }
@@ -70,7 +74,7 @@ impl Nodes {
         if id == next {
             self.rows.push(row);
             self.uf.add();
-            self.covered.push(false);
+            self.covered.push(NOT_COVERED);
             self.degree.push(0);
             self.neighbours.push(0);
         }
@@ -90,8 +94,10 @@ impl Links {
         let mut pairs = 0u64;
         input::for_each_pair(overlap, docs, |i, j, _| {
             let (a, b) = (nodes.id(i), nodes.id(j));
-            if !nodes.covered[a] {
-                nodes.covered[b] = true;
+            // i's verdict is final (see the module's doc); the first kept
+            // i that links to j stands for it.
+            if nodes.covered[a] == NOT_COVERED && nodes.covered[b] == NOT_COVERED {
+                nodes.covered[b] = i;
             }
             nodes.uf.union(a as u32, b as u32);
             for (x, other) in [(a, j), (b, i)] {
@@ -185,8 +191,25 @@ impl Links {
     pub fn kept(&self, docs: &Docs, row: u32) -> bool {
         match docs.center(row) {
             EMPTY => true,
-            c if c == row => self.rank(c).is_none_or(|k| !self.covered[k]),
+            c if c == row => self.rank(c).is_none_or(|k| self.covered[k] == NOT_COVERED),
             _ => false,
+        }
+    }
+
+    /// The kept page that stands for `row` under the near-replica recrawl
+    /// rule, `None` when `row` is kept: for a center, the first kept page
+    /// (in docID order) that is its near-replica; for a copy, its center
+    /// when the center is kept, or the page that stands for the center.
+    pub fn stands_for(&self, docs: &Docs, row: u32) -> Option<u32> {
+        let center = docs.center(row);
+        if center == EMPTY {
+            return None;
+        }
+        let by = self.rank(center).map(|k| self.covered[k]).filter(|&by| by != NOT_COVERED);
+        match (center == row, by) {
+            (true, by) => by,
+            (false, None) => Some(center),
+            (false, Some(by)) => Some(by),
         }
     }
 

@@ -82,6 +82,7 @@ pub mod savings;
 pub mod since;
 pub mod url_side;
 pub mod url_windows;
+pub mod warnings;
 
 use std::path::{Path, PathBuf};
 
@@ -127,6 +128,9 @@ pub struct ReportStats {
     pub corrupt_records: u64,
     /// Documents whose text was read again for the fuzzy signature.
     pub texts_read: u64,
+    /// report.json's `warnings`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     pub seconds: f64,
     pub peak_rss_bytes: Option<u64>,
 }
@@ -156,6 +160,9 @@ impl Summary for ReportStats {
                 "\n  {} skipped as corrupt: see report.html's data quality",
                 count(self.corrupt_records, "record was", "records were")
             ));
+        }
+        for w in &self.warnings {
+            s.push_str(&format!("\n  warning: {w}"));
         }
         s
     }
@@ -220,6 +227,10 @@ pub struct Report {
     /// What the fingerprint stage made of the inputs; null where
     /// stats.json has no fingerprint section.
     pub data_quality: Option<quality::QualitySummary>,
+    /// Why the analysis is likely to miss replication, one sentence each
+    /// (documents too short to reach the criterion, stop chunks): empty
+    /// when nothing says so.
+    pub warnings: Vec<String>,
     /// One alias pair per kind, for report.html (aliases.csv has them all).
     #[serde(skip)]
     pub alias_examples: Vec<aliases::Example>,
@@ -360,6 +371,7 @@ pub(crate) fn run(
         alias_different: report.aliases.total.different + report.aliases.total.empty,
         corrupt_records: report.data_quality.as_ref().map_or(0, |q| q.corrupt_records),
         texts_read: report.texts_read,
+        warnings: report.warnings.clone(),
         ..ReportStats::default()
     };
     let outputs = [
@@ -612,6 +624,7 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
         runs: all_runs,
         since_previous,
         data_quality: quality.as_ref().map(|q| q.summary.clone()),
+        warnings: warnings::read(out)?,
         alias_examples,
         shown_groups,
         host_rows,
