@@ -293,7 +293,7 @@ enum LevelArg {
     /// Keep one copy of each exact group (its smallest docID) and every empty document.
     Exact,
     /// Skip near-replicas too: pages in docID order, each skipped when a kept page is its exact
-    /// copy or shares at least T chunks with it.
+    /// copy or its near-replica (a pair of the Overlap table).
     Near,
 }
 

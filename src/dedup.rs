@@ -90,7 +90,7 @@ pub(crate) struct DedupStats {
     pub kept: u64,
     /// Skipped: a copy of an exact group whose center is kept or skipped.
     pub exact_copies: u64,
-    /// Skipped: a center a kept page shares at least T chunks with.
+    /// Skipped: a center that is a kept page's near-replica (an Overlap-table pair).
     pub near_replicas: u64,
     /// Kept documents without text (the rule keeps them).
     pub empty: u64,
