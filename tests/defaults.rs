@@ -188,3 +188,36 @@ fn pairs_without_a_preset_counts_as_the_analysis_was_cut() {
         assert_eq!(m["pairs"]["template"].as_str(), template, "{preset}");
     }
 }
+
+/// The report names the mirror sets of the benchmark: the original site
+/// with its three full mirrors, its www. alias host and its partial
+/// mirror, one row, on the first screen.
+#[test]
+fn the_report_leads_with_the_mirror_set_of_the_benchmark() {
+    let tmp = tempdir();
+    let (crawl, _) = mirror_crawl(&tmp.path().join("crawl"));
+    let out = tmp.path().join("out");
+    run_as_typed(&["run", &crawl, "--out", &arg(&out), "-q"]);
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    let sets = r["hosts"]["mirror_sets"].as_array().unwrap();
+    assert_eq!(sets.len(), 1, "{sets:?}");
+    assert_eq!(sets[0]["site"], "docs.example.org");
+    let mirrors: Vec<&str> =
+        sets[0]["mirrors"].as_array().unwrap().iter().map(|m| m["host"].as_str().unwrap()).collect();
+    for host in [
+        "mirror-a.example.net",
+        "mirror-b.example.com",
+        "docs.mirror-c.example.org",
+        "reference.example.info",
+    ] {
+        assert!(mirrors.contains(&host), "{host} in {mirrors:?}");
+    }
+    for m in sets[0]["mirrors"].as_array().unwrap() {
+        assert_eq!(m["coverage_of_host"].as_f64(), Some(100.0), "every page of {} is the site's", m["host"]);
+    }
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let (sets_at, chart_at) =
+        (html.find("<h2>Mirror sets</h2>").unwrap(), html.find("<h2>Replicas per document</h2>").unwrap());
+    assert!(sets_at < chart_at, "the mirror sets come before the chart");
+}

@@ -247,6 +247,7 @@ pub fn render(r: &Report) -> String {
     if let Some(s) = &r.since_previous {
         since_previous(&mut h, s);
     }
+    mirror_sets(&mut h, r);
     let mut series = vec![("exact copies".to_string(), &r.histogram.exact, "var(--exact)")];
     for (k, run) in r.runs.iter().enumerate() {
         let name = format!("near-replicas: {}, {}", run.chunk, run.criterion);
@@ -660,6 +661,68 @@ fn since_previous(h: &mut String, s: &super::since::SincePrevious) {
     }
     table_end(h);
     let _ = writeln!(h, "<p class=\"note\">{}</p>\n</section>", escape(s.rules));
+}
+
+/// Mirror sets shown on the first screen; report.json has them all.
+const SETS_SHOWN: usize = 10;
+/// Mirrors named in a set's row before "and N more".
+const SET_MEMBERS_SHOWN: usize = 8;
+
+/// The mirror sets, near the top: which sites are mirrors of which, a row
+/// a site; nothing when no host mirrors another.
+fn mirror_sets(h: &mut String, r: &Report) {
+    let sets = &r.hosts.mirror_sets;
+    if sets.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        h,
+        "<section id=\"mirror-sets\">\n<h2>Mirror sets</h2>\n<p class=\"lead\">{} with {} \
+         (<a href=\"#mirrors\">the pairs</a>; hosts.csv has them all).</p>",
+        plural(sets.len() as u64, "site", "sites"),
+        plural(sets.iter().map(|s| s.mirrors.len() as u64).sum(), "mirror", "mirrors"),
+    );
+    table_start(
+        h,
+        &[
+            ("site", false),
+            ("documents", true),
+            ("its mirrors: share of the site on each, and of each on the site", false),
+        ],
+    );
+    let pct = |p: Option<f64>| p.map_or("&ndash;".to_string(), |p| format!("{p:.0}%"));
+    for set in sets.iter().take(SETS_SHOWN) {
+        let mut named: Vec<String> = set
+            .mirrors
+            .iter()
+            .take(SET_MEMBERS_SHOWN)
+            .map(|m| {
+                format!(
+                    "{} <span class=\"muted\">({} of the site, {} of it)</span>",
+                    host(&m.host),
+                    pct(m.coverage_of_site),
+                    pct(m.coverage_of_host)
+                )
+            })
+            .collect();
+        if set.mirrors.len() > SET_MEMBERS_SHOWN {
+            named.push(format!("and {} more", num((set.mirrors.len() - SET_MEMBERS_SHOWN) as u64)));
+        }
+        let _ = writeln!(
+            h,
+            "<tr><td class=\"wrap\">{}</td><td class=\"n\" data-v=\"{}\">{}</td><td class=\"wrap\">{}</td></tr>",
+            host(&set.site),
+            set.site_docs,
+            num(set.site_docs),
+            named.join("; ")
+        );
+    }
+    table_end(h);
+    if sets.len() > SETS_SHOWN {
+        let _ =
+            writeln!(h, "<p class=\"note\">The {SETS_SHOWN} largest of {} sets.</p>", num(sets.len() as u64));
+    }
+    h.push_str("</section>\n");
 }
 
 fn mirrors(h: &mut String, r: &Report) {

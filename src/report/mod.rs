@@ -76,6 +76,7 @@ pub mod html;
 pub mod input;
 pub mod links;
 pub mod marks;
+pub mod mirror_sets;
 pub mod quality;
 pub mod runs;
 pub mod savings;
@@ -298,6 +299,9 @@ pub struct HostsSummary {
     /// null for the whole crawl.
     pub scope_note: Option<String>,
     pub mirrors: Vec<hosts::HostPair>,
+    /// The mirror pairs joined into sets: a site and its mirrors, the
+    /// most hosts first.
+    pub mirror_sets: Vec<mirror_sets::MirrorSet>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -617,6 +621,7 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
                 hosts::MIRROR_MIN_DOCS
             ),
             scope_note,
+            mirror_sets: mirror_sets::of(&mirrors),
             mirrors,
         },
         aliases: AliasSummary::new(www, scheme, index, query),
