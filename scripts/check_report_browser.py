@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Render an output directory's report.html in headless Chromium and check,
 in the page as a browser built it after its script ran, what a reader
-relies on: a click on a column header sorts the rows (and a second click
-the other way), the filter box hides the rows without its text, a group
+relies on: at 1400 px the headline figures (the skip figure among them)
+and the first mirror set are on the first screen; a click on a column
+header sorts the rows (and a second click the other way), the filter box hides the rows without its text, a group
 opens to its members, every URL is a link that sends no referrer, and no
 table is wider than the window.
 
@@ -60,6 +61,21 @@ CHECK = r"""
     return true;
   }
   try {
+    // The first screen, before anything is clicked: at 1400 px the
+    // headline figures (the skip figure among them) and the first mirror
+    // set are in view.
+    if (window.innerWidth >= 1400) {
+      var fold = window.innerHeight;
+      var cards = document.querySelector(".cards");
+      if (!cards) fail("no headline figures");
+      else if (cards.getBoundingClientRect().bottom > fold) fail("the headline figures end below the first screen");
+      else if (!/recrawl could skip/.test(cards.textContent)) fail("the headline figures have no skip figure");
+      var set = document.querySelector("#mirror-sets tbody tr");
+      if (set && set.getBoundingClientRect().bottom > fold) {
+        fail("the first mirror set ends at " + Math.round(set.getBoundingClientRect().bottom) + " px, below the first screen of " + fold);
+      }
+      out.done.push("first screen: headline figures" + (set ? " and the first mirror set" : "") + " in view");
+    }
     var root = document.documentElement;
     if (root.scrollWidth > window.innerWidth) {
       fail("the page is " + root.scrollWidth + " px wide in a " + window.innerWidth + " px window");
