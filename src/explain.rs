@@ -151,12 +151,17 @@ pub(crate) fn explain(out: &OutDir, a: &str, b: &str) -> anyhow::Result<Explanat
         }
         None => None,
     };
-    // The counted documents that hold a chunk, and whether it is the
-    // template of a document's host: as the pairs stage leaves template
-    // chunks out before it counts documents for --max-df.
-    let holders =
-        |fprint: u64| -> Vec<u32> { postings.rows(fprint).filter(|&r| counted.contains(r)).collect() };
-    // A copy is counted as its center, under its center's host's rule.
+    // Of the documents that hold a chunk, those the pairs stage counts:
+    // counted (exact-group centers), and not where it is their host's
+    // template, since the filter leaves those out before --max-df counts.
+    let counted_holders = |rows: &[u32]| -> Vec<u32> {
+        let docs: Vec<u32> = rows.iter().copied().filter(|&r| counted.contains(r)).collect();
+        match &template {
+            Some(t) => t.kept(docs),
+            None => docs,
+        }
+    };
+    // A copy is counted as its center.
     let doc_ids = crate::store::handles::DocIds::open(out, &manifest)?;
     let counted_row = |doc: &DocInfo| -> u32 {
         match doc.center {
@@ -164,20 +169,14 @@ pub(crate) fn explain(out: &OutDir, a: &str, b: &str) -> anyhow::Result<Explanat
             _ => doc.row,
         }
     };
-    let left_out = |holders: &[u32], doc: &DocInfo| -> bool {
-        template.as_ref().is_some_and(|t| t.is_template(holders, counted_row(doc)))
-    };
-    let df = |holders: &[u32], doc: &DocInfo| -> usize {
+    // Whether a chunk whose counted holders are `kept` is left out of
+    // `doc`'s set: its host's template, or a stop chunk of its scope.
+    let stop = |kept: &[u32], doc: &DocInfo| -> bool {
+        if template.is_some() && kept.binary_search(&counted_row(doc)).is_err() {
+            return true;
+        }
         let scope = counted.scope(doc.row);
-        holders
-            .iter()
-            .filter(|&&r| {
-                counted.scope(r) == scope && !template.as_ref().is_some_and(|t| t.is_template(holders, r))
-            })
-            .count()
-    };
-    let stop = |holders: &[u32], doc: &DocInfo| -> bool {
-        left_out(holders, doc) || max_df.is_some_and(|m| df(holders, doc) > m as usize)
+        max_df.is_some_and(|m| kept.iter().filter(|&&r| counted.scope(r) == scope).count() > m as usize)
     };
     let mut shared = Vec::new();
     for (fprint, text) in chunks_a.iter().filter(|(fp, _)| in_b.contains(fp)) {
@@ -195,8 +194,8 @@ pub(crate) fn explain(out: &OutDir, a: &str, b: &str) -> anyhow::Result<Explanat
         // Document frequency as the pairs stage counts it: counted
         // documents (exact-group centers) of the document's scope, those
         // whose host's template it is left out.
-        let held = holders(*fprint);
-        let stop = stop(&held, &doc_a) || stop(&held, &doc_b);
+        let kept = counted_holders(&rows);
+        let stop = stop(&kept, &doc_a) || stop(&kept, &doc_b);
         shared.push(SharedChunk { fprint: format!("{fprint:016x}"), text: text.clone(), stop });
     }
 
@@ -212,7 +211,10 @@ pub(crate) fn explain(out: &OutDir, a: &str, b: &str) -> anyhow::Result<Explanat
         if max_df.is_none() && template.is_none() {
             return chunks.len() as u32;
         }
-        chunks.iter().filter(|(fp, _)| !stop(&holders(*fp), doc)).count() as u32
+        chunks
+            .iter()
+            .filter(|(fp, _)| !stop(&counted_holders(&postings.rows(*fp).collect::<Vec<_>>()), doc))
+            .count() as u32
     };
     let sizes = match criterion {
         Some(c) if c.needs_sizes() => (counted_size(&doc_a, &chunks_a), counted_size(&doc_b, &chunks_b)),

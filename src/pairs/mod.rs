@@ -443,10 +443,19 @@ pub(crate) fn run(
         parts = filtered;
         template_stats = Some(s);
     }
-    let sizes = match criterion.needs_sizes() {
-        true => Some(sizes::sizes(&parts, &counted, cfg.max_df)?),
-        false => None,
-    };
+    // Each counted document's set size: what a similarity criterion divides
+    // by, and who can be in a pair at all (counted below for the report's
+    // warnings); held through counting only when the criterion needs it.
+    let set_sizes = sizes::sizes(&parts, &counted, cfg.max_df)?;
+    let (mut counted_documents, mut too_short_documents, mut counted_records) = (0u64, 0u64, 0u64);
+    for (row, &size) in set_sizes.iter().enumerate() {
+        if counted.contains(row as u32) {
+            counted_documents += 1;
+            too_short_documents += u64::from(size < threshold);
+            counted_records += u64::from(size);
+        }
+    }
+    let sizes = criterion.needs_sizes().then_some(set_sizes);
     let input = CountInput {
         parts: &parts,
         counted: &counted,
@@ -467,23 +476,11 @@ pub(crate) fn run(
         template: cfg.template.map(|t| t.to_string()),
         template_chunks: template_stats.map(|s| s.chunks),
         template_records: template_stats.map(|s| s.records),
+        counted_documents,
+        too_short_documents,
+        counted_records,
         ..PairsStats::default()
     };
-    // Who can be in a pair at all: the set sizes the criterion divides by,
-    // or, when it needs none, the same pass made for this count alone.
-    let own_sizes = match &sizes {
-        Some(_) => None,
-        None => Some(sizes::sizes(&parts, &counted, cfg.max_df)?),
-    };
-    let all_sizes = sizes.as_deref().or(own_sizes.as_deref()).unwrap_or_default();
-    for (row, &size) in all_sizes.iter().enumerate() {
-        if counted.contains(row as u32) {
-            stats.counted_documents += 1;
-            stats.too_short_documents += u64::from(size < threshold);
-            stats.counted_records += u64::from(size);
-        }
-    }
-    drop(own_sizes);
     stats.counted_records += template_stats.map_or(0, |s| s.records);
     let mut outputs = vec![out.overlap()];
     match cfg.max_df {

@@ -167,13 +167,12 @@ impl Template {
         (chunks, left_out)
     }
 
-    /// Whether a chunk held by the counted documents `docs` is the
-    /// template of `row`'s host (`row` counted or not: an exact copy has
-    /// its center's chunks and host's rule).
-    pub(crate) fn is_template(&self, docs: &[u32], row: u32) -> bool {
-        let host = self.of_row[row as usize];
-        docs.iter().filter(|&&d| self.of_row[d as usize] == host).count()
-            > self.limits[host as usize] as usize
+    /// Of the counted documents holding one chunk (ascending), those for
+    /// which it is not their host's template, ascending: what the pairs
+    /// stage's filter keeps of that chunk.
+    pub(crate) fn kept(&self, mut docs: Vec<u32>) -> Vec<u32> {
+        self.keep(&mut docs, &mut Vec::new());
+        docs
     }
 
     /// Writes the partitions less the template chunks (and less the

@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
+use super::components::UnionFind;
 use super::hosts::HostPair;
 
 /// One site and its mirrors.
@@ -41,25 +42,15 @@ pub fn of(mirrors: &[HostPair]) -> Vec<MirrorSet> {
         docs.insert(&p.host_a, p.docs_a);
         docs.insert(&p.host_b, p.docs_b);
     }
-    let index: HashMap<&str, usize> = docs.keys().enumerate().map(|(i, h)| (*h, i)).collect();
+    let index: HashMap<&str, u32> = docs.keys().enumerate().map(|(i, h)| (*h, i as u32)).collect();
     let names: Vec<&str> = docs.keys().copied().collect();
-    let mut parent: Vec<usize> = (0..names.len()).collect();
-    fn find(parent: &mut [usize], mut i: usize) -> usize {
-        while parent[i] != i {
-            parent[i] = parent[parent[i]];
-            i = parent[i];
-        }
-        i
-    }
+    let mut uf = UnionFind::new(names.len());
     for p in mirrors {
-        let (a, b) =
-            (find(&mut parent, index[p.host_a.as_str()]), find(&mut parent, index[p.host_b.as_str()]));
-        parent[a.max(b)] = a.min(b);
+        uf.union(index[p.host_a.as_str()], index[p.host_b.as_str()]);
     }
-    let mut sets: BTreeMap<usize, Vec<&str>> = BTreeMap::new();
+    let mut sets: BTreeMap<u32, Vec<&str>> = BTreeMap::new();
     for (i, name) in names.iter().enumerate() {
-        let root = find(&mut parent, i);
-        sets.entry(root).or_default().push(name);
+        sets.entry(uf.find(i as u32)).or_default().push(name);
     }
     let pair: HashMap<(&str, &str), &HostPair> =
         mirrors.iter().map(|p| ((p.host_a.as_str(), p.host_b.as_str()), p)).collect();
