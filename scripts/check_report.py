@@ -136,7 +136,11 @@ def main():
     report = json.load(open(os.path.join(out, "report.json"), encoding="utf-8"))
     docs = read_csv(os.path.join(out, "docs.csv"))
     n = len(docs)
-    center = [int(d["exact_center"]) if d["exact_center"] else None for d in docs]
+    # Rows, not docIDs, index everything below: an analysis carried
+    # forward (--previous) has gaps in its docIDs.
+    ids = [int(d["doc_id"]) for d in docs]
+    row_of = {x: r for r, x in enumerate(ids)}
+    center = [row_of[int(d["exact_center"])] if d["exact_center"] else None for d in docs]
     size = defaultdict(int)
     for x in center:
         if x is not None:
@@ -145,7 +149,7 @@ def main():
     pairs = 0
     with open(os.path.join(out, "overlap.csv"), newline="") as f:
         for row in csv.DictReader(f):
-            i, j = int(row["doc_i"]), int(row["doc_j"])
+            i, j = row_of[int(row["doc_i"])], row_of[int(row["doc_j"])]
             links[i].add(j)
             links[j].add(i)
             pairs += 1
@@ -227,6 +231,28 @@ def main():
         c.eq(f"savings.{name}.bytes", s["bytes"], sum(byte[d] for d in skip))
         c.eq(f"savings.{name}.bytes_percent", s["bytes_percent"], pct(sum(byte[d] for d in skip), total_bytes))
 
+    # With --previous: the headline over this crawl's documents, the pages
+    # kept while missing counted apart.
+    cur = report["current_crawl"]
+    chained = os.path.exists(os.path.join(out, "changes.csv"))
+    c.eq("current_crawl present", cur is not None, chained)
+    if cur is not None:
+        now = [d for d in range(n) if docs[d]["missing_for"] == "0"]
+        now_set = set(now)
+        full = [d for d in now if center[d] is not None]
+        exact_now = [d for d in full if size[center[d]] >= 2]
+        near_now = [d for d in full if len(comps[component[d]]) >= 2]
+        skip_exact = [d for d in exact_skip if d in now_set]
+        skip_near = [d for d in near_skip if d in now_set]
+        for key, want in (
+            ("documents", len(now)), ("empty_documents", len(now) - len(full)), ("kept_missing", n - len(now)),
+            ("exact_copies", len(exact_now)), ("exact_copy_percent", pct(len(exact_now), len(full))),
+            ("near_replicas", len(near_now)), ("near_replica_percent", pct(len(near_now), len(full))),
+            ("skippable_exact", len(skip_exact)), ("skippable_exact_percent", pct(len(skip_exact), len(now))),
+            ("skippable_near", len(skip_near)), ("skippable_near_percent", pct(len(skip_near), len(now))),
+        ):
+            c.eq(f"current_crawl.{key}", cur[key], want)
+
     # Groups.
     want_groups = []
     for comp in comps:
@@ -248,7 +274,7 @@ def main():
             diam = None
         chained = diam > 2 if diam is not None else density < CHAIN_DENSITY
         want_groups.append({
-            "group": comp[0], "documents": len(comp), "centers": k, "pairs": edges, "hosts": len(hosts),
+            "group": ids[comp[0]], "documents": len(comp), "centers": k, "pairs": edges, "hosts": len(hosts),
             "diameter": diam, "density": density, "chained": chained, "sample_url": docs[comp[0]]["url"],
         })
     want_groups.sort(key=lambda g: (-g["documents"], g["group"]))
@@ -266,11 +292,22 @@ def main():
     c.eq("near.largest_group", report["near"]["largest_group"], max((g["documents"] for g in want_groups), default=0))
     c.eq("near.chained_groups", report["near"]["chained_groups"], sum(1 for g in want_groups if g["chained"]))
     c.eq("groups.top", [g["group"] for g in report["groups"]["top"]], [g["group"] for g in want_groups[:20]])
+    # The hosts a listed group spans: the first eight in order of their
+    # first document, with the group's documents on each.
+    comp_of = {ids[comp[0]]: comp for comp in comps}
+    for g in report["groups"]["top"]:
+        spans = {}
+        for d in comp_of.get(g["group"], []):
+            h_d = docs[d]["host"]
+            if h_d and (h_d in spans or len(spans) < 8):
+                spans[h_d] = spans.get(h_d, 0) + 1
+        c.eq(f"groups.top {g['group']} first_hosts", [(x["host"], x["documents"]) for x in g["first_hosts"]],
+             list(spans.items()))
     # docs.csv's near_group: the group's id (its smallest docID), empty alone.
     for comp in comps:
-        want = str(comp[0]) if len(comp) >= 2 else ""
+        want = str(ids[comp[0]]) if len(comp) >= 2 else ""
         for d in comp:
-            c.eq(f"docs.csv doc {d} near_group", docs[d]["near_group"], want)
+            c.eq(f"docs.csv doc {ids[d]} near_group", docs[d]["near_group"], want)
 
     # Host overlap: each document's replicas, listed.
     host = [d["host"] for d in docs]
@@ -312,20 +349,21 @@ def main():
 
     # Per host: documents, with an exact copy, with a near-replica, and the
     # hosts it has the most documents replicated on.
-    per_host = defaultdict(lambda: [0, 0, 0])
+    per_host = defaultdict(lambda: [0, 0, 0, 0])
     for d in range(n):
         if host[d]:
             per_host[host[d]][0] += 1
             per_host[host[d]][1] += center[d] is not None and size[center[d]] >= 2
             per_host[host[d]][2] += len(comps[component[d]]) >= 2
+            per_host[host[d]][3] += d not in kept
     want_rows = []
-    for h, (docs_h, exact_h, near_h) in per_host.items():
+    for h, (docs_h, exact_h, near_h, skip_h) in per_host.items():
         partners = sorted(((-k, b) for (a, b), k in on_other.items() if a == h and k > 0))
         shares = " ".join(f"{b}={-k}" for k, b in partners[:3])
-        want_rows.append((h, docs_h, exact_h, near_h, len(partners), shares))
+        want_rows.append((h, docs_h, exact_h, near_h, skip_h, len(partners), shares))
     want_rows.sort(key=lambda r: (-r[3], -r[1], r[0]))
     got_rows = [(r["host"], int(r["documents"]), int(r["exact_copies"]), int(r["near_replicas"]),
-                 int(r["partner_hosts"]), r["shares_most_with"])
+                 int(r["skippable"]), int(r["partner_hosts"]), r["shares_most_with"])
                 for r in read_csv(os.path.join(out, "host-summary.csv"))]
     c.eq_rows("host-summary.csv", got_rows, want_rows)
     c.eq("hosts.hosts", report["hosts"]["hosts"], len(want_rows))
@@ -358,7 +396,7 @@ def main():
                     content = "near"
                 else:
                     content = "different"
-                want_aliases.append((kind, first, d, content))
+                want_aliases.append((kind, ids[first], ids[d], content))
     order = {"www": 0, "scheme": 1, "index": 2, "query": 3}
     want_aliases.sort(key=lambda a: (order[a[0]], a[1], a[2]))
     got_aliases = [(r["kind"], int(r["doc_a"]), int(r["doc_b"]), r["content"]) for r in read_csv(os.path.join(out, "aliases.csv"))]

@@ -102,6 +102,17 @@ CHECK = r"""
     var down = values(table, col);
     if (!ordered(down, false)) fail("a second click on 'documents' did not sort descending: " + down.join(","));
     out.done.push("sorted " + rows.length + " groups by documents both ways");
+    // The hosts a group spans sort by their number, not their names.
+    var spanCol = column(table, "hosts it spans");
+    if (spanCol < 0) throw new Error("the groups table has no 'hosts it spans' column");
+    table.tHead.rows[0].cells[spanCol].querySelector("button").click();
+    if (!ordered(values(table, spanCol), true)) fail("a click on 'hosts it spans' did not sort by the hosts' number");
+    var hostTable = document.querySelector("#hosts table");
+    var skipCol = hostTable ? column(hostTable, "a recrawl could skip") : -1;
+    if (skipCol < 0) throw new Error("the hosts table has no 'a recrawl could skip' column");
+    hostTable.tHead.rows[0].cells[skipCol].querySelector("button").click();
+    if (!ordered(values(hostTable, skipCol), true)) fail("a click on 'a recrawl could skip' did not sort the hosts' shares");
+    out.done.push("sorted the groups by the hosts they span and the hosts by their skippable share");
     var idCol = column(table, "group");
     table.tHead.rows[0].cells[idCol].querySelector("button").click();
     if (!ordered(values(table, idCol), true)) fail("a click on 'group' did not sort the ids");

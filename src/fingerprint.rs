@@ -98,7 +98,8 @@ pub(crate) fn run(
     cfg: &FingerprintConfig,
     progress: &Progress,
 ) -> anyhow::Result<Outcome<FingerprintStats>> {
-    let stdin = check_inputs(&cfg.inputs, &cfg.read)?;
+    check_inputs_outside(out, &cfg.inputs)?;
+    let streams = check_inputs(&cfg.inputs, &cfg.read)?;
     let previous = cfg.previous.as_ref().map(|p| Previous::open(p, cfg.chunking, out)).transpose()?;
     out.create()?;
     // Taken once: the key and the manifest must name the same inputs.
@@ -124,7 +125,7 @@ pub(crate) fn run(
     };
     let unchanged = previous.as_ref().and_then(|p| p.unchanged(cfg)).transpose()?.map(Arc::new);
     let Ingested { mut stats, copies, borrowed, unchanged_payloads, unread_payloads } =
-        ingest(&segment, cfg, stdin, &scratch, unchanged, progress)?;
+        ingest(&segment, cfg, streams, &scratch, unchanged, progress)?;
     let spec = cfg.chunking.to_string();
     let by_original = copies::ByOriginal::new(&copies);
     let captures = scratch.join(CAPTURES);
@@ -284,24 +285,58 @@ fn stage_key(cfg: &FingerprintConfig, identities: &[InputIdentity], previous: Op
 /// found once the stage has begun, the same error would leave it without
 /// its fingerprint outputs. Every file is opened and sniffed, then closed
 /// (a list of thousands of inputs would otherwise hold as many open);
-/// standard input, which cannot be opened twice, is returned opened.
-fn check_inputs(inputs: &[PathBuf], opts: &ReadOptions) -> anyhow::Result<Option<read::Opened>> {
+/// streams (standard input, a pipe or process substitution, a FIFO), which
+/// cannot be opened twice without losing what the first opening read, are
+/// returned opened, by their place among the inputs. A stream given twice
+/// is an error: its second reading would find what the first left.
+fn check_inputs(inputs: &[PathBuf], opts: &ReadOptions) -> anyhow::Result<BTreeMap<usize, read::Opened>> {
     if inputs.is_empty() {
         bail!("no inputs given");
     }
     if inputs.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
         bail!("standard input (-) can be given only once");
     }
-    let mut stdin = None;
-    for input in inputs {
+    let mut streams = BTreeMap::new();
+    let mut seen = Vec::new();
+    for (i, input) in inputs.iter().enumerate() {
+        let stream = read::stream(input);
+        if let Some(node @ read::Stream::Node(..)) = stream {
+            if seen.contains(&node) {
+                bail!(
+                    "{} is a pipe or FIFO given a second time: a stream can be read only once",
+                    input.display()
+                );
+            }
+            seen.push(node);
+        }
         // A directory or an empty file is skipped with a warning when it
         // is reached.
         let opened = read::probe(input, opts)?;
-        if input.as_os_str() == "-" {
-            stdin = Some(opened);
+        if stream.is_some() {
+            streams.insert(i, opened);
         }
     }
-    Ok(stdin)
+    Ok(streams)
+}
+
+/// Refuses an input that is one of the files the analysis writes, or lies
+/// inside its own folders (`fprint-docid/`, `parquet/`, `.overlap/`): the
+/// stage would replace or remove it before it was read.
+fn check_inputs_outside(out: &OutDir, inputs: &[PathBuf]) -> anyhow::Result<()> {
+    let Ok(root) = store::canonical_target(out.root()) else { return Ok(()) };
+    for input in inputs {
+        if let Ok(at) = std::fs::canonicalize(input)
+            && OutDir::owns(&root, &at)
+        {
+            bail!(
+                "{} is a file the analysis in {} writes (or lies in one of its folders): \
+                 move the input out of it, or write the analysis elsewhere with --out",
+                input.display(),
+                out.root().display()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// One record after extraction and fingerprinting.
@@ -427,7 +462,7 @@ impl Borrowed {
 fn ingest(
     out: &OutDir,
     cfg: &FingerprintConfig,
-    stdin: Option<read::Opened>,
+    streams: BTreeMap<usize, read::Opened>,
     scratch: &Path,
     unchanged: Option<Arc<previous::Unchanged>>,
     progress: &Progress,
@@ -454,7 +489,7 @@ fn ingest(
         skipped: batch.skipped,
         items: extractor.batch(batch.key, batch.items, &index),
     };
-    let inputs = pipeline::Inputs { paths: &cfg.inputs, stdin };
+    let inputs = pipeline::Inputs { paths: &cfg.inputs, streams };
     pipeline::run(inputs, &read, limits, process, Done::weight, |done: &mut Done| sink.write(done))?;
     sink.finish()
 }

@@ -443,6 +443,122 @@ fn stdin_input_gives_the_same_results_as_the_file() {
     }
 }
 
+/// The documents of two analyses agree row by row, the inputs' names in
+/// `source` aside.
+fn assert_same_documents(a: &Path, b: &Path, what: &str) {
+    let (x, y) = (read_docs(a), read_docs(b));
+    assert_eq!(x.len(), y.len(), "{what}: documents");
+    for (x, y) in x.iter().zip(&y) {
+        assert_eq!(
+            (&x.url, x.lines, x.chunks, x.exact_center),
+            (&y.url, y.lines, y.chunks, y.exact_center),
+            "{what}"
+        );
+        assert_eq!(
+            x.source.rsplit_once(':').unwrap().1,
+            y.source.rsplit_once(':').unwrap().1,
+            "{what}: offsets"
+        );
+    }
+    assert_eq!(fs::read(a.join("overlap.csv")).unwrap(), fs::read(b.join("overlap.csv")).unwrap(), "{what}");
+    let corrupt = |d: &Path| read_stats(d)["fingerprint"]["corrupt_records"].clone();
+    assert_eq!(corrupt(a), corrupt(b), "{what}: corrupt records");
+}
+
+/// A pipe (bash's process substitution) reads exactly like the file: the
+/// bytes read to tell its format are kept, not lost to a second opening,
+/// compressed or not.
+#[test]
+fn a_process_substitution_reads_exactly_like_the_file() {
+    let tmp = tempdir();
+    let from_file = tmp.path().join("file");
+    overlap_ok(["run", "testdata/sample.warc.gz", "--out", &arg(&from_file), "-q"]);
+    let plain = tmp.path().join("sample.warc");
+    fs::write(&plain, gunzip(&testdata("sample.warc.gz"))).unwrap();
+    let from_plain = tmp.path().join("plain");
+    overlap_ok(["run", &arg(&plain), "--out", &arg(&from_plain), "-q"]);
+    let bin = env!("CARGO_BIN_EXE_overlap");
+    for (name, substitution, same_as) in [
+        ("cat", "<(cat testdata/sample.warc.gz)", &from_file),
+        ("zcat", "<(gzip -dc testdata/sample.warc.gz)", &from_plain),
+        ("zcat-warc", "<(gzip -dc testdata/sample.warc.gz) --input-format warc", &from_plain),
+    ] {
+        let out = tmp.path().join(name);
+        let script = format!("exec '{bin}' run {substitution} --out '{}' -q --preset paper", out.display());
+        let done =
+            std::process::Command::new("bash").arg("-c").arg(&script).current_dir(root()).output().unwrap();
+        assert_eq!(done.status.code(), Some(0), "{script}: {}", String::from_utf8_lossy(&done.stderr));
+        assert_same_documents(same_as, &out, name);
+    }
+}
+
+/// Makes a FIFO at `path` and writes `data` into it from a thread, once a
+/// reader opens it.
+fn fifo_with(path: &Path, data: Vec<u8>) -> std::thread::JoinHandle<()> {
+    if !path.exists() {
+        let made = std::process::Command::new("mkfifo").arg(path).status().expect("mkfifo runs");
+        assert!(made.success());
+    }
+    let path = path.to_path_buf();
+    std::thread::spawn(move || {
+        use std::io::Write;
+        // A reader that stops early closes its end: the write fails then.
+        if let Ok(mut f) = fs::OpenOptions::new().write(true).open(&path) {
+            let _ = f.write_all(&data);
+        }
+    })
+}
+
+/// Runs `args`, failing the test when it has not finished in a minute.
+fn run_within_a_minute(args: &[String]) -> std::process::Output {
+    let mut child = overlap_cmd(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("overlap starts");
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("{args:?} still runs after a minute");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// A named FIFO is read once, like the file; it is never "up to date" (what
+/// it carries next time is unknown), and one given twice is refused.
+#[test]
+fn a_fifo_reads_like_the_file_and_is_read_again_on_each_run() {
+    let tmp = tempdir();
+    let from_file = tmp.path().join("file");
+    overlap_ok(["run", "testdata/sample.warc.gz", "--out", &arg(&from_file), "-q"]);
+    let fifo = tmp.path().join("crawl.fifo");
+    let out = tmp.path().join("fifo");
+    let args: Vec<String> =
+        ["run", &arg(&fifo), "--out", &arg(&out), "-q"].iter().map(|s| s.to_string()).collect();
+    let data = fs::read(testdata("sample.warc.gz")).unwrap();
+    for round in 0..2 {
+        let writer = fifo_with(&fifo, data.clone());
+        let done = run_within_a_minute(&args);
+        assert_eq!(done.status.code(), Some(0), "round {round}: {}", String::from_utf8_lossy(&done.stderr));
+        writer.join().unwrap();
+        assert_same_documents(&from_file, &out, &format!("FIFO, round {round}"));
+    }
+    let writer = fifo_with(&fifo, data);
+    let twice = tmp.path().join("twice");
+    let args: Vec<String> = ["run", &arg(&fifo), &arg(&fifo), "--out", &arg(&twice), "-q"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let done = run_within_a_minute(&args);
+    assert_eq!(done.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&done.stderr);
+    assert!(err.contains("given a second time") && err.lines().count() == 1, "{err}");
+    drop(writer); // left waiting for a reader when the run refused first
+}
+
 #[test]
 fn max_doc_bytes_cuts_long_documents_at_a_line_end_and_counts_them() {
     let tmp = tempdir();

@@ -151,11 +151,68 @@ fn stray_scratch_and_partial_files_are_removed_by_the_next_command() {
     fs::write(dir.join(".overlap/tmp-x/deep/run"), b"spilled").unwrap();
     fs::write(dir.join("overlap.csv.partial"), b"half").unwrap();
     fs::write(dir.join("fprint-docid/part-00000.fpd.partial"), b"half").unwrap();
+    // A user's files beside the tables are not the tool's, whatever their
+    // names.
+    fs::write(dir.join("notes.partial"), b"mine").unwrap();
+    fs::write(dir.join("crawl.warc.gz.partial"), b"mine").unwrap();
     // Every stage is up to date: only the leftovers go.
     overlap_ok(["report", &arg(&dir), "-q"]);
     assert!(!dir.join(".overlap/tmp-x").exists());
     assert!(!dir.join("overlap.csv.partial").exists());
     assert!(!dir.join("fprint-docid/part-00000.fpd.partial").exists());
+    assert_eq!(fs::read(dir.join("notes.partial")).unwrap(), b"mine");
+    assert_eq!(fs::read(dir.join("crawl.warc.gz.partial")).unwrap(), b"mine");
+    // A run with an input named so in the directory reads it and keeps it.
+    fs::copy(SAMPLE, dir.join("input.partial")).unwrap();
+    overlap_ok([
+        "run",
+        &arg(&dir.join("input.partial")),
+        "--input-format",
+        "warc",
+        "--out",
+        &arg(&dir),
+        "-q",
+    ]);
+    assert_eq!(fs::read(dir.join("input.partial")).unwrap(), fs::read(root().join(SAMPLE)).unwrap());
+}
+
+/// An input among the files the analysis writes, or in its own folders,
+/// is refused before anything is touched; so is an output directory
+/// inside the previous analysis, which is never written to.
+#[test]
+fn inputs_inside_the_tools_own_files_and_an_out_inside_previous_are_refused() {
+    let tmp = tempdir();
+    let dir = tmp.path().join("out");
+    overlap_ok(["run", SAMPLE, "--out", &arg(&dir), "-q"]);
+    let before = analysis_files(&dir);
+    for inside in
+        ["fprint-docid/crawl.warc.gz", "parquet/crawl.warc.gz", ".overlap/crawl.warc.gz", "docs.csv"]
+    {
+        let input = dir.join(inside);
+        if !inside.ends_with(".csv") {
+            fs::create_dir_all(input.parent().unwrap()).unwrap();
+            fs::copy(SAMPLE, &input).unwrap();
+        }
+        let copy = fs::read(&input).unwrap();
+        // Through another spelling of the directory too.
+        let spelled = tmp.path().join(".").join("out").join(inside);
+        for given in [&input, &spelled] {
+            let args = ["run", &arg(given), "--input-format", "warc", "--out", &arg(&dir)];
+            assert_usage_error(&args, &["writes", &arg(&dir)]);
+            assert_eq!(fs::read(&input).unwrap(), copy, "{inside} is kept");
+        }
+        if !inside.ends_with(".csv") {
+            fs::remove_file(&input).unwrap();
+        }
+    }
+    assert_eq!(analysis_files(&dir), before, "the analysis is as it was");
+    let nested = dir.join("next");
+    assert_usage_error(
+        &["run", SAMPLE, "--out", &arg(&nested), "--previous", &arg(&dir)],
+        &["lies inside --previous"],
+    );
+    assert!(!nested.exists());
+    assert_eq!(analysis_files(&dir), before, "the previous analysis is as it was");
 }
 
 #[test]

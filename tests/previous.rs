@@ -518,6 +518,16 @@ fn check(
     let since = ours.as_object_mut().unwrap().remove("since_previous").unwrap();
     let mut theirs = report(reference, &to_id);
     assert_eq!(theirs.as_object_mut().unwrap().remove("since_previous"), Some(serde_json::Value::Null));
+    // The headline of this crawl's documents is a chain's own: its pages
+    // kept while missing are those since_previous counts, and with this
+    // crawl's documents they make the analysis's.
+    let current = ours.as_object_mut().unwrap().remove("current_crawl").unwrap();
+    assert_eq!(theirs.as_object_mut().unwrap().remove("current_crawl"), Some(serde_json::Value::Null));
+    if !since.is_null() {
+        assert_eq!(current["kept_missing"], since["pages"]["kept_missing"], "{what}: kept_missing");
+        let sum = current["documents"].as_u64().unwrap() + current["kept_missing"].as_u64().unwrap();
+        assert_eq!(Some(sum), ours["documents"].as_u64(), "{what}: current_crawl.documents");
+    }
     // How the inputs were read is not the analysis: the chain read other
     // files than the reference's one.
     for r in [&mut ours, &mut theirs] {

@@ -97,13 +97,14 @@ pub struct Batch {
     pub skipped: Option<InputSkip>,
 }
 
-/// What the pipeline reads: the inputs, in order, and standard input, when
-/// it is one of them, opened already ([`read::probe`]): the stage opens
-/// every input before it touches an output, and standard input cannot be
-/// opened twice.
+/// What the pipeline reads: the inputs, in order, and those that are
+/// streams (standard input, a pipe, a FIFO, [`read::is_stream`]) opened
+/// already ([`read::probe`]), by their place among them: the stage opens
+/// every input before it touches an output, and a stream cannot be opened
+/// twice (what the first opening read of it would be lost).
 pub struct Inputs<'a> {
     pub paths: &'a [PathBuf],
-    pub stdin: Option<Opened>,
+    pub streams: std::collections::BTreeMap<usize, Opened>,
 }
 
 /// How many batches the pipeline keeps going, and within what memory.
@@ -139,7 +140,7 @@ where
     let bins = (0..rayon::current_num_threads()).map(|_| Mutex::new(Bin::Empty)).collect();
     let mut pipeline = Pipeline {
         inputs: inputs.paths.iter().cloned().map(Arc::new).collect(),
-        stdin: inputs.stdin,
+        streams: inputs.streams,
         segments: Vec::with_capacity(inputs.paths.len()),
         opts: Arc::new(opts.clone()),
         max_bytes: limits.max_bytes,
@@ -226,8 +227,8 @@ enum Event<O> {
 
 struct Pipeline<O, P> {
     inputs: Vec<Arc<PathBuf>>,
-    /// Standard input, opened already, until it is reached.
-    stdin: Option<Opened>,
+    /// The streams, opened already, until each is reached.
+    streams: std::collections::BTreeMap<usize, Opened>,
     /// The segment count of every input opened so far.
     segments: Vec<usize>,
     opts: Arc<ReadOptions>,
@@ -376,16 +377,18 @@ where
         let input = self.next_input;
         self.next_input += 1;
         let key = |segment| Key { input, segment, seq: 0 };
-        if let Some(segments) = split::segments(path, &self.opts)? {
-            self.segments.push(segments.len());
-            for (i, segment) in segments.into_iter().enumerate() {
-                self.idle.insert(key(i), Idle::Segment(segment));
-            }
-            return Ok(true);
-        }
-        let opened = match self.stdin.take_if(|_| path.as_os_str() == "-") {
+        let opened = match self.streams.remove(&input) {
             Some(opened) => opened,
-            None => read::probe(path, &self.opts)?,
+            None => {
+                if let Some(segments) = split::segments(path, &self.opts)? {
+                    self.segments.push(segments.len());
+                    for (i, segment) in segments.into_iter().enumerate() {
+                        self.idle.insert(key(i), Idle::Segment(segment));
+                    }
+                    return Ok(true);
+                }
+                read::probe(path, &self.opts)?
+            }
         };
         let idle = match opened.input(&self.opts) {
             Input::Records(reader) => Idle::Reader(reader),

@@ -95,10 +95,19 @@ impl Previous {
         if !canonical.is_dir() {
             bail!("--previous {}: not an analysis (not a directory)", given.display());
         }
-        if std::fs::canonicalize(out.root()).is_ok_and(|o| o == canonical) {
+        let out_at = store::canonical_target(out.root()).ok();
+        if out_at.as_ref().is_some_and(|o| *o == canonical) {
             bail!(
                 "--previous {} is the output directory: an analysis is carried forward into another one, \
                  and the previous one is never written to",
+                given.display()
+            );
+        }
+        if out_at.as_ref().is_some_and(|o| o.starts_with(&canonical)) {
+            bail!(
+                "--out {} lies inside --previous {}: put the new analysis beside the previous one, \
+                 which is never written to",
+                out.root().display(),
                 given.display()
             );
         }

@@ -505,6 +505,44 @@ impl InputSkip {
     }
 }
 
+/// An input that can be read only once, front to back: standard input,
+/// or a path that names no regular file nor directory (a pipe, such as
+/// bash's `<(zcat crawl.warc.gz)`, a FIFO made by `mkfifo`, a character
+/// device). Such an input is opened once and kept open from the moment
+/// its format is sniffed, since opening it again would lose what the
+/// first opening read (or, for a FIFO, wait for a writer that has gone);
+/// it has no identity a stage stamp could key on, and cannot be read
+/// again by `dedup`, `explain` or the report's fuzzy signatures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Stream {
+    StandardInput,
+    /// A pipe, FIFO or device, by its device and inode numbers: the same
+    /// stream given twice under two names is told.
+    Node(u64, u64),
+}
+
+/// Whether `path` is a [`Stream`], and which; `None` for a regular file,
+/// a directory, or a path that cannot be examined (whose error comes
+/// when it is opened).
+pub(crate) fn stream(path: &Path) -> Option<Stream> {
+    if path == Path::new("-") {
+        return Some(Stream::StandardInput);
+    }
+    let meta = std::fs::metadata(path).ok()?;
+    if meta.is_file() || meta.is_dir() {
+        return None;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Some(Stream::Node(meta.dev(), meta.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        Some(Stream::Node(0, 0))
+    }
+}
+
 /// Opens one input: a file path, or "-" for standard input. Detects the
 /// format when `Auto` by sniffing the first decompressed bytes (after
 /// leading whitespace and a UTF-8 byte order mark: `WARC/` is WARC, `{` is

@@ -99,6 +99,7 @@ impl GroupRecord {
             density: round4(components::density(centers, pairs)),
             chained: components::chained(centers, pairs, diameter),
             sample_url: String::new(),
+            first_hosts: Vec::new(),
         }
     }
 }

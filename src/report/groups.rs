@@ -29,6 +29,21 @@ pub struct Group {
     pub chained: bool,
     /// The URL of its smallest docID (see [`name`]).
     pub sample_url: String,
+    /// The first [`HOSTS_NAMED`] hosts it spans, in order of their first
+    /// document (the group's own host first), with its documents on each;
+    /// filled in for the groups report.json and report.html list
+    /// ([`first_hosts`]), empty in groups.csv's rows.
+    pub first_hosts: Vec<HostShare>,
+}
+
+/// How many of its hosts a listed group names.
+pub const HOSTS_NAMED: usize = 8;
+
+/// A host a group spans and the group's documents on it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HostShare {
+    pub host: String,
+    pub documents: u64,
 }
 
 /// A member of a group as report.html lists it.
@@ -95,6 +110,44 @@ pub fn first_members(docs: &Docs, links: &Links, groups: &[Group], per_group: us
         }
     }
     members
+}
+
+/// The first `per_group` hosts each of `groups` spans, in order of their
+/// first document, with the group's documents on each, in one pass over
+/// the rows' hosts: what is held is bounded by the groups listed, not by
+/// their sizes (a group of the same page on thousands of hosts names its
+/// first few; its `hosts` counts them all). Documents without a host are
+/// not counted, as in `hosts`.
+pub fn first_hosts(
+    docs: &Docs,
+    links: &Links,
+    groups: &[Group],
+    per_group: usize,
+) -> anyhow::Result<Vec<Vec<HostShare>>> {
+    let index: FxHashMap<u32, usize> = groups.iter().enumerate().map(|(i, g)| (g.group, i)).collect();
+    let mut seen: Vec<Vec<(u32, u64)>> = vec![Vec::new(); groups.len()];
+    docs.host.for_each(|row, host| {
+        if docs.hosts[host as usize].is_empty() {
+            return Ok(());
+        }
+        if let Some(&i) = links.group_of(docs, row).and_then(|l| index.get(&l)) {
+            let list = &mut seen[i];
+            if let Some(at) = list.iter().position(|&(h, _)| h == host) {
+                list[at].1 += 1;
+            } else if list.len() < per_group {
+                list.push((host, 1));
+            }
+        }
+        Ok(())
+    })?;
+    Ok(seen
+        .into_iter()
+        .map(|list| {
+            list.into_iter()
+                .map(|(h, documents)| HostShare { host: docs.hosts[h as usize].to_string(), documents })
+                .collect()
+        })
+        .collect())
 }
 
 /// Gives each group its sample URL, from `urls` (holding those of
@@ -165,6 +218,7 @@ pub(crate) mod reference {
                 density: round4(components::density(centers, degrees / 2)),
                 chained: false,
                 sample_url: String::new(),
+                first_hosts: Vec::new(),
             })
             .collect();
         groups.sort_by(|a, b| b.documents.cmp(&a.documents).then(a.group.cmp(&b.group)));

@@ -1,6 +1,7 @@
-//! Per host: its documents, how many have an exact copy and how many a
-//! near-replica (anywhere in the crawl), and the hosts it shares most
-//! with, written to `host-summary.csv`, every host with a name, the most
+//! Per host: its documents, how many have an exact copy, how many a
+//! near-replica (anywhere in the crawl) and how many a recrawl could skip
+//! (the savings' near-replica rule, [`super::savings`]), and the hosts it
+//! shares most with, written to `host-summary.csv`, every host with a name, the most
 //! near-replicas first; report.html shows the first rows.
 //!
 //! `hosts.csv` answers "which two hosts copy each other"; this table
@@ -25,23 +26,31 @@ pub struct HostCounts {
     documents: Vec<u32>,
     exact_copies: Vec<u32>,
     near_replicas: Vec<u32>,
+    skippable: Vec<u32>,
 }
 
 impl HostCounts {
     /// Counts every document's host; `in_group(row)` says whether a
-    /// document is in a near-replica group.
-    pub fn new(docs: &Docs, in_group: impl Fn(u32) -> bool) -> anyhow::Result<HostCounts> {
+    /// document is in a near-replica group, `kept(row)` whether a recrawl
+    /// keeps it.
+    pub fn new(
+        docs: &Docs,
+        in_group: impl Fn(u32) -> bool,
+        kept: impl Fn(u32) -> bool,
+    ) -> anyhow::Result<HostCounts> {
         let hosts = docs.hosts.len();
         let mut c = HostCounts {
             documents: vec![0; hosts],
             exact_copies: vec![0; hosts],
             near_replicas: vec![0; hosts],
+            skippable: vec![0; hosts],
         };
         docs.host.for_each(|d, h| {
             let h = h as usize;
             c.documents[h] += 1;
             c.exact_copies[h] += u32::from(docs.exact_size(d) >= 2);
             c.near_replicas[h] += u32::from(in_group(d));
+            c.skippable[h] += u32::from(!kept(d));
             Ok(())
         })?;
         Ok(c)
@@ -55,6 +64,9 @@ pub struct HostRow {
     pub documents: u64,
     pub exact_copies: u64,
     pub near_replicas: u64,
+    /// Documents a recrawl could skip: an exact copy or a near-replica of
+    /// a page it keeps, anywhere in the crawl.
+    pub skippable: u64,
     /// Other hosts holding a replica of one of its documents.
     pub partner_hosts: u64,
     /// The partners with the most of its documents replicated on them,
@@ -127,13 +139,22 @@ pub fn write_csv(
             Cell::number(counts.documents[h]),
             Cell::number(counts.exact_copies[h]),
             Cell::number(counts.near_replicas[h]),
+            Cell::number(counts.skippable[h]),
             Cell::number(partners[h]),
             Cell::Owned(text),
         ])
     });
     crate::store::write_rows(
         path,
-        &["host", "documents", "exact_copies", "near_replicas", "partner_hosts", "shares_most_with"],
+        &[
+            "host",
+            "documents",
+            "exact_copies",
+            "near_replicas",
+            "skippable",
+            "partner_hosts",
+            "shares_most_with",
+        ],
         rows,
     )?;
     Ok(order
@@ -146,6 +167,7 @@ pub fn write_csv(
                 documents: counts.documents[h].into(),
                 exact_copies: counts.exact_copies[h].into(),
                 near_replicas: counts.near_replicas[h].into(),
+                skippable: counts.skippable[h].into(),
                 partner_hosts: partners[h].into(),
                 shares_most_with: named(h),
             }

@@ -205,20 +205,32 @@ pub fn render(r: &Report) -> String {
          <meta name=\"referrer\" content=\"no-referrer\">\n\
          <title>Crawl audit</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<main>"
     );
+    let documents = match &r.current_crawl {
+        Some(c) => format!(
+            "{} of this crawl ({} empty) and {} kept while missing",
+            plural(c.documents, "document", "documents"),
+            num(c.empty_documents),
+            num(c.kept_missing)
+        ),
+        None => {
+            format!("{} ({} empty)", plural(r.documents, "document", "documents"), num(r.empty_documents))
+        }
+    };
     let _ = writeln!(
         h,
-        "<h1>Crawl audit</h1>\n<p class=\"sub\">{} ({} empty), {} of payload &middot; chunking <code>{}</code>, \
+        "<h1>Crawl audit</h1>\n<p class=\"sub\">{documents}, {} of payload &middot; chunking <code>{}</code>, \
          {} &middot; scope {} &middot; overlap {}</p>",
-        plural(r.documents, "document", "documents"),
-        num(r.empty_documents),
         bytes(r.bytes),
         escape(&r.chunk),
         escape(&r.criterion).replace(' ', "&nbsp;"),
         escape(&r.scope),
         escape(&r.overlap_version)
     );
-    let mut toc =
-        vec![("replicas", "Replicas"), ("savings", "Savings"), ("groups", "Groups"), ("hosts", "Hosts")];
+    let mut toc = Vec::new();
+    if !r.hosts.mirror_sets.is_empty() {
+        toc.push(("mirror-sets", "Mirror sets"));
+    }
+    toc.extend([("hosts", "Hosts"), ("groups", "Groups"), ("replicas", "Replicas"), ("savings", "Savings")]);
     toc.extend([
         ("mirrors", "Mirrors"),
         ("aliases", "URL aliases"),
@@ -226,7 +238,7 @@ pub fn render(r: &Report) -> String {
         ("quality", "Data quality"),
     ]);
     if r.since_previous.is_some() {
-        toc.insert(0, ("since", "Since the previous analysis"));
+        toc.insert(usize::from(!r.hosts.mirror_sets.is_empty()), ("since", "Since the previous analysis"));
     }
     h.push_str("<nav class=\"toc\">");
     for (id, name) in toc {
@@ -244,10 +256,12 @@ pub fn render(r: &Report) -> String {
             escape(w)
         );
     }
+    mirror_sets(&mut h, r);
     if let Some(s) = &r.since_previous {
         since_previous(&mut h, s);
     }
-    mirror_sets(&mut h, r);
+    hosts(&mut h, r);
+    groups(&mut h, r);
     let mut series = vec![("exact copies".to_string(), &r.histogram.exact, "var(--exact)")];
     for (k, run) in r.runs.iter().enumerate() {
         let name = format!("near-replicas: {}, {}", run.chunk, run.criterion);
@@ -270,8 +284,6 @@ pub fn render(r: &Report) -> String {
         escape(&r.criterion)
     );
     savings(&mut h, r);
-    groups(&mut h, r);
-    hosts(&mut h, r);
     mirrors(&mut h, r);
     aliases(&mut h, r);
     flags(&mut h, r);
@@ -293,10 +305,31 @@ fn cards(h: &mut String, r: &Report) {
         );
     };
     h.push_str("<div class=\"cards\">\n");
-    card(h, num(r.documents), "documents");
-    card(h, format!("{:.1}%", r.histogram.exact_replicated_percent), "have an exact copy");
-    card(h, format!("{:.1}%", r.histogram.near_replicated_percent), "have a near-replica");
-    card(h, format!("{:.1}%", r.savings.near.pages_percent), "of pages a recrawl could skip");
+    match &r.current_crawl {
+        // A chain's headline is this crawl's documents; the pages kept
+        // while missing are counted apart, under the first figure.
+        Some(c) => {
+            let kept = if c.kept_missing == 0 {
+                String::new()
+            } else {
+                format!(
+                    "<br><span title=\"lost or orphaned pages kept by --keep-missing, not counted here\">\
+                     + {} kept while missing</span>",
+                    num(c.kept_missing)
+                )
+            };
+            card(h, num(c.documents), &format!("documents in this crawl{kept}"));
+            card(h, format!("{:.1}%", c.exact_copy_percent), "have an exact copy");
+            card(h, format!("{:.1}%", c.near_replica_percent), "have a near-replica");
+            card(h, format!("{:.1}%", c.skippable_near_percent), "of pages a recrawl could skip");
+        }
+        None => {
+            card(h, num(r.documents), "documents");
+            card(h, format!("{:.1}%", r.histogram.exact_replicated_percent), "have an exact copy");
+            card(h, format!("{:.1}%", r.histogram.near_replicated_percent), "have a near-replica");
+            card(h, format!("{:.1}%", r.savings.near.pages_percent), "of pages a recrawl could skip");
+        }
+    }
     h.push_str("</div>\n");
 }
 
@@ -482,8 +515,8 @@ fn groups(h: &mut String, r: &Report) {
             ("group", true),
             ("sample URL and members", false),
             ("documents", true),
+            ("hosts it spans", false),
             ("distinct texts", true),
-            ("hosts", true),
             ("diameter", true),
             ("chained", false),
         ],
@@ -517,8 +550,8 @@ fn groups(h: &mut String, r: &Report) {
             h,
             "</ol></details></td>{}{}{}<td class=\"n\" data-v=\"{}\">{}</td>{}</tr>",
             n_cell(g.documents),
+            spans(g),
             n_cell(g.centers),
-            n_cell(g.hosts),
             g.diameter.map_or(String::new(), |d| d.to_string()),
             g.diameter.map_or("&ndash;".to_string(), |d| d.to_string()),
             if g.chained {
@@ -542,6 +575,27 @@ fn groups(h: &mut String, r: &Report) {
         super::MEMBERS_SHOWN,
         escape(&r.groups.chain_rule)
     );
+}
+
+/// A group's hosts cell: how many it spans, and the first it names, each
+/// with the group's documents there (sorts by the count).
+fn spans(g: &super::groups::Group) -> String {
+    let mut named: Vec<String> =
+        g.first_hosts.iter().map(|s| format!("{} ({})", host(&s.host), num(s.documents))).collect();
+    let more = g.hosts.saturating_sub(g.first_hosts.len() as u64);
+    if more > 0 {
+        named.push(format!("and {} more", num(more)));
+    }
+    let names = if named.is_empty() {
+        String::new()
+    } else {
+        format!("<br><span class=\"muted\">{}</span>", named.join(", "))
+    };
+    format!(
+        "<td class=\"wrap\" data-v=\"{}\"><strong>{}</strong>{names}</td>",
+        g.hosts,
+        plural(g.hosts, "host", "hosts")
+    )
 }
 
 /// Per host: its documents with exact copies and near-replicas, and the
@@ -571,19 +625,29 @@ fn hosts(h: &mut String, r: &Report) {
             ("documents", true),
             ("with an exact copy", true),
             ("with a near-replica", true),
+            ("a recrawl could skip", true),
             ("shares most with", false),
         ],
     );
     for row in &r.host_rows {
         let partners: Vec<String> =
             row.shares_most_with.iter().map(|(p, n)| format!("{} ({})", escape(p), num(*n))).collect();
+        let share = |n: u64| {
+            let p = super::histogram::percent(n, row.documents);
+            format!(
+                "<td class=\"n\" data-v=\"{p}\" title=\"{} of {}\">{p:.1}%</td>",
+                num(n),
+                plural(row.documents, "document", "documents")
+            )
+        };
         let _ = writeln!(
             h,
-            "<tr><td class=\"wrap\">{}</td>{}{}{}<td class=\"wrap\">{}</td></tr>",
+            "<tr><td class=\"wrap\">{}</td>{}{}{}{}<td class=\"wrap\">{}</td></tr>",
             host(&row.host),
             n_cell(row.documents),
-            n_cell(row.exact_copies),
-            n_cell(row.near_replicas),
+            share(row.exact_copies),
+            share(row.near_replicas),
+            share(row.skippable),
             if partners.is_empty() {
                 "<span class=\"muted\">none</span>".to_string()
             } else {
@@ -593,8 +657,9 @@ fn hosts(h: &mut String, r: &Report) {
     }
     table_end(h);
     h.push_str(
-        "<p class=\"note\">A document counts when it has an exact copy, or a near-replica, anywhere in the crawl. \
-         A host shares with another the documents it has replicated there (an exact copy, or an Overlap-table pair: \
+        "<p class=\"note\">Shares of each host's documents (hover for the counts; host-summary.csv has them). \
+         A document counts when it has an exact copy, or a near-replica, anywhere in the crawl, and a recrawl could skip \
+         it when a page it keeps stands for it (the savings' near-replica rule). A host shares with another the documents it has replicated there (an exact copy, or an Overlap-table pair: \
          direct links, as in hosts.csv); in brackets, how many.</p>\n</section>\n",
     );
 }

@@ -63,6 +63,7 @@
 pub mod alias_table;
 pub mod aliases;
 pub mod components;
+pub mod current;
 pub mod fields;
 pub mod flags;
 pub mod group_table;
@@ -132,25 +133,48 @@ pub struct ReportStats {
     /// report.json's `warnings`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// report.json's `current_crawl`, in an analysis carried forward.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_crawl: Option<current::CurrentCrawl>,
     pub seconds: f64,
     pub peak_rss_bytes: Option<u64>,
 }
 
 impl Summary for ReportStats {
     /// A few lines: the figures a crawl's owner asks for first.
+    /// In an analysis carried forward, the first three lines are of this
+    /// crawl's documents, the pages kept while missing counted apart.
     fn summary(&self) -> String {
+        let (documents, of_crawl, kept) = match &self.current_crawl {
+            Some(c) => (
+                [c.documents, c.empty_documents],
+                " of this crawl",
+                format!(" and {} kept while missing,", count(c.kept_missing, "page", "pages")),
+            ),
+            None => ([self.documents, self.empty_documents], "", String::new()),
+        };
+        let [exact, near, skip_exact, skip_near] = match &self.current_crawl {
+            Some(c) => [
+                c.exact_copy_percent,
+                c.near_replica_percent,
+                c.skippable_exact_percent,
+                c.skippable_near_percent,
+            ],
+            None => [
+                self.exact_copy_percent,
+                self.near_replica_percent,
+                self.savings_exact_percent,
+                self.savings_near_percent,
+            ],
+        };
         let mut s = format!(
-            "report: {} ({} empty) in {:.1} s\n  \
-             {:.1}% have an exact copy, {:.1}% a near-replica\n  \
-             a recrawl could skip {:.1}% of pages keeping one copy of each exact group, {:.1}% skipping near-replicas too\n  \
+            "report: {}{of_crawl} ({} empty){kept} in {:.1} s\n  \
+             {exact:.1}% have an exact copy, {near:.1}% a near-replica\n  \
+             a recrawl could skip {skip_exact:.1}% of pages keeping one copy of each exact group, {skip_near:.1}% skipping near-replicas too\n  \
              {}, {}, {} with the same content ({} whose content differs): see report.html",
-            count(self.documents, "document", "documents"),
-            self.empty_documents,
+            count(documents[0], "document", "documents"),
+            documents[1],
             self.seconds,
-            self.exact_copy_percent,
-            self.near_replica_percent,
-            self.savings_exact_percent,
-            self.savings_near_percent,
             count(self.groups, "replica group", "replica groups"),
             count(self.mirror_host_pairs, "mirrored host pair", "mirrored host pairs"),
             count(self.alias_same_content, "URL alias", "URL aliases"),
@@ -225,6 +249,10 @@ pub struct Report {
     /// What changed since the previous analysis of a chain; null in a
     /// first analysis.
     pub since_previous: Option<since::SincePrevious>,
+    /// The headline figures of this crawl's documents, the pages kept
+    /// while missing counted apart; null in a first analysis, where every
+    /// document is of this crawl.
+    pub current_crawl: Option<current::CurrentCrawl>,
     /// What the fingerprint stage made of the inputs; null where
     /// stats.json has no fingerprint section.
     pub data_quality: Option<quality::QualitySummary>,
@@ -376,6 +404,7 @@ pub(crate) fn run(
         corrupt_records: report.data_quality.as_ref().map_or(0, |q| q.corrupt_records),
         texts_read: report.texts_read,
         warnings: report.warnings.clone(),
+        current_crawl: report.current_crawl.clone(),
         ..ReportStats::default()
     };
     let outputs = [
@@ -467,8 +496,10 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
     let group_table = group_table::build(&docs, &links, &overlap, edge_budget, cfg.memory / 4, scratch)?;
     let group_summary = group_table.summary(GROUPS_SHOWN)?;
     let members = groups::first_members(&docs, &links, &group_summary.shown, MEMBERS_SHOWN);
+    let first_hosts = groups::first_hosts(&docs, &links, &group_summary.shown, groups::HOSTS_NAMED)?;
     let group_of = |row: u32| links.group_of(&docs, row);
-    let host_counts = host_summary::HostCounts::new(&docs, |row| group_of(row).is_some())?;
+    let host_counts =
+        host_summary::HostCounts::new(&docs, |row| group_of(row).is_some(), |row| links.kept(&docs, row))?;
 
     // One more pass over docs.csv: each document's near_group written in,
     // and the URLs the shown groups, their members and the alias examples
@@ -495,13 +526,24 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
     let mut urls = input::UrlsWanted::new(&wanted);
     // The savings' pages and bytes too: the report holds no payload sizes.
     let (mut exact_tally, mut near_tally) = (savings::Tally::default(), savings::Tally::default());
+    let mut current = current::Tally::default();
     let mut flags_csv =
         flags::FlagsWriter::create(&out.flags(), &docs, fuzzy, &titles_not_first, &url_flags)?;
     store::docs::write_near_groups(out, |row, doc| {
         flags_csv.push(row, doc, || links.near_count(&docs, row))?;
         let bytes = doc.text.map_or(0, |t| t.bytes);
-        exact_tally.add(bytes, savings::exact_kept(&docs, row));
-        near_tally.add(bytes, links.kept(&docs, row));
+        let (exact_kept, near_kept) = (savings::exact_kept(&docs, row), links.kept(&docs, row));
+        exact_tally.add(bytes, exact_kept);
+        near_tally.add(bytes, near_kept);
+        let empty = docs.is_empty_doc(row);
+        current.add(current::Doc {
+            missing: doc.missing_for > 0,
+            empty,
+            exact_copy: !empty && docs.exact_size(row) >= 2,
+            near_replica: !empty && links.component_documents(&docs, row) >= 2,
+            exact_skipped: !exact_kept,
+            near_skipped: !near_kept,
+        });
         urls.add(row, doc.url);
         group_urls.add(row, doc.url);
         alias_urls.add(row, doc.url);
@@ -535,6 +577,9 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
         chained_groups: group_summary.chained,
     };
     let mut shown = group_summary.shown;
+    for (g, hosts) in shown.iter_mut().zip(first_hosts) {
+        g.first_hosts = hosts;
+    }
     groups::name(&mut shown, &docs, &urls);
     let shown_groups = groups::shown(&shown, members, &docs, &urls);
     let top: Vec<groups::Group> = shown.into_iter().take(TOP_GROUPS).collect();
@@ -566,6 +611,7 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
         Some(chain) => Some(since::compare(out, chain.analysis)?),
         None => None,
     };
+    let current_crawl = manifest.chain.is_some().then(|| current.finish());
     let quality = quality::read(out)?;
     let scope = manifest.scope()?;
     let scope_note = match scope {
@@ -628,6 +674,7 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
         flags: flag_counts,
         runs: all_runs,
         since_previous,
+        current_crawl,
         data_quality: quality.as_ref().map(|q| q.summary.clone()),
         warnings: warnings::read(out)?,
         alias_examples,

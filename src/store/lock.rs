@@ -68,9 +68,15 @@ impl OutDir {
     }
 
     /// Removes temporary files (`*.partial`) and scratch directories
-    /// (`.overlap/tmp-*`): under the lock, no live run is writing them.
+    /// (`.overlap/tmp-*`): under the lock, no live run is writing them. At
+    /// the top of the directory, only the temporary names of the tool's
+    /// own files ([`super::ROOT_FILES`]) are removed.
     fn remove_leftovers(&self) -> anyhow::Result<()> {
         for dir in [self.root.clone(), self.fprint_dir(), self.parquet_dir(), self.private()] {
+            let ours = |name: &str| {
+                dir != self.root
+                    || name.strip_suffix(".partial").is_some_and(|n| super::ROOT_FILES.contains(&n))
+            };
             let entries = match fs::read_dir(&dir) {
                 Ok(entries) => entries,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
@@ -80,7 +86,7 @@ impl OutDir {
                 let entry = entry.with_context(|| format!("cannot read directory {}", dir.display()))?;
                 let name = entry.file_name();
                 let name = name.to_string_lossy();
-                if name.ends_with(".partial") {
+                if name.ends_with(".partial") && ours(&name) {
                     remove_file_if_exists(&entry.path())?;
                 } else if dir == self.private() && name.starts_with("tmp-") {
                     remove_dir_if_exists(&entry.path())?;

@@ -173,11 +173,13 @@ pub(crate) struct InputIdentity {
 }
 
 impl InputIdentity {
-    /// The identity of `path` now; only the path for standard input (`-`)
-    /// or a file that cannot be examined.
+    /// The identity of `path` now; only the path for a stream (standard
+    /// input, a pipe, a FIFO: [`crate::read::Stream`], whose size and time
+    /// say nothing of what it will carry) or a file that cannot be
+    /// examined.
     pub(crate) fn of(path: &Path) -> InputIdentity {
         let given = path.to_string_lossy().into_owned();
-        let meta = (path != Path::new("-")).then(|| std::fs::metadata(path).ok()).flatten();
+        let meta = crate::read::stream(path).is_none().then(|| std::fs::metadata(path).ok()).flatten();
         let canonical = meta.as_ref().and_then(|_| std::fs::canonicalize(path).ok());
         let (Some(meta), Some(canonical)) = (meta, canonical) else {
             return InputIdentity { path: given, canonical: None, size: None, modified_ns: None };
@@ -327,7 +329,7 @@ impl Locator {
 /// Why a document's record cannot be read again from its input.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Unreadable {
-    /// The input was standard input.
+    /// The input was a stream: standard input, a pipe, a FIFO.
     StandardInput,
     /// The file (its canonical path) has another size or modification time
     /// than the analysis recorded: it is another file now.
@@ -342,7 +344,7 @@ impl std::fmt::Display for Unreadable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Unreadable::StandardInput => {
-                f.write_str("it was read from standard input, which cannot be read again")
+                f.write_str("it was read from standard input or a pipe, which cannot be read again")
             }
             Unreadable::Changed(path) => write!(
                 f,

@@ -153,6 +153,40 @@ pub(crate) struct OutDir {
     root: PathBuf,
 }
 
+/// Every file the tool writes at the top of an output directory, which it
+/// shares with whatever else a user keeps there: the leftover sweep
+/// removes a `.partial` file there only when it is one of these with
+/// `.partial` appended (a user's `notes.partial` beside the tables stays).
+/// The tool's own folders (`fprint-docid/`, `parquet/`, `.overlap/`) hold
+/// nothing else, and no input may lie inside them ([`OutDir::owns`]).
+pub(crate) const ROOT_FILES: [&str; 25] = [
+    "manifest.json",
+    "doc-ids.fpd",
+    "urls.fpd",
+    "fingerprint-changes.csv",
+    "changes.csv",
+    "fprint-exact.fpd",
+    "fuzzy.fpd",
+    "fingerprint-docs.csv",
+    "scopes.fpd",
+    "replicas.fpd",
+    "previous-replicas.fpd",
+    "centers.fpd",
+    "docs.csv",
+    "redirects.csv",
+    "copies.csv",
+    "overlap.csv",
+    "stop-chunks.csv",
+    "report.json",
+    "report.html",
+    "groups.csv",
+    "hosts.csv",
+    "host-summary.csv",
+    "aliases.csv",
+    "flags.csv",
+    "stats.json",
+];
+
 impl OutDir {
     pub(crate) fn new(root: impl Into<PathBuf>) -> OutDir {
         OutDir { root: root.into() }
@@ -164,6 +198,22 @@ impl OutDir {
             fs::create_dir_all(&dir).with_context(|| format!("cannot create directory {}", dir.display()))?;
         }
         Ok(())
+    }
+
+    /// The folders only the tool writes into: inputs inside them would be
+    /// removed or replaced by a stage.
+    pub(crate) fn own_folders(&self) -> [PathBuf; 3] {
+        [self.fprint_dir(), self.parquet_dir(), self.private()]
+    }
+
+    /// Whether `path` (canonical) is a file the tool writes here: one of
+    /// [`ROOT_FILES`], or anything inside its own folders. `root` is this
+    /// directory's canonical path.
+    pub(crate) fn owns(root: &Path, path: &Path) -> bool {
+        let own = OutDir::new(root);
+        own.own_folders().iter().any(|dir| path.starts_with(dir))
+            || path.parent() == Some(root)
+                && path.file_name().is_some_and(|n| ROOT_FILES.iter().any(|f| n == std::ffi::OsStr::new(f)))
     }
 
     /// Empties the FPrint-DocID directory.
@@ -387,6 +437,30 @@ pub(crate) fn remove_replaced(path: &Path) -> anyhow::Result<()> {
     remove_file_if_exists(path)
 }
 
+/// `path` made absolute with its links resolved, also when it does not
+/// exist yet (an output directory a command is about to make): its
+/// nearest existing ancestor is canonicalized and the rest joined on.
+pub(crate) fn canonical_target(path: &Path) -> io::Result<PathBuf> {
+    if let Ok(found) = fs::canonicalize(path) {
+        return Ok(found);
+    }
+    let absolute = std::path::absolute(path)?;
+    let mut rest = Vec::new();
+    let mut at = absolute.as_path();
+    loop {
+        if let Ok(found) = fs::canonicalize(at) {
+            return Ok(rest.iter().rev().fold(found, |p: PathBuf, c| p.join(c)));
+        }
+        match (at.parent(), at.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                at = parent;
+            }
+            _ => return Ok(absolute),
+        }
+    }
+}
+
 /// The temporary name a file is written under before it is renamed into
 /// place, so a killed run never leaves a complete-looking partial file.
 pub(crate) fn temp_path(path: &Path) -> PathBuf {
@@ -432,4 +506,53 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     let tmp = temp_path(path);
     fs::write(&tmp, bytes).with_context(|| CannotWrite(tmp.clone()))?;
     commit(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_file_at_the_top_is_listed_and_only_those_are_owned() {
+        let out = OutDir::new("/o");
+        let files = [
+            out.manifest(),
+            out.doc_ids(),
+            out.urls(),
+            out.fingerprint_changes(),
+            out.changes(),
+            out.fprint_exact(),
+            out.fuzzy(),
+            out.fingerprint_docs(),
+            out.scopes(),
+            out.replicas(),
+            out.previous_replicas(),
+            out.centers(),
+            out.docs(),
+            out.redirects(),
+            out.copies(),
+            out.overlap(),
+            out.stop_chunks(),
+            out.report_json(),
+            out.report_html(),
+            out.groups(),
+            out.hosts(),
+            out.host_summary(),
+            out.aliases(),
+            out.flags(),
+            out.stats(),
+        ];
+        let names: Vec<&str> = files.iter().map(|p| p.file_name().unwrap().to_str().unwrap()).collect();
+        assert_eq!(names, ROOT_FILES);
+        let root = Path::new("/o");
+        for p in files.iter().chain([&out.parquet_docs(), &out.fprint_dir().join("p00.fpd"), &out.stamp("s")])
+        {
+            assert!(OutDir::owns(root, p), "{}", p.display());
+        }
+        for p in
+            ["/o/crawl.warc.gz", "/o/notes.partial", "/o/sub/docs.csv", "/other/docs.csv", "/o/fprint-docid2"]
+        {
+            assert!(!OutDir::owns(root, Path::new(p)), "{p}");
+        }
+    }
 }
