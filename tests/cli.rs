@@ -443,6 +443,31 @@ fn stdin_input_gives_the_same_results_as_the_file() {
     }
 }
 
+/// A JSONL whose records keep their text under another name is one line
+/// naming the field, the fields the first record has and the flag, before
+/// anything is written; named with --text-field, it is read.
+#[test]
+fn a_jsonl_without_the_text_field_names_the_fields_it_has() {
+    let tmp = tempdir();
+    let input = tmp.path().join("dolma.jsonl.gz");
+    let lines: String = (0..150)
+        .map(|i| format!("{{\"id\": \"d{i}\", \"content\": \"page {i}\\nsame line\", \"metadata\": {{}}}}\n"))
+        .collect();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, lines.as_bytes()).unwrap();
+    fs::write(&input, gz.finish().unwrap()).unwrap();
+    let out = tmp.path().join("out");
+    assert_usage_error(
+        &["run", &arg(&input), "--out", &arg(&out)],
+        &[
+            r#"no field "text" (its fields: "content", "id", "metadata"): name the field that holds the text with --text-field"#,
+        ],
+    );
+    assert!(!out.exists(), "nothing is written");
+    overlap_ok(["run", &arg(&input), "--text-field", "content", "--out", &arg(&out), "-q"]);
+    assert_eq!(read_docs(&out).len(), 150);
+}
+
 /// The documents of two analyses agree row by row, the inputs' names in
 /// `source` aside.
 fn assert_same_documents(a: &Path, b: &Path, what: &str) {

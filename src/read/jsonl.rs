@@ -118,6 +118,40 @@ impl Format for JsonlReader {
     }
 }
 
+/// Checks the first record of a JSONL input in `head`, its first bytes
+/// (`whole` when they are all of it): a record that is a JSON object
+/// without `text_field` at all says the input keeps its text under another
+/// name, and every record would be skipped, one warning each; the message
+/// names the field, those the record has (in name order), and the flag. A first line that
+/// is not JSON, too long to be in `head`, or has the field (whatever its
+/// value) passes: the records are then read, and skipped one by one.
+pub(crate) fn check_first_record(head: &[u8], whole: bool, text_field: &str) -> Result<(), String> {
+    let head = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
+    let mut lines = head.split_inclusive(|&b| b == b'\n');
+    let Some(line) = lines.find(|l| !l.iter().all(u8::is_ascii_whitespace)) else { return Ok(()) };
+    if !line.ends_with(b"\n") && !whole {
+        return Ok(());
+    }
+    let Ok(serde_json::Value::Object(fields)) =
+        serde_json::from_slice::<serde_json::Value>(trim_line_end(line))
+    else {
+        return Ok(());
+    };
+    if fields.contains_key(text_field) {
+        return Ok(());
+    }
+    const NAMED: usize = 12;
+    let mut names: Vec<String> = fields.keys().take(NAMED).map(|k| format!("{k:?}")).collect();
+    if fields.len() > NAMED {
+        names.push(format!("and {} more", fields.len() - NAMED));
+    }
+    let has = if names.is_empty() { "none".to_string() } else { names.join(", ") };
+    Err(format!(
+        "its first record has no field {text_field:?} (its fields: {has}): name the field that holds the text \
+         with --text-field (and the URL's with --url-field)"
+    ))
+}
+
 /// `line` without its `\n` or `\r\n`.
 fn trim_line_end(line: &[u8]) -> &[u8] {
     let line = line.strip_suffix(b"\n").unwrap_or(line);
@@ -243,6 +277,32 @@ fn kind(v: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_first_record_without_the_text_field_names_the_fields_it_has() {
+        let head = b"\n{\"id\": 1, \"content\": \"a\", \"metadata\": {\"url\": \"u\"}}\n{\"id\": 2}\n";
+        let err = check_first_record(head, false, "text").unwrap_err();
+        assert!(err.contains(r#"no field "text" (its fields: "content", "id", "metadata")"#), "{err}");
+        assert!(err.contains("--text-field"));
+        assert_eq!(check_first_record(head, false, "content"), Ok(()));
+        // The field with another value, a line that is not JSON, one cut
+        // off by the end of the head, or no record: read on.
+        for (head, whole) in [
+            (&b"{\"text\": null}\n"[..], false),
+            (b"not json\n", false),
+            (b"{\"id\": 1, \"con", false),
+            (b"  \n", true),
+        ] {
+            assert_eq!(
+                check_first_record(head, whole, "text"),
+                Ok(()),
+                "{:?}",
+                String::from_utf8_lossy(head)
+            );
+        }
+        // A whole input of one record without a line end is checked.
+        assert!(check_first_record(b"{\"id\": 1}", true, "text").is_err());
+    }
     use crate::read::testing::{doc, drain, skipped, source};
     use flate2::Compression;
     use flate2::write::GzEncoder;

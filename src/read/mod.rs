@@ -590,6 +590,13 @@ pub(crate) fn probe(path: &Path, opts: &ReadOptions) -> anyhow::Result<Opened> {
         }
     }
     let format = format_of(&mut src, path, &name, opts.format)?;
+    if format == InputFormat::Jsonl {
+        let head = src.peek(gz::BUF_SIZE).with_context(|| format!("cannot read {name}"))?;
+        let whole = head.len() < gz::BUF_SIZE;
+        if let Err(why) = jsonl::check_first_record(head, whole, &opts.text_field) {
+            bail!("{name}: {why}");
+        }
+    }
     Ok(Opened::Records(Box::new(src), format))
 }
 
