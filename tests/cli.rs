@@ -757,6 +757,16 @@ fn an_input_given_twice_and_doc_chunks_with_a_threshold_are_warned_about() {
     );
     let once = overlap(["run", "testdata/sample.warc.gz", "--out", &arg(&tmp.path().join("once"))]);
     assert!(!String::from_utf8_lossy(&once.stderr).contains("more than once"));
+    // Through a symbolic link, and through a path that goes up and back.
+    let link = tmp.path().join("crawl.warc.gz");
+    std::os::unix::fs::symlink(root().join("testdata/sample.warc.gz"), &link).unwrap();
+    for other in [arg(&link), "testdata/../testdata/sample.warc.gz".to_string()] {
+        let out = arg(&tmp.path().join("linked"));
+        let run = overlap(["run", "testdata/sample.warc.gz", &other, "--out", &out]);
+        assert_eq!(run.status.code(), Some(0));
+        let said = String::from_utf8_lossy(&run.stderr);
+        assert!(said.contains(&format!("{other} is given more than once")), "{other}: {said}");
+    }
 
     let doc = |t: &str| {
         let out = tmp.path().join(format!("doc-{t}"));
