@@ -402,8 +402,9 @@ struct ManArgs {
 
 #[derive(Args, Debug)]
 struct InputArgs {
-    /// Crawl dumps to read, in order (WARC, WET, ARC, JSONL, page feed; plain or gzip). `-`
-    /// reads standard input.
+    /// Crawl dumps to read, in order (WARC, WET, ARC, JSONL, page feed; plain, gzip or zstd). `-`
+    /// reads standard input, a pipe reads like the file it carries, and a directory stands for
+    /// the crawl files under it, in name order.
     #[arg(required_unless_present = "inputs_from", value_name = "INPUT")]
     inputs: Vec<PathBuf>,
     /// Also read the inputs listed in FILE, one path per line (blank lines are skipped), after
@@ -445,7 +446,8 @@ struct InputArgs {
     #[arg(long, value_name = "N", default_value_t = 1, requires = "previous")]
     keep_missing: u32,
     /// Exit 3 (after writing every output) when a record was skipped as corrupt, an input was
-    /// skipped, or no document was read at all.
+    /// skipped, or no document was read this time (inputs that give no document at all, and no
+    /// page kept from --previous, are an error, exit 2).
     #[arg(long)]
     strict: bool,
 }
@@ -879,10 +881,42 @@ fn read_inputs(
     progress: &Progress,
 ) -> anyhow::Result<Option<FingerprintStats>> {
     let read = fingerprint::run(out, &input.config(memory, defaults)?, progress)?;
-    let strict = input.strict.then(|| read_counts(out, &read)).transpose()?;
+    let counts = read_counts(out, &read)?;
     report(progress, read);
+    // Nothing to analyse is an error, whatever the flags: a scheduler's
+    // run over the wrong files must not pass for an audit of no copies.
+    if crate::store::Manifest::read(out)?.documents == 0 {
+        anyhow::bail!("{}", nothing_to_analyse(&counts));
+    }
     output.export(out, progress)?;
-    Ok(strict)
+    Ok(input.strict.then_some(counts))
+}
+
+/// The one line of a run whose inputs gave no document: what they held.
+fn nothing_to_analyse(stats: &FingerprintStats) -> String {
+    let mut why = Vec::new();
+    if stats.inputs_skipped > 0 {
+        let reasons: std::collections::BTreeSet<&str> =
+            stats.inputs.iter().filter_map(|i| i.skipped.as_deref()).collect();
+        why.push(format!(
+            "{} skipped whole ({})",
+            crate::stats::count(stats.inputs_skipped, "input was", "inputs were"),
+            reasons.into_iter().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    if stats.records > 0 {
+        let mut reasons: Vec<(&String, &u64)> = stats.skipped.iter().filter(|(_, n)| **n > 0).collect();
+        reasons.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        let named: Vec<String> = reasons.iter().take(3).map(|(r, n)| format!("{r} {n}")).collect();
+        why.push(format!(
+            "{} read, none a document ({})",
+            crate::stats::count(stats.records, "record", "records"),
+            named.join(", ")
+        ));
+    } else if stats.inputs_skipped < stats.inputs.len() as u64 {
+        why.push("the inputs hold no records".to_string());
+    }
+    format!("no document to analyse: {}; see stats.json's fingerprint section", why.join("; "))
 }
 
 /// What `--strict` looks at in the fingerprint stage's counts: the stage's

@@ -98,6 +98,15 @@ pub(crate) fn run(
     cfg: &FingerprintConfig,
     progress: &Progress,
 ) -> anyhow::Result<Outcome<FingerprintStats>> {
+    // A directory stands for the crawl files under it, which the
+    // manifest, the stamp and docs.csv's sources then name.
+    let walked;
+    let cfg = if cfg.inputs.iter().any(|p| p.is_dir()) {
+        walked = FingerprintConfig { inputs: expand_directories(&cfg.inputs, progress)?, ..cfg.clone() };
+        &walked
+    } else {
+        cfg
+    };
     check_inputs_outside(out, &cfg.inputs)?;
     let streams = check_inputs(&cfg.inputs, &cfg.read)?;
     let previous = cfg.previous.as_ref().map(|p| Previous::open(p, cfg.chunking, out)).transpose()?;
@@ -317,6 +326,27 @@ fn check_inputs(inputs: &[PathBuf], opts: &ReadOptions) -> anyhow::Result<BTreeM
         }
     }
     Ok(streams)
+}
+
+/// `inputs` with each directory replaced by the crawl files under it, in
+/// name order ([`read::walk`]), with a note saying so for each.
+fn expand_directories(inputs: &[PathBuf], progress: &Progress) -> anyhow::Result<Vec<PathBuf>> {
+    let mut files = Vec::with_capacity(inputs.len());
+    for input in inputs {
+        if input.is_dir() {
+            let walked = read::walk::crawl_files(input)?;
+            // Files left out are worth a line in a scheduler's log too.
+            if walked.left_out > 0 {
+                progress.warn(&walked.note(input));
+            } else {
+                progress.note(&walked.note(input));
+            }
+            files.extend(walked.files);
+        } else {
+            files.push(input.clone());
+        }
+    }
+    Ok(files)
 }
 
 /// Refuses an input that is one of the files the analysis writes, or lies

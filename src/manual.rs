@@ -117,12 +117,19 @@ fn exit_status() -> Roff {
         (
             "2",
             "An error: a bad flag, a missing input, an unwritable output, an output directory \
-             another command is writing. One line on standard error says what.",
+             another command is writing, inputs that give no document to analyse. One line on \
+             standard error says what.",
         ),
         (
             "3",
             "With --strict (run, fingerprint): every output was written, but a record was \
-             skipped as corrupt, an input was skipped, or no document was read.",
+             skipped as corrupt, an input was skipped, or no document was read this time (a \
+             chain whose pages were all kept from before).",
+        ),
+        (
+            "130",
+            "Interrupted (Ctrl-C): the output directory's temporary files are removed; the same \
+             command run again finishes the work.",
         ),
     ] {
         roff.control("TP", []).text([bold(code)]).text([roman(meaning)]);

@@ -19,10 +19,15 @@ fn each_damaged_file_gives_the_counts_of_its_manifest() {
     for (name, want) in cases {
         let input = format!("testdata/bad/{name}");
         let out = tmp.path().join(name);
-        let run = overlap_ok(["fingerprint", &input, "--out", &arg(&out)]);
+        let run = overlap(["fingerprint", &input, "--out", &arg(&out)]);
         let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
         let fp = &read_stats(&out)["fingerprint"];
         let what = format!("{name} ({})\nstats: {fp:#}", want["note"].as_str().unwrap());
+        // A file that gives no document is read to the end, counted, and
+        // then said to leave nothing to analyse (exit 2).
+        let nothing = want["documents"] == 0;
+        assert_eq!(run.status.code(), Some(if nothing { 2 } else { 0 }), "{what}\nstderr: {stderr}");
+        assert_eq!(stderr.contains("overlap: no document to analyse: "), nothing, "{what}\nstderr: {stderr}");
         assert_eq!(fp["documents"], want["documents"], "{what}");
         assert_eq!(fp["inputs_skipped"], want["inputs_skipped"], "{what}");
         let skipped = nonzero_skipped(fp);

@@ -25,31 +25,72 @@ fn missing_input_file_is_an_error_naming_the_file() {
 }
 
 #[test]
-fn empty_files_and_directories_are_skipped_and_reported_not_errors() {
+fn empty_files_are_skipped_and_reported_and_directories_read_in_name_order() {
     let tmp = tempdir();
     let empty = tmp.path().join("empty.warc.gz");
     fs::write(&empty, b"").unwrap();
+    // A directory stands for the crawl files under it, in name order; its
+    // other files are left out with a warning.
     let dir = tmp.path().join("crawl-dir");
-    fs::create_dir(&dir).unwrap();
+    fs::create_dir_all(dir.join("sub")).unwrap();
+    fs::copy("testdata/equiv/docs.jsonl", dir.join("sub/b.jsonl")).unwrap();
+    fs::write(dir.join("README.txt"), b"not a crawl").unwrap();
+    fs::write(dir.join("a.jsonl"), b"").unwrap();
     let out = tmp.path().join("out");
     let args = ["run", &arg(&empty), "testdata/equiv/docs.jsonl", &arg(&dir), "--out", &arg(&out), "-T", "3"];
     let run = overlap_ok(args);
     let stderr = String::from_utf8_lossy(&run.stderr);
-    for (path, reason) in [(&empty, "empty_file"), (&dir, "directory")] {
-        let line = format!("overlap: warning: {}: skipped input ({reason})", path.display());
+    for path in [&empty, &dir.join("a.jsonl")] {
+        let line = format!("overlap: warning: {}: skipped input (empty_file)", path.display());
         assert_eq!(stderr.lines().filter(|l| l.starts_with(&line)).count(), 1, "{line}\n{stderr}");
     }
+    let walked = format!(
+        "overlap: warning: {}: reading its 2 crawl files in name order (1 other file whose name says no crawl \
+         format left out, such as {}",
+        dir.display(),
+        dir.join("README.txt").display()
+    );
+    assert!(stderr.contains(&walked), "{walked}\n{stderr}");
     let fp = &read_stats(&out)["fingerprint"];
     assert_eq!(fp["inputs_skipped"], 2, "{fp:#}");
     let inputs = fp["inputs"].as_array().unwrap();
+    let named: Vec<String> = inputs.iter().map(|i| i["file"].as_str().unwrap().to_string()).collect();
+    assert_eq!(
+        named,
+        [
+            arg(&empty),
+            "testdata/equiv/docs.jsonl".into(),
+            arg(&dir.join("a.jsonl")),
+            arg(&dir.join("sub/b.jsonl"))
+        ]
+    );
     assert_eq!(inputs[0]["skipped"], "empty_file");
     assert_eq!(inputs[1].get("skipped"), None);
-    assert_eq!(inputs[2]["skipped"], "directory");
+    assert_eq!(inputs[2]["skipped"], "empty_file");
+    // The directory's file is read as given by name: the same documents.
+    let docs = read_docs(&out);
+    let half = docs.len() / 2;
+    assert!(docs[half..].iter().all(|d| d.source.starts_with(&arg(&dir.join("sub/b.jsonl")))));
+    assert_eq!(
+        docs[..half].iter().map(|d| &d.url).collect::<Vec<_>>(),
+        docs[half..].iter().map(|d| &d.url).collect::<Vec<_>>()
+    );
+    // A directory without a crawl file is one line, exit 2.
+    let bare = tmp.path().join("bare");
+    fs::create_dir_all(bare.join("deeper")).unwrap();
+    fs::write(bare.join("deeper/notes.txt"), b"x").unwrap();
+    assert_usage_error(
+        &["run", &arg(&bare), "--out", &arg(&tmp.path().join("x"))],
+        &["holds no crawl files"],
+    );
     // The file between them is read as if alone: docIDs start at 0.
     let alone = tmp.path().join("alone");
     overlap_ok(["run", "testdata/equiv/docs.jsonl", "--out", &arg(&alone), "-T", "3", "-q"]);
-    assert!(fs::read(out.join("docs.csv")).unwrap() == fs::read(alone.join("docs.csv")).unwrap());
-    assert!(fs::read(out.join("overlap.csv")).unwrap() == fs::read(alone.join("overlap.csv")).unwrap());
+    let key = |d: &DocRow| (d.doc_id, d.url.clone(), d.source.clone(), d.lines, d.chunks);
+    assert_eq!(
+        docs[..half].iter().map(key).collect::<Vec<_>>(),
+        read_docs(&alone).iter().map(key).collect::<Vec<_>>()
+    );
     // A missing file next to them is still an error.
     let missing = arg(&tmp.path().join("missing.warc"));
     assert_usage_error(&["run", &arg(&empty), &missing, "--out", &arg(&out)], &["missing.warc"]);
@@ -655,6 +696,52 @@ fn a_killed_run_started_again_gives_the_same_outputs() {
     }
 }
 
+/// Ctrl-C (SIGINT) ends a run with exit 130 and one line saying how to
+/// resume, leaves no temporary file or scratch directory, and the same
+/// command run again finishes with the outputs of a run never stopped.
+#[test]
+fn an_interrupted_run_says_how_to_resume_and_leaves_no_temporary_files() {
+    let tmp = tempdir();
+    let (input, _) = real_jsonl(tmp.path());
+    let input = arg(&input);
+    let args = |out: &Path| -> Vec<String> {
+        ["run", &input, "--input-format", "jsonl", "--chunk", "words:3:1", "-T", "40", "--out", &arg(out)]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    };
+    let clean = tmp.path().join("clean");
+    overlap_ok(args(&clean));
+    let mut interrupted = 0;
+    for delay_ms in [40u64, 120, 300] {
+        let out = tmp.path().join(format!("interrupted-{delay_ms}"));
+        let child =
+            overlap_cmd(args(&out)).stderr(std::process::Stdio::piped()).spawn().expect("overlap starts");
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        // SAFETY: kill(2) with the child's pid; it only sends a signal.
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+        let done = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&done.stderr);
+        if done.status.code() != Some(0) {
+            interrupted += 1;
+            assert_eq!(done.status.code(), Some(130), "after {delay_ms} ms: {stderr}");
+            assert_eq!(
+                stderr.lines().last(),
+                Some("overlap: interrupted; run the same command again to resume"),
+                "{stderr}"
+            );
+            let left: Vec<String> = (if out.exists() { out_files(&out) } else { Default::default() })
+                .into_keys()
+                .filter(|n| n.ends_with(".partial") || n.contains("tmp-"))
+                .collect();
+            assert!(left.is_empty(), "after {delay_ms} ms: {left:?}");
+        }
+        overlap_ok(args(&out));
+        assert_same_outputs(&clean, &out, &format!("interrupted after {delay_ms} ms, then run again"));
+    }
+    assert!(interrupted > 0, "no run was interrupted: the runs end too soon for this test");
+}
+
 /// Scripts get nothing on stderr by default; `--stats` gives them one
 /// summary per stage that ran, even with `-q`.
 #[test]
@@ -897,6 +984,46 @@ fn summaries_say_one_in_the_singular() {
     assert!(!html.contains(" 1 documents"), "report.html says 1 documents");
 }
 
+/// A run whose inputs give no document is one line and exit 2, with or
+/// without --strict, on every run (the second finds the fingerprint stage
+/// up to date): a scheduler must not take it for an audit of no copies.
+#[test]
+fn a_run_with_no_document_to_analyse_exits_2_saying_what_the_inputs_held() {
+    let tmp = tempdir();
+    let empty = tmp.path().join("empty.warc.gz");
+    fs::write(&empty, b"").unwrap();
+    let blank = tmp.path().join("blank.jsonl");
+    fs::write(&blank, b"\n").unwrap();
+    let garbage = tmp.path().join("garbage.jsonl");
+    fs::write(&garbage, b"{\"text\": 1}\n{\"text\": 2}\n").unwrap();
+    for (k, (input, why)) in [
+        (&empty, "1 input was skipped whole (empty_file)"),
+        (&blank, "the inputs hold no records"),
+        (&garbage, "2 records read, none a document (bad_json 2)"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let out = arg(&tmp.path().join(format!("out-{k}")));
+        for strict in [false, true, false] {
+            let mut args =
+                ["run", &arg(input), "--out", &out, "-q"].iter().map(|s| s.to_string()).collect::<Vec<_>>();
+            if strict {
+                args.push("--strict".into());
+            }
+            let run = overlap(&args);
+            let what = describe(&args, &run);
+            assert_eq!(run.status.code(), Some(2), "{what}");
+            let lines = stderr_lines(&run);
+            assert_eq!(lines.len(), 1, "{what}");
+            assert!(
+                lines[0].starts_with("overlap: no document to analyse: ") && lines[0].contains(why),
+                "{what}"
+            );
+        }
+    }
+}
+
 /// `--strict`: a run that skipped something or read nothing exits 3, after
 /// writing every output, with one line on stderr; a clean run exits 0.
 #[test]
@@ -906,10 +1033,9 @@ fn strict_exits_3_when_a_record_or_input_was_skipped_or_nothing_was_read() {
     fs::write(&empty, b"").unwrap();
     let blank = tmp.path().join("blank.jsonl");
     fs::write(&blank, b"\n").unwrap();
-    let cases: [(&[&str], &str); 3] = [
+    let cases: [(&[&str], &str); 2] = [
         (&["testdata/corrupt.warc.gz"], "skipped as corrupt"),
         (&[&arg(&empty), "testdata/equiv/docs.jsonl"], "1 input was skipped"),
-        (&[&arg(&blank)], "no document was read"),
     ];
     for (k, (inputs, why)) in cases.iter().enumerate() {
         let out = tmp.path().join(format!("out-{k}"));

@@ -25,6 +25,7 @@ pub(crate) mod jsonl;
 pub(crate) mod pagefeed;
 mod records;
 pub(crate) mod split;
+pub(crate) mod walk;
 pub mod warc;
 pub(crate) mod zst;
 

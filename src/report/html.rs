@@ -751,7 +751,7 @@ fn mirror_sets(h: &mut String, r: &Report) {
         h,
         &[
             ("site", false),
-            ("documents", true),
+            ("non-empty documents", true),
             ("its mirrors: share of the site on each, and of each on the site", false),
         ],
     );

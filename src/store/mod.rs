@@ -115,6 +115,7 @@ pub(crate) mod docs;
 mod file;
 pub(crate) mod handles;
 mod lock;
+pub use lock::interrupted;
 pub(crate) mod manifest;
 pub(crate) mod overlap;
 pub(crate) mod parquet;
