@@ -139,7 +139,7 @@ impl OutputArgs {
     /// The Parquet export, when asked for; after the fingerprint stage.
     fn export(&self, out: &OutDir, progress: &Progress) -> anyhow::Result<()> {
         if self.format == OutputFormat::Parquet {
-            report(progress, export::run(out, progress)?);
+            report(progress, out, export::STAGE, export::run(out, progress)?);
         }
         Ok(())
     }
@@ -753,9 +753,19 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             let out = args.input.out_dir()?;
             locked(&out, || {
                 let strict = read_inputs(&args.input, &defaults, &args.output, &out, memory, &progress)?;
-                report(&progress, exact::run(&out, &args.scope.config(memory), &progress)?);
-                report(&progress, pairs::run(&out, &count, &progress)?);
-                report(&progress, report::run(&out, &args.audit.config(memory, &[]), &progress)?);
+                report(
+                    &progress,
+                    &out,
+                    exact::STAGE,
+                    exact::run(&out, &args.scope.config(memory), &progress)?,
+                );
+                report(&progress, &out, pairs::STAGE, pairs::run(&out, &count, &progress)?);
+                report(
+                    &progress,
+                    &out,
+                    report::STAGE,
+                    report::run(&out, &args.audit.config(memory, &[]), &progress)?,
+                );
                 strict.map_or(Ok(()), check_strict)
             })
         }
@@ -772,7 +782,12 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             let memory = args.resources.apply(&progress)?;
             let out = existing(&args.dir)?;
             locked(&out, || {
-                report(&progress, exact::run(&out, &args.scope.config(memory), &progress)?);
+                report(
+                    &progress,
+                    &out,
+                    exact::STAGE,
+                    exact::run(&out, &args.scope.config(memory), &progress)?,
+                );
                 Ok(())
             })
         }
@@ -781,7 +796,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             let out = existing(&args.dir)?;
             let count = args.count.config(memory, &args.preset.defaults_of(&out))?;
             locked(&out, || {
-                report(&progress, pairs::run(&out, &count, &progress)?);
+                report(&progress, &out, pairs::STAGE, pairs::run(&out, &count, &progress)?);
                 Ok(())
             })
         }
@@ -790,7 +805,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             let out = existing(&args.dir)?;
             locked(&out, || {
                 let cfg = args.audit.config(memory, &args.compare);
-                report(&progress, report::run(&out, &cfg, &progress)?);
+                report(&progress, &out, report::STAGE, report::run(&out, &cfg, &progress)?);
                 Ok(())
             })
         }
@@ -882,7 +897,7 @@ fn read_inputs(
 ) -> anyhow::Result<Option<FingerprintStats>> {
     let read = fingerprint::run(out, &input.config(memory, defaults)?, progress)?;
     let counts = read_counts(out, &read)?;
-    report(progress, read);
+    report(progress, out, fingerprint::STAGE, read);
     // Nothing to analyse is an error, whatever the flags: a scheduler's
     // run over the wrong files must not pass for an audit of no copies.
     if crate::store::Manifest::read(out)?.documents == 0 {
@@ -983,8 +998,29 @@ fn existing(dir: &std::path::Path) -> anyhow::Result<OutDir> {
 }
 
 /// A summary per stage, on a terminal or with `--stats`.
-fn report<S: Summary>(progress: &Progress, outcome: Outcome<S>) {
-    if let Outcome::Ran(stats) = outcome {
-        progress.summary(&stats.summary());
+fn report<S: Summary + serde::de::DeserializeOwned>(
+    progress: &Progress,
+    out: &OutDir,
+    stage: &str,
+    outcome: Outcome<S>,
+) {
+    match outcome {
+        Outcome::Ran(stats) => progress.summary(&stats.summary()),
+        // A rerun says what is there: the summary stats.json keeps, marked
+        // as the work of an earlier run.
+        Outcome::UpToDate => match crate::stats::read_section::<S>(out, stage) {
+            Ok(Some(stats)) => {
+                let text = stats.summary();
+                let (first, rest) =
+                    text.split_once('\n').map_or((text.as_str(), None), |(f, r)| (f, Some(r)));
+                let mut line = format!("{first} (up to date)");
+                if let Some(rest) = rest {
+                    line.push('\n');
+                    line.push_str(rest);
+                }
+                progress.summary(&line);
+            }
+            _ => progress.note(&format!("{stage}: up to date")),
+        },
     }
 }

@@ -115,9 +115,21 @@ pub(crate) fn run(
     let identities: Vec<InputIdentity> = cfg.inputs.iter().map(|p| InputIdentity::of(p)).collect();
     warn_repeated_inputs(&identities, progress);
     let key = stage_key(cfg, &identities, previous.as_ref());
+    let replaced = Manifest::read(out).ok().filter(|old| {
+        old.inputs.len() != identities.len()
+            || old.inputs.iter().zip(&identities).any(|(a, b)| !a.identity.same_input(b))
+    });
     let Some(stage) = Stage::begin(out, STAGE, key, progress)? else {
         return Ok(Outcome::UpToDate);
     };
+    if let Some(old) = replaced {
+        progress.warn(&format!(
+            "{} held an analysis of other inputs ({}, the first {}): it is replaced",
+            out.root().display(),
+            crate::stats::count(old.inputs.len() as u64, "input", "inputs"),
+            old.inputs.first().map_or("none", |i| i.identity.path.as_str())
+        ));
+    }
     // Partitions of an earlier run must not survive into this one.
     out.empty_fprint_dir()?;
     let scratch = stage.scratch()?;

@@ -31,15 +31,16 @@ impl<'a> Stage<'a> {
     /// Starts stage `name` with `key` (from [`StageKey`]), or returns
     /// `None` when its stamp says the outputs are up to date. The old stamp is removed first, so a run killed from here
     /// on redoes the stage.
+    /// `progress` is not told of an up-to-date stage: the command prints
+    /// its stored summary instead (`cli::report`).
     pub fn begin(
         out: &'a OutDir,
         name: &'static str,
         key: String,
-        progress: &Progress,
+        _progress: &Progress,
     ) -> anyhow::Result<Option<Self>> {
         let stamp_path = out.stamp(name);
         if Stamp::read(&stamp_path).is_some_and(|s| s.holds(&key, out.root())) {
-            progress.note(&format!("{name}: up to date"));
             return Ok(None);
         }
         Stamp::remove(&stamp_path)?;

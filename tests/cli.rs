@@ -761,9 +761,44 @@ fn stats_flag_prints_a_summary_per_stage() {
             "{stderr}"
         );
     }
-    // An up-to-date stage did no work and has no summary.
-    let again = overlap_ok(["pairs", &arg(&out), "--stats", "-q"]);
-    assert!(again.stderr.is_empty(), "{}", String::from_utf8_lossy(&again.stderr));
+    // A rerun finds every stage up to date and says what is there: each
+    // stage's stored summary, its first line marked, once.
+    let again =
+        overlap_ok(["run", "testdata/sample.warc.gz", "-q", "--stats", "--no-fuzzy", "--out", &arg(&out)]);
+    let said = String::from_utf8_lossy(&again.stderr);
+    let first_lines = |text: &str| -> Vec<String> {
+        text.lines().filter(|l| l.starts_with("overlap: ")).map(|l| l.to_string()).collect()
+    };
+    let before = first_lines(&stderr);
+    let now = first_lines(&said);
+    assert_eq!(now.len(), 4, "{said}");
+    for (b, n) in before.iter().zip(&now) {
+        assert!(n.ends_with(" (up to date)"), "{said}");
+        let stage = |l: &str| l.split(':').nth(1).unwrap_or_default().trim().to_string();
+        assert_eq!(stage(b), stage(n));
+    }
+    assert_eq!(said.lines().count(), stderr.lines().count(), "the same lines\n{stderr}\n{said}");
+    // Without --stats and off a terminal, a script still gets nothing.
+    let quiet = overlap_ok(["pairs", &arg(&out), "-q"]);
+    assert!(quiet.stderr.is_empty(), "{}", String::from_utf8_lossy(&quiet.stderr));
+}
+
+/// An analysis of other inputs in `--out` is replaced with one warning
+/// saying so; the same inputs again, or a chain carried forward, are not.
+#[test]
+fn an_out_holding_an_analysis_of_other_inputs_is_replaced_with_a_warning() {
+    let tmp = tempdir();
+    let out = arg(&tmp.path().join("out"));
+    let first = overlap_ok(["run", "testdata/sample.warc.gz", "--out", &out]);
+    assert!(!String::from_utf8_lossy(&first.stderr).contains("replaced"));
+    let same = overlap_ok(["run", "testdata/sample.warc.gz", "--out", &out, "-T", "20"]);
+    assert!(!String::from_utf8_lossy(&same.stderr).contains("replaced"));
+    let other = overlap_ok(["run", "testdata/equiv/docs.jsonl", "--out", &out]);
+    let said = String::from_utf8_lossy(&other.stderr);
+    let line = format!(
+        "overlap: warning: {out} held an analysis of other inputs (1 input, the first testdata/sample.warc.gz): it is replaced"
+    );
+    assert_eq!(said.lines().filter(|l| *l == line).count(), 1, "{said}");
 }
 
 /// Stands for a test whose peer tool is missing; run only by the test

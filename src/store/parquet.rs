@@ -36,7 +36,7 @@ use parquet::data_type::{ByteArray, ByteArrayType, Int64Type};
 use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::parser::parse_message_type;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::docs::{DocTable, DocsReader};
 use super::handles::DocIds;
@@ -67,7 +67,8 @@ const DOCS_SCHEMA: &str = "message docs {
 }";
 
 /// What the export wrote, for `stats.json`.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub(crate) struct ParquetStats {
     pub postings: u64,
     pub documents: u64,
