@@ -413,9 +413,11 @@ fn read_capped(r: impl Read, max: u64) -> Result<(Vec<u8>, Option<io::Error>), B
     Ok((out, err))
 }
 
-/// `line` without one trailing `\r`.
+/// `line` without its trailing `\r`s: one in a CR LF line end, more where
+/// a writer ended lines with CR CR LF, which warcio reads too.
 pub(crate) fn strip_cr(line: &[u8]) -> &[u8] {
-    line.strip_suffix(b"\r").unwrap_or(line)
+    let end = line.iter().rposition(|&b| b != b'\r').map_or(0, |i| i + 1);
+    line.get(..end).unwrap_or_default()
 }
 
 /// `bytes` without leading and trailing spaces, tabs and CRs.

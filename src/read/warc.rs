@@ -550,8 +550,14 @@ fn whole_header(buf: &[u8]) -> Option<usize> {
 
 /// Whether a header line (with its line end) is the blank line that ends
 /// the header.
+///
+/// Carriage returns before the line feed are ignored however many there
+/// are: some writers end header lines with CR CR LF (the test file
+/// `missing-status-text.warc` of Warcat does), which warcio reads by
+/// stripping each line's trailing white space; a field's value is trimmed
+/// of them the same way ([`http::trim`]).
 fn ends_header(line: &[u8]) -> bool {
-    matches!(line, b"\n" | b"\r\n")
+    line.strip_suffix(b"\n").is_some_and(|rest| rest.iter().all(|&b| b == b'\r'))
 }
 
 /// Whether `head` starts like a record: `WARC/` and a digit.
@@ -934,6 +940,34 @@ mod tests {
         let items = read_all([b"WARC/1.0\r\nWARC-Type: resource\r\n".to_vec(), r[6].clone()].concat());
         assert_eq!(reasons(&items), [Some(SkipReason::CorruptHeader), None]);
         assert_eq!(doc(&items[1]).offset, 31);
+    }
+
+    #[test]
+    fn header_lines_ending_in_cr_cr_lf_are_read_as_warcio_reads_them() {
+        let body = b"HTTP/1.1 200 OK\r\r\nContent-Type: text/plain\r\r\n\r\r\nhello";
+        let record = |end: &str| {
+            let mut r = format!(
+                "WARC/1.0{end}WARC-Type: response{end}WARC-Target-URI: http://a.example/{end}\
+                 Content-Type: application/http; msgtype=response{end}Content-Length: {}{end}{end}",
+                body.len()
+            )
+            .into_bytes();
+            r.extend_from_slice(body);
+            r.extend_from_slice(b"\r\n\r\n");
+            r
+        };
+        // Read whole from the buffer and line by line (a header split
+        // across reads), then the record after it.
+        for data in [record("\r\r\n"), [record("\r\r\n"), record("\r\n")].concat()] {
+            let items = read_all(data.clone());
+            let docs = documents(&items);
+            assert!(
+                !docs.is_empty() && docs.iter().all(|(_, url, _)| url == "http://a.example/"),
+                "{items:?}"
+            );
+            assert_eq!(docs[0].2, b"hello");
+            assert!(reasons(&items).iter().all(Option::is_none), "{items:?}");
+        }
     }
 
     #[test]
