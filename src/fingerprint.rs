@@ -314,26 +314,27 @@ fn check_inputs(inputs: &[PathBuf], opts: &ReadOptions) -> anyhow::Result<BTreeM
     if inputs.is_empty() {
         bail!("no inputs given");
     }
-    if inputs.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
-        bail!("standard input (-) can be given only once");
+    // One check for every stream given twice, before any input is opened.
+    let kinds: Vec<Option<read::Stream>> = inputs.iter().map(|p| read::stream(p)).collect();
+    for (i, kind) in kinds.iter().enumerate() {
+        if let Some(kind) = kind
+            && kinds[..i].contains(&Some(*kind))
+        {
+            match kind {
+                read::Stream::StandardInput => bail!("standard input (-) can be given only once"),
+                read::Stream::Node(..) => bail!(
+                    "{} is a pipe or FIFO given a second time: a stream can be read only once",
+                    inputs[i].display()
+                ),
+            }
+        }
     }
     let mut streams = BTreeMap::new();
-    let mut seen = Vec::new();
-    for (i, input) in inputs.iter().enumerate() {
-        let stream = read::stream(input);
-        if let Some(node @ read::Stream::Node(..)) = stream {
-            if seen.contains(&node) {
-                bail!(
-                    "{} is a pipe or FIFO given a second time: a stream can be read only once",
-                    input.display()
-                );
-            }
-            seen.push(node);
-        }
+    for (i, (input, kind)) in inputs.iter().zip(&kinds).enumerate() {
         // A directory or an empty file is skipped with a warning when it
         // is reached.
         let opened = read::probe(input, opts)?;
-        if stream.is_some() {
+        if kind.is_some() {
             streams.insert(i, opened);
         }
     }

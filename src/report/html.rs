@@ -305,9 +305,9 @@ fn cards(h: &mut String, r: &Report) {
         );
     };
     h.push_str("<div class=\"cards\">\n");
-    match &r.current_crawl {
-        // A chain's headline is this crawl's documents; the pages kept
-        // while missing are counted apart, under the first figure.
+    // A chain's headline is this crawl's documents; the pages kept while
+    // missing are counted apart, under the first figure.
+    let (documents, label, exact, near, skip) = match &r.current_crawl {
         Some(c) => {
             let kept = if c.kept_missing == 0 {
                 String::new()
@@ -318,18 +318,21 @@ fn cards(h: &mut String, r: &Report) {
                     num(c.kept_missing)
                 )
             };
-            card(h, num(c.documents), &format!("documents in this crawl{kept}"));
-            card(h, format!("{:.1}%", c.exact_copy_percent), "have an exact copy");
-            card(h, format!("{:.1}%", c.near_replica_percent), "have a near-replica");
-            card(h, format!("{:.1}%", c.skippable_near_percent), "of pages a recrawl could skip");
+            let label = format!("documents in this crawl{kept}");
+            (c.documents, label, c.exact_copy_percent, c.near_replica_percent, c.skippable_near_percent)
         }
-        None => {
-            card(h, num(r.documents), "documents");
-            card(h, format!("{:.1}%", r.histogram.exact_replicated_percent), "have an exact copy");
-            card(h, format!("{:.1}%", r.histogram.near_replicated_percent), "have a near-replica");
-            card(h, format!("{:.1}%", r.savings.near.pages_percent), "of pages a recrawl could skip");
-        }
-    }
+        None => (
+            r.documents,
+            "documents".to_string(),
+            r.histogram.exact_replicated_percent,
+            r.histogram.near_replicated_percent,
+            r.savings.near.pages_percent,
+        ),
+    };
+    card(h, num(documents), &label);
+    card(h, format!("{exact:.1}%"), "have an exact copy");
+    card(h, format!("{near:.1}%"), "have a near-replica");
+    card(h, format!("{skip:.1}%"), "of pages a recrawl could skip");
     h.push_str("</div>\n");
 }
 

@@ -145,27 +145,29 @@ impl Summary for ReportStats {
     /// In an analysis carried forward, the first three lines are of this
     /// crawl's documents, the pages kept while missing counted apart.
     fn summary(&self) -> String {
-        let (documents, of_crawl, kept) = match &self.current_crawl {
+        let (documents, of_crawl, kept, [exact, near, skip_exact, skip_near]) = match &self.current_crawl {
             Some(c) => (
                 [c.documents, c.empty_documents],
                 " of this crawl",
                 format!(" and {} kept while missing,", count(c.kept_missing, "page", "pages")),
+                [
+                    c.exact_copy_percent,
+                    c.near_replica_percent,
+                    c.skippable_exact_percent,
+                    c.skippable_near_percent,
+                ],
             ),
-            None => ([self.documents, self.empty_documents], "", String::new()),
-        };
-        let [exact, near, skip_exact, skip_near] = match &self.current_crawl {
-            Some(c) => [
-                c.exact_copy_percent,
-                c.near_replica_percent,
-                c.skippable_exact_percent,
-                c.skippable_near_percent,
-            ],
-            None => [
-                self.exact_copy_percent,
-                self.near_replica_percent,
-                self.savings_exact_percent,
-                self.savings_near_percent,
-            ],
+            None => (
+                [self.documents, self.empty_documents],
+                "",
+                String::new(),
+                [
+                    self.exact_copy_percent,
+                    self.near_replica_percent,
+                    self.savings_exact_percent,
+                    self.savings_near_percent,
+                ],
+            ),
         };
         let mut s = format!(
             "report: {}{of_crawl} ({} empty){kept} in {:.1} s\n  \
