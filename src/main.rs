@@ -4,18 +4,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use clap::error::ErrorKind;
 
-/// What Ctrl-C prints before the process exits with 130 (128 + SIGINT).
-const INTERRUPTED: &str = "interrupted; run the same command again to resume";
-
 fn main() -> ExitCode {
-    // A Ctrl-C ends the run at once: the output directories' temporary
-    // files go, and the stages that were cut off are redone by the same
-    // command (see `overlap::store::interrupted`).
-    let _ = ctrlc::set_handler(|| {
-        overlap::store::interrupted();
-        overlap::progress::line(INTERRUPTED);
-        std::process::exit(130);
-    });
     let cli = match overlap::cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {

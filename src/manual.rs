@@ -126,11 +126,6 @@ fn exit_status() -> Roff {
              skipped as corrupt, an input was skipped, or no document was read this time (a \
              chain whose pages were all kept from before).",
         ),
-        (
-            "130",
-            "Interrupted (Ctrl-C): the output directory's temporary files are removed; the same \
-             command run again finishes the work.",
-        ),
     ] {
         roff.control("TP", []).text([bold(code)]).text([roman(meaning)]);
     }

@@ -696,52 +696,6 @@ fn a_killed_run_started_again_gives_the_same_outputs() {
     }
 }
 
-/// Ctrl-C (SIGINT) ends a run with exit 130 and one line saying how to
-/// resume, leaves no temporary file or scratch directory, and the same
-/// command run again finishes with the outputs of a run never stopped.
-#[test]
-fn an_interrupted_run_says_how_to_resume_and_leaves_no_temporary_files() {
-    let tmp = tempdir();
-    let (input, _) = real_jsonl(tmp.path());
-    let input = arg(&input);
-    let args = |out: &Path| -> Vec<String> {
-        ["run", &input, "--input-format", "jsonl", "--chunk", "words:3:1", "-T", "40", "--out", &arg(out)]
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
-    };
-    let clean = tmp.path().join("clean");
-    overlap_ok(args(&clean));
-    let mut interrupted = 0;
-    for delay_ms in [40u64, 120, 300] {
-        let out = tmp.path().join(format!("interrupted-{delay_ms}"));
-        let child =
-            overlap_cmd(args(&out)).stderr(std::process::Stdio::piped()).spawn().expect("overlap starts");
-        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
-        // SAFETY: kill(2) with the child's pid; it only sends a signal.
-        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
-        let done = child.wait_with_output().unwrap();
-        let stderr = String::from_utf8_lossy(&done.stderr);
-        if done.status.code() != Some(0) {
-            interrupted += 1;
-            assert_eq!(done.status.code(), Some(130), "after {delay_ms} ms: {stderr}");
-            assert_eq!(
-                stderr.lines().last(),
-                Some("overlap: interrupted; run the same command again to resume"),
-                "{stderr}"
-            );
-            let left: Vec<String> = (if out.exists() { out_files(&out) } else { Default::default() })
-                .into_keys()
-                .filter(|n| n.ends_with(".partial") || n.contains("tmp-"))
-                .collect();
-            assert!(left.is_empty(), "after {delay_ms} ms: {left:?}");
-        }
-        overlap_ok(args(&out));
-        assert_same_outputs(&clean, &out, &format!("interrupted after {delay_ms} ms, then run again"));
-    }
-    assert!(interrupted > 0, "no run was interrupted: the runs end too soon for this test");
-}
-
 /// Scripts get nothing on stderr by default; `--stats` gives them one
 /// summary per stage that ran, even with `-q`.
 #[test]

@@ -14,30 +14,10 @@
 
 use std::fs::{self, File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, Write};
-use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 
 use super::{CannotWrite, OutDir, remove_dir_if_exists, remove_file_if_exists};
-
-/// The output directories this process holds the lock of, for
-/// [`interrupted`]: a Ctrl-C ends the process at once, without unwinding,
-/// so the held locks are known here rather than only on the stack.
-static HELD: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
-
-/// On an interrupt (Ctrl-C), just before the process exits: removes the
-/// temporary files and scratch directories of every output directory
-/// this process holds (it still holds their locks, so no other command is
-/// writing them). A stage cut off has no stamp (it removes its own when it
-/// begins), so the same command run again redoes it and finishes with the
-/// same result. Best effort: a worker thread may still make a temporary
-/// file after the sweep, which the next command's sweep removes.
-pub fn interrupted() {
-    let held = HELD.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    for root in held.iter() {
-        let _ = OutDir::new(root).remove_leftovers();
-    }
-}
 
 /// The held lock of an output directory; released when dropped.
 pub(crate) struct OutLock {
@@ -84,7 +64,6 @@ impl OutDir {
             .and_then(|()| writeln!(file, "{}", std::process::id()))
             .with_context(|| CannotWrite(path.clone()))?;
         self.remove_leftovers()?;
-        HELD.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(self.root.clone());
         Ok(OutLock { _file: file, out: self.clone(), created })
     }
 
@@ -122,15 +101,6 @@ impl OutDir {
         fs::read_dir(self.private()).is_ok_and(|entries| {
             entries.flatten().any(|e| e.file_name().to_string_lossy().ends_with(".stamp"))
         })
-    }
-}
-
-impl Drop for OutLock {
-    fn drop(&mut self) {
-        let mut held = HELD.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(at) = held.iter().rposition(|r| *r == self.out.root) {
-            held.remove(at);
-        }
     }
 }
 

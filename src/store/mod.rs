@@ -115,7 +115,6 @@ pub(crate) mod docs;
 mod file;
 pub(crate) mod handles;
 mod lock;
-pub use lock::interrupted;
 pub(crate) mod manifest;
 pub(crate) mod overlap;
 pub(crate) mod parquet;
