@@ -18,7 +18,7 @@
 # changes how the compiler lays out and inlines the code, not what it
 # computes (the tests of the plain build cover the code; compare two
 # output directories with md5sum to see it on a crawl). What it gains is
-# measured in README, "Where the time goes".
+# measured in docs/performance.md and docs/performance-log.md.
 #
 # Needs `llvm-profdata` of the LLVM major version rustc uses (`rustc -vV`):
 # `rustup component add llvm-tools`, or Debian's `llvm-N` package.

@@ -45,8 +45,8 @@ pub(crate) struct EvalConfig {
     pub min_jaccard: Option<Ratio>,
 }
 
-/// Every figure `eval` prints, and its `--json` object (README, "Measuring
-/// against the exact answer", lists the keys).
+/// Every figure `eval` prints, and its `--json` object (docs/eval.md
+/// lists the keys).
 #[derive(Clone, Debug, Serialize)]
 pub(crate) struct Evaluation {
     pub run: SideSummary,

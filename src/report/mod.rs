@@ -50,7 +50,7 @@
 //! # report.json
 //!
 //! Its keys are stable, for pipelines; they are documented in one place,
-//! the README's "The crawl audit", and [`Report`] is their one source.
+//! docs/audit.md, and [`Report`] is their one source.
 //!
 //! A document's near-replicas are its connected component in the graph
 //! whose links are exact copies and Overlap-table pairs: the paper counts
@@ -224,7 +224,7 @@ pub struct ReportConfig {
     pub memory: u64,
 }
 
-/// Everything report.json holds (keys documented in the README).
+/// Everything report.json holds (keys documented in docs/outputs.md).
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
     pub overlap_version: String,

@@ -91,7 +91,7 @@ impl DocTable {
 }
 
 /// Where a document's record is: the input as given on the command line
-/// and the record's byte offset in it (see the README's Inputs for what
+/// and the record's byte offset in it (see docs/inputs.md for what
 /// an offset is in a compressed input). Written `INPUT:OFFSET`; the input
 /// may itself contain colons, the offset never does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
