@@ -167,7 +167,7 @@ struct PresetArgs {
     /// With --previous and no --preset, the previous analysis's settings are the defaults: the
     /// analyses of a chain are cut and counted alike; for `pairs`, those of the preset that cuts
     /// documents as the analysis was cut.
-    #[arg(long, value_name = "NAME", value_parser = parse_preset)]
+    #[arg(long, value_name = "NAME", value_parser = Named::new(PRESETS, parse_preset), hide_possible_values = true)]
     preset: Option<Preset>,
 }
 
@@ -216,7 +216,13 @@ struct ScopeArgs {
     /// Where exact copies and Overlap pairs are looked for: `crawl` (every document with
     /// every other), `host` (documents of the same host only) or `site` (of the same
     /// registrable domain, by the public suffix list).
-    #[arg(long, value_name = "SCOPE", default_value = "crawl", value_parser = parse_scope)]
+    #[arg(
+        long,
+        value_name = "SCOPE",
+        default_value = "crawl",
+        value_parser = Named::new(SCOPES, parse_scope),
+        hide_possible_values = true
+    )]
     scope: Scope,
 }
 
@@ -477,7 +483,13 @@ struct CountArgs {
     /// B bands of R rows, by default chosen from --jaccard to catch 95% of the pairs at the
     /// threshold) and `simhash[:K]` (64-bit SimHash, signatures at most K bits apart, default
     /// 3): their candidates are verified, so every row is exact, but pairs may be missing.
-    #[arg(long, value_name = "METHOD", default_value = "auto", value_parser = parse_method)]
+    #[arg(
+        long,
+        value_name = "METHOD",
+        default_value = "auto",
+        value_parser = Named::new(METHODS, parse_method),
+        hide_possible_values = true
+    )]
     method: Method,
     /// Coarse-counting variant: `coarse-count` (one counter array), `multi-hash:K` (K arrays in
     /// one scan), `multi-scan-shared:K` (K scans, each counting only pairs heavy in the earlier
@@ -563,6 +575,51 @@ fn parse_rate(s: &str) -> Result<f64, String> {
         _ => Err(format!("'{s}' is not a rate above 0 and at most 1")),
     }
 }
+
+/// A value parsed by `parse`, whose plain names shell completions offer
+/// (clap_complete offers file names for a value it has no list of). The
+/// help lists the values in its own words, so the arguments hide clap's
+/// list there (`hide_possible_values`); parsing and its messages are
+/// `parse`'s, as for a plain function.
+#[derive(Clone)]
+struct Named<T> {
+    names: &'static [&'static str],
+    parse: fn(&str) -> Result<T, String>,
+}
+
+impl<T: Clone + Send + Sync + 'static> Named<T> {
+    fn new(names: &'static [&'static str], parse: fn(&str) -> Result<T, String>) -> Named<T> {
+        Named { names, parse }
+    }
+}
+
+impl<T: Clone + Send + Sync + 'static> clap::builder::TypedValueParser for Named<T> {
+    type Value = T;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<T, clap::Error> {
+        let parse = self.parse;
+        clap::builder::TypedValueParser::parse_ref(
+            &clap::builder::StringValueParser::new().try_map(move |s| parse(&s)),
+            cmd,
+            arg,
+            value,
+        )
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(self.names.iter().map(|&n| clap::builder::PossibleValue::new(n))))
+    }
+}
+
+/// The values completions offer (each parses: a unit test checks it).
+const PRESETS: &[&str] = &["default", "paper", "paper-lines2", "paper-doc"];
+const SCOPES: &[&str] = &["crawl", "host", "site"];
+const METHODS: &[&str] = &["auto", "sort", "coarse", "prefix", "minhash", "simhash"];
 
 fn parse_scope(s: &str) -> Result<Scope, String> {
     s.parse()
@@ -1022,5 +1079,29 @@ fn report<S: Summary + serde::de::DeserializeOwned>(
             }
             _ => progress.note(&format!("{stage}: up to date")),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn completions_offer_every_value_and_only_values_that_parse() {
+        for (names, parse) in [
+            (PRESETS, (|s| parse_preset(s).map(drop)) as fn(&str) -> Result<(), String>),
+            (SCOPES, |s| parse_scope(s).map(drop)),
+            (METHODS, |s| parse_method(s).map(drop)),
+        ] {
+            for name in names {
+                parse(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+            }
+            // The parser's own list of what it takes names every one, and
+            // no other plain name.
+            let listed = parse("no-such-value").unwrap_err();
+            let listed = listed.split("(available: ").nth(1).unwrap().trim_end_matches(')');
+            let plain: Vec<&str> = listed.split(", ").map(|v| v.split('[').next().unwrap()).collect();
+            assert_eq!(plain, names.to_vec());
+        }
     }
 }

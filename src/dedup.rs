@@ -223,10 +223,10 @@ pub(crate) fn run(out: &OutDir, cfg: &DedupConfig, progress: &Progress) -> anyho
 /// is not complete (never run, or being redone by another command).
 fn analysis_key(out: &OutDir, stages: &[&str]) -> anyhow::Result<String> {
     out.analysis_key(stages).map_err(|stage| {
-        anyhow::anyhow!(
+        out.unfinished(format!(
             "{} has no complete '{stage}' stage: run `overlap {stage}` (or `overlap run`) first",
             out.root().display()
-        )
+        ))
     })
 }
 

@@ -118,10 +118,10 @@ struct DocInfo {
 pub(crate) fn explain(out: &OutDir, a: &str, b: &str) -> anyhow::Result<Explanation> {
     let manifest = Manifest::read(out)?;
     out.analysis_key(&[crate::fingerprint::STAGE, crate::exact::STAGE]).map_err(|stage| {
-        anyhow::anyhow!(
+        out.unfinished(format!(
             "{} is not a complete analysis: its {stage} stage has not finished (run `overlap run` into it)",
             out.root().display()
-        )
+        ))
     })?;
     // The pairs stage's settings, if its table is there to agree with.
     let stages = [crate::fingerprint::STAGE, crate::exact::STAGE, crate::pairs::STAGE];

@@ -2,7 +2,7 @@ use std::io;
 use std::process::ExitCode;
 
 use clap::Parser;
-use clap::error::ErrorKind;
+use clap::error::{ContextKind, ContextValue, ErrorKind};
 
 fn main() -> ExitCode {
     let cli = match overlap::cli::Cli::try_parse() {
@@ -49,7 +49,24 @@ fn one_line_usage_error(e: &clap::Error) -> String {
     let text = first.join(" ");
     let text = text.strip_prefix("error: ").unwrap_or(&text);
     let text = if text.is_empty() { "invalid arguments" } else { text };
-    format!("{text} (see --help)")
+    match suggestion(e) {
+        Some(similar) => format!("{text}; did you mean {similar}? (see --help)"),
+        None => format!("{text} (see --help)"),
+    }
+}
+
+/// The subcommand, flag or value clap finds most like a mistyped one
+/// (`rnu`, `--thread`), which its later paragraphs (dropped above) give.
+fn suggestion(e: &clap::Error) -> Option<String> {
+    [ContextKind::SuggestedSubcommand, ContextKind::SuggestedArg, ContextKind::SuggestedValue]
+        .into_iter()
+        .find_map(|kind| match e.get(kind)? {
+            ContextValue::String(s) => Some(format!("'{s}'")),
+            ContextValue::Strings(v) if !v.is_empty() => {
+                Some(v.iter().map(|s| format!("'{s}'")).collect::<Vec<_>>().join(" or "))
+            }
+            _ => None,
+        })
 }
 
 /// A closed pipe on stdout (`overlap dump DIR | head`) ends the run quietly.

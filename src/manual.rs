@@ -76,8 +76,8 @@ fn pages(cmd: clap::Command) -> Vec<(String, String)> {
     cmd.build();
     let version = cmd.get_version().unwrap_or_default().to_string();
     let commands: Vec<clap::Command> = cmd.get_subcommands().filter(|c| !c.is_hide_set()).cloned().collect();
-    let mut pages = vec![render(cmd, &version, exit_status())];
-    pages.extend(commands.into_iter().map(|c| render(c, &version, see_also())));
+    let mut pages = vec![render(cmd, &version, exit_status(Roff::new()))];
+    pages.extend(commands.into_iter().map(|c| render(c, &version, see_also(exit_status(Roff::new())))));
     pages
 }
 
@@ -107,18 +107,17 @@ fn render(cmd: clap::Command, version: &str, extra: Roff) -> (String, String) {
     (man.get_filename(), page)
 }
 
-/// overlap(1)'s EXIT STATUS: the contract scripts and schedulers rely on,
-/// the same for every command.
-fn exit_status() -> Roff {
-    let mut roff = Roff::new();
+/// The EXIT STATUS every page ends with (before a command's SEE ALSO): the
+/// contract scripts and schedulers rely on, the same for every command.
+fn exit_status(mut roff: Roff) -> Roff {
     roff.control("SH", ["EXIT STATUS"]);
     for (code, meaning) in [
         ("0", "Success."),
         (
             "2",
             "An error: a bad flag, a missing input, an unwritable output, an output directory \
-             another command is writing, inputs that give no document to analyse. One line on \
-             standard error says what.",
+             another command is writing, a damaged analysis, inputs that give no document to \
+             analyse. One line on standard error says what.",
         ),
         (
             "3",
@@ -132,10 +131,9 @@ fn exit_status() -> Roff {
     roff
 }
 
-/// A command's SEE ALSO: the page of the whole tool, with the flags every
-/// command takes and the exit status.
-fn see_also() -> Roff {
-    let mut roff = Roff::new();
+/// A command's SEE ALSO, after `roff`: the page of the whole tool, with the
+/// flags every command takes.
+fn see_also(mut roff: Roff) -> Roff {
     roff.control("SH", ["SEE ALSO"]).text([bold("overlap"), roman("(1)")]);
     roff
 }

@@ -1101,3 +1101,20 @@ fn jsonl_warnings_name_the_line_in_the_file_and_the_column() {
         assert_eq!(corrupt[0]["line"], 7, "{corrupt}");
     }
 }
+
+/// A mistyped command, flag or value gets clap's nearest match on the one
+/// line, where the rest of clap's message is dropped.
+#[test]
+fn a_mistyped_command_or_flag_is_told_the_nearest_one() {
+    for (args, nearest) in [
+        (&["fingerprnt", "x"][..], "did you mean 'fingerprint'?"),
+        (&["explian"][..], "did you mean 'explain'?"),
+        (&["run", "crawl.warc.gz", "--out", "x", "--thread", "2"][..], "did you mean '--threads'?"),
+        (&["dedup", "x", "-o", "y", "--level", "exct"][..], "did you mean 'exact'?"),
+    ] {
+        assert_usage_error(args, &[nearest]);
+    }
+    // Nothing near: no guess.
+    let out = overlap(["zzzzzz"]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("did you mean"));
+}

@@ -151,6 +151,24 @@ fn the_bash_script_completes_commands_and_flags_in_bash() {
     for shell in SHELLS {
         assert!(offered.contains(shell), "`overlap completions <Tab>` does not offer {shell}: {offered:?}");
     }
+    // A flag that takes one of a few values completes them, not file names.
+    let values = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
+    assert_eq!(complete(&["overlap", "run", "CRAWL", "--scope", ""]), values(&["crawl", "host", "site"]));
+    assert_eq!(complete(&["overlap", "exact", "DIR", "--scope", "h"]), values(&["host"]));
+    assert_eq!(
+        complete(&["overlap", "pairs", "DIR", "--method", ""]),
+        values(&["auto", "sort", "coarse", "prefix", "minhash", "simhash"])
+    );
+    assert_eq!(
+        complete(&["overlap", "run", "CRAWL", "--preset", ""]),
+        values(&["default", "paper", "paper-lines2", "paper-doc"])
+    );
+    assert_eq!(complete(&["overlap", "run", "CRAWL", "--format", ""]), values(&["csv", "parquet"]));
+    assert_eq!(complete(&["overlap", "dedup", "DIR", "--level", ""]), values(&["exact", "near"]));
+    assert_eq!(
+        complete(&["overlap", "dedup", "DIR", "--format", ""]),
+        values(&["jsonl", "warc", "urls", "skip"])
+    );
 }
 
 // ------------------------------------------------------------ man pages
@@ -211,6 +229,12 @@ fn man_dir_writes_a_page_per_command() {
         assert!(page.contains(&format!("\\fBoverlap {command}\\fR")), "{page}");
         assert!(page.contains(&roff("--quiet")), "{page}");
         assert!(page.contains("\\fBoverlap\\fR(1)"), "no SEE ALSO overlap(1):\n{page}");
+        // Every page says what its exit codes mean, before SEE ALSO.
+        let (exit, also) = (page.find("\n.SH \"EXIT STATUS\"\n"), page.find("\n.SH \"SEE ALSO\"\n"));
+        assert!(
+            exit.is_some() && exit < also,
+            "overlap-{command}(1) has no EXIT STATUS before SEE ALSO:\n{page}"
+        );
     }
     let run = fs::read_to_string(dir.join("overlap-run.1")).unwrap();
     for flag in ["--memory", "--previous", "--threshold", "--chunk", "--scope", "--strict"] {

@@ -49,6 +49,50 @@ fn a_second_command_on_a_locked_directory_exits_2_naming_the_holder() {
     assert!(dir.join("overlap.csv").exists());
 }
 
+/// A command that reads an analysis (explain, dedup, eval, --previous)
+/// and finds it unfinished while another command writes it says the
+/// directory is in use, naming the writer, rather than that it is not an
+/// analysis; once the writer is gone, it says what is missing.
+#[test]
+fn a_reader_of_an_analysis_being_written_says_it_is_in_use() {
+    let tmp = tempdir();
+    let (fresh, redone) = (tmp.path().join("fresh"), tmp.path().join("redone"));
+    overlap_ok(["run", SAMPLE, "--out", &arg(&redone), "-q"]);
+    // As a command redoing the exact stage leaves it: its stamp removed.
+    fs::remove_file(redone.join(".overlap/exact.stamp")).unwrap();
+    let new = arg(&tmp.path().join("new"));
+    let readers = |dir: &Path| -> Vec<Vec<String>> {
+        let d = arg(dir);
+        vec![
+            vec!["explain".into(), d.clone(), "0".into(), "1".into()],
+            vec!["dedup".into(), d.clone(), "-o".into(), arg(&tmp.path().join("kept.jsonl"))],
+            vec!["eval".into(), d.clone(), d.clone()],
+            vec!["run".into(), SAMPLE.into(), "--out".into(), new.clone(), "--previous".into(), d.clone()],
+        ]
+    };
+    for dir in [&fresh, &redone] {
+        let holder = hold_lock(dir);
+        for args in readers(dir) {
+            let out = overlap(&args);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{}", describe(&args, &out));
+            assert_eq!(stderr.lines().count(), 1, "{}", describe(&args, &out));
+            assert!(
+                stderr.contains("is in use") && stderr.contains(&format!("process {}", std::process::id())),
+                "{}",
+                describe(&args, &out)
+            );
+        }
+        drop(holder);
+        for args in readers(dir) {
+            let out = overlap(&args);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{}", describe(&args, &out));
+            assert!(!stderr.contains("is in use"), "{}", describe(&args, &out));
+        }
+    }
+}
+
 #[test]
 fn the_previous_analysis_is_read_without_its_lock() {
     let tmp = tempdir();

@@ -247,15 +247,18 @@ pub(super) fn read_analysis(dir: &Path, urls: &mut Urls) -> anyhow::Result<Analy
     let out = OutDir::new(dir);
     let manifest = Manifest::read(&out)?;
     let Some(counted) = manifest.pairs.clone() else {
-        bail!("{} has no complete pairs stage: run `overlap pairs` first", dir.display());
+        return Err(out.unfinished(format!(
+            "{} has no complete pairs stage: run `overlap pairs` first",
+            dir.display()
+        )));
     };
     let stages = [crate::fingerprint::STAGE, crate::exact::STAGE, crate::pairs::STAGE];
     if let Err(stage) = out.analysis_key(&stages) {
-        bail!(
+        return Err(out.unfinished(format!(
             "{} has no complete {stage} stage (it is being made again, or was left unfinished): \
              run `overlap {stage}` first",
             dir.display()
-        );
+        )));
     }
     let ratio = |name: &str, value: &Option<String>| -> anyhow::Result<Option<Ratio>> {
         value

@@ -114,11 +114,11 @@ impl Previous {
         let old = OutDir::new(&canonical);
         let manifest = Manifest::read(&old).with_context(|| format!("--previous {}", given.display()))?;
         let key = old.analysis_key(&STAGES).map_err(|stage| {
-            anyhow::anyhow!(
+            old.unfinished(format!(
                 "--previous {} is an incomplete analysis: its {stage} stage has not finished \
                  (run `overlap run` into it first)",
                 given.display()
-            )
+            ))
         })?;
         for needed in [
             old.doc_ids(),

@@ -47,13 +47,7 @@ impl OutDir {
         match file.try_lock() {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {
-                let mut pid = String::new();
-                let _ = file.read_to_string(&mut pid);
-                let holder = match pid.trim() {
-                    "" => "another process".to_string(),
-                    pid => format!("process {pid}"),
-                };
-                bail!("{} is in use by another overlap command ({holder})", self.root.display());
+                bail!("{} is in use by another overlap command ({})", self.root.display(), holder(&mut file));
             }
             Err(TryLockError::Error(e)) => {
                 return Err(e).with_context(|| format!("cannot lock {}", path.display()));
@@ -96,11 +90,48 @@ impl OutDir {
         Ok(())
     }
 
+    /// The command writing this directory now, when another holds its
+    /// lock (`process N`): a reader that finds a stage unfinished says so,
+    /// rather than that the analysis is incomplete.
+    pub(crate) fn writer(&self) -> Option<String> {
+        let mut file = File::open(self.private().join("lock")).ok()?;
+        match file.try_lock_shared() {
+            Ok(()) => {
+                let _ = file.unlock();
+                None
+            }
+            Err(TryLockError::WouldBlock) => Some(holder(&mut file)),
+            Err(TryLockError::Error(_)) => None,
+        }
+    }
+
+    /// The error for an analysis found unfinished: `message`, or, when
+    /// another command is writing the directory now, that it is in use.
+    pub(crate) fn unfinished(&self, message: String) -> anyhow::Error {
+        match self.writer() {
+            Some(holder) => anyhow::anyhow!(
+                "{} is in use: another overlap command ({holder}) is writing it; run this again when it finishes",
+                self.root.display()
+            ),
+            None => anyhow::anyhow!(message),
+        }
+    }
+
     /// Whether any stage has stamped its outputs here.
     fn has_stamps(&self) -> bool {
         fs::read_dir(self.private()).is_ok_and(|entries| {
             entries.flatten().any(|e| e.file_name().to_string_lossy().ends_with(".stamp"))
         })
+    }
+}
+
+/// Who holds the lock, from the process id its holder wrote.
+fn holder(file: &mut File) -> String {
+    let mut pid = String::new();
+    let _ = file.read_to_string(&mut pid);
+    match pid.trim() {
+        "" => "another process".to_string(),
+        pid => format!("process {pid}"),
     }
 }
 

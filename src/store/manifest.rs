@@ -238,11 +238,13 @@ impl Manifest {
         let path = out.manifest();
         let bytes = match std::fs::read(&path) {
             Ok(bytes) => bytes,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!(
-                "{} has no manifest.json: it is not a complete overlap analysis \
-                 (run `overlap fingerprint` or `overlap run` into it)",
-                out.root().display()
-            ),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(out.unfinished(format!(
+                    "{} has no manifest.json: it is not a complete overlap analysis \
+                     (run `overlap fingerprint` or `overlap run` into it)",
+                    out.root().display()
+                )));
+            }
             Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
         };
         #[derive(Deserialize)]
