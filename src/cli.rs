@@ -870,7 +870,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             let memory = args.resources.apply(&progress)?;
             let out = existing(&args.dir)?;
             // Only read: no lock, so it runs beside a command writing
-            // there (see `dedup` for what it checks instead).
+            // there (see `dedup` for what it checks instead). Its output
+            // file is removed when a signal stops it.
+            crate::interrupt::install();
             let stats = dedup::run(&out, &args.config(memory), &progress)?;
             progress.summary(&stats.summary());
             Ok(())
@@ -933,8 +935,12 @@ fn to_stdout(print: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>) -> anyhow
 /// lock: two commands writing one directory would corrupt each other's
 /// tables. When it fails, what it left half-made is removed (see
 /// [`OutDir::lock`]).
+///
+/// Ctrl-C and SIGTERM stop it the same way, once its threads have stopped
+/// where they write ([`crate::interrupt`]).
 fn locked(out: &OutDir, work: impl FnOnce() -> anyhow::Result<()>) -> anyhow::Result<()> {
     let lock = out.lock()?;
+    crate::interrupt::install();
     let result = work();
     if result.is_err() {
         lock.failed();

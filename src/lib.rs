@@ -45,6 +45,7 @@ pub(crate) mod fingerprint;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod fuzzy;
+pub mod interrupt;
 pub(crate) mod manual;
 pub(crate) mod memory;
 pub mod pairs;

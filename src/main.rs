@@ -22,6 +22,12 @@ fn main() -> ExitCode {
     };
     match overlap::cli::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
+        // Stopped by Ctrl-C or SIGTERM where it writes, what it left
+        // removed: the shell's code for the signal, 128 + its number.
+        Err(_) if let Some(signal) = overlap::interrupt::received() => {
+            overlap::progress::line("interrupted; run the same command again to resume");
+            ExitCode::from(128 + signal as u8)
+        }
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) if e.is::<overlap::cli::Strict>() => {
             overlap::progress::line(&format!("{e}"));

@@ -125,6 +125,11 @@ fn exit_status(mut roff: Roff) -> Roff {
              skipped as corrupt, an input was skipped, or no document was read this time (a \
              chain whose pages were all kept from before).",
         ),
+        (
+            "130, 143",
+            "Stopped by Ctrl-C (SIGINT) or SIGTERM: what the command had half made is removed, \
+             the outputs of the stages that finished stay, and the same command again resumes.",
+        ),
     ] {
         roff.control("TP", []).text([bold(code)]).text([roman(meaning)]);
     }

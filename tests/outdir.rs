@@ -5,6 +5,7 @@ mod common;
 
 use std::fs;
 use std::path::Path;
+use std::process::Stdio;
 
 use common::*;
 
@@ -342,4 +343,84 @@ fn a_failed_write_names_the_file_written_not_the_row_being_read() {
     assert!(!stderr.contains(" line "), "names no row read\n{what}");
     assert!(!written.exists(), "the partial table is removed");
     assert!(fs::read(dir.join("docs.csv")).unwrap() == docs, "docs.csv is as it was");
+}
+
+/// Every file under `dir` that a finished command must not leave: a
+/// temporary name or a scratch directory.
+fn leftovers(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = fs::read_dir(&d) else { continue };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            if name.ends_with(".partial") || name.starts_with("tmp-") {
+                found.push(e.path().display().to_string());
+            }
+            if e.path().is_dir() {
+                stack.push(e.path());
+            }
+        }
+    }
+    found
+}
+
+/// Ctrl-C (or SIGTERM) at any moment of a run: the command stops where it
+/// writes, says so in one line, exits 130 (143), and leaves no temporary
+/// file or scratch; the same command again finishes with the outputs of a
+/// run never interrupted.
+#[test]
+fn an_interrupted_run_leaves_nothing_half_made_and_resumes() {
+    let tmp = tempdir();
+    let crawl = tmp.path().join("crawl");
+    fs::create_dir_all(&crawl).unwrap();
+    // Copies of the sample under their own names: enough work that a
+    // signal lands in every stage.
+    let mut inputs = Vec::new();
+    for i in 0..12 {
+        let copy = crawl.join(format!("part-{i:02}.warc.gz"));
+        fs::copy(SAMPLE, &copy).unwrap();
+        inputs.push(arg(&copy));
+    }
+    let command = |dir: &Path| {
+        let mut args = vec!["run".to_string()];
+        args.extend(inputs.iter().cloned());
+        args.extend(["--out".into(), arg(dir), "-q".into()]);
+        args
+    };
+    let whole = tmp.path().join("whole");
+    overlap_ok(command(&whole));
+    let started = std::time::Instant::now();
+    overlap_ok(command(&tmp.path().join("timed")));
+    let took = started.elapsed();
+
+    let mut stopped = 0;
+    for (i, fraction) in [0.05, 0.2, 0.4, 0.6, 0.8].into_iter().enumerate() {
+        let dir = tmp.path().join(format!("out-{i}"));
+        let signal = if i == 2 { libc::SIGTERM } else { libc::SIGINT };
+        let args = command(&dir);
+        let child = overlap_cmd(&args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        std::thread::sleep(took.mul_f64(fraction));
+        // SAFETY: kill(2) on the child's own process id.
+        unsafe { libc::kill(child.id() as libc::pid_t, signal) };
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        match out.status.code() {
+            Some(0) => {} // finished before the signal
+            code => {
+                assert_eq!(code, Some(128 + signal), "{}", describe(&args, &out));
+                assert!(
+                    stderr.lines().last()
+                        == Some("overlap: interrupted; run the same command again to resume"),
+                    "{}",
+                    describe(&args, &out)
+                );
+                stopped += 1;
+            }
+        }
+        assert!(leftovers(&dir).is_empty(), "left behind: {:?}\n{}", leftovers(&dir), describe(&args, &out));
+        overlap_ok(&args);
+        assert_same_outputs(&whole, &dir, "a resumed run");
+    }
+    assert!(stopped >= 3, "only {stopped} of 5 runs were stopped by their signal");
 }

@@ -61,6 +61,7 @@ impl Destination {
         let (writer, path): (Box<dyn Write>, _) = match self {
             Destination::Stdout => (Box::new(io::stdout().lock()), None),
             Destination::File(path) => {
+                crate::interrupt::check()?;
                 let tmp = temp_path(path);
                 let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
                 (Box::new(file), Some(path.clone()))
@@ -83,6 +84,7 @@ pub(crate) struct Sink {
 
 impl Sink {
     pub(crate) fn write(&mut self, bytes: &[u8]) -> anyhow::Result<()> {
+        crate::interrupt::check()?;
         self.writer.write_all(bytes).with_context(|| self.error())?;
         self.bytes += bytes.len() as u64;
         Ok(())

@@ -174,6 +174,7 @@ impl Runs {
     }
 
     fn next_path(&mut self) -> anyhow::Result<PathBuf> {
+        crate::interrupt::check()?;
         std::fs::create_dir_all(&self.dir)
             .with_context(|| format!("cannot create {}", self.dir.display()))?;
         self.next += 1;

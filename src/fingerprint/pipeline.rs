@@ -269,6 +269,7 @@ where
         mut write: impl FnMut(&mut O) -> anyhow::Result<()>,
     ) -> anyhow::Result<()> {
         loop {
+            crate::interrupt::check()?;
             // The earliest idle reader is always started first, and a
             // reader is idle again as soon as its batch is read, so the
             // next batch to write is either in a slot or the first started

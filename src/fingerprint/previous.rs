@@ -437,6 +437,7 @@ pub(super) fn carry_forward(
     // over another link to the same file would do nothing, and leave the
     // temporary name behind), else a copy.
     let (from, to) = (old.replicas(), out.previous_replicas());
+    crate::interrupt::check()?;
     store::remove_file_if_exists(&to)?;
     if std::fs::hard_link(&from, &to).is_err() {
         let tmp = store::temp_path(&to);

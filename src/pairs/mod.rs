@@ -284,6 +284,7 @@ pub fn scan_groups(
     counted: &Counted,
     mut f: impl FnMut(&[u32], u64) -> anyhow::Result<()>,
 ) -> anyhow::Result<GroupStats> {
+    crate::interrupt::check()?;
     let records = Mapped::<ChunkRecord>::open(part)?;
     let mut stats = GroupStats::default();
     let mut docs: Vec<u32> = Vec::new();

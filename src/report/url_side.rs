@@ -61,6 +61,7 @@ pub struct SideWriter {
 impl SideWriter {
     /// A side file at `path` for the URLs of `rows`.
     pub fn create(rows: RankBits, path: PathBuf) -> anyhow::Result<SideWriter> {
+        crate::interrupt::check()?;
         let file = File::create(&path).with_context(|| CannotWrite(path.clone()))?;
         Ok(SideWriter { rows, path, out: BufWriter::with_capacity(BUFFER, file), failed: None })
     }

@@ -33,6 +33,7 @@ pub(crate) struct CsvOut {
 impl CsvOut {
     /// Starts `path` (under its temporary name) with its header row.
     pub(crate) fn create(path: &Path, header: &[&str]) -> anyhow::Result<CsvOut> {
+        crate::interrupt::check()?;
         let tmp = temp_path(path);
         let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
         let mut out = CsvOut { path: path.to_path_buf(), out: WriteBehind::new(file), fields: None };

@@ -219,6 +219,7 @@ pub struct RecordWriter<R: Record> {
 impl<R: Record> RecordWriter<R> {
     pub fn create(path: &Path, header: Header) -> anyhow::Result<Self> {
         debug_assert_eq!(header.kind, R::KIND);
+        crate::interrupt::check()?;
         let tmp = temp_path(path);
         let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
         let mut out = BufWriter::with_capacity(1 << 16, file);
@@ -233,6 +234,10 @@ impl<R: Record> RecordWriter<R> {
     }
 
     pub fn push(&mut self, record: &R) -> anyhow::Result<()> {
+        // Every 4,096 records (64 KiB to 128 KiB of them), stop if asked.
+        if self.header.count.is_multiple_of(4096) {
+            crate::interrupt::check()?;
+        }
         record.encode(&mut self.buf[..R::SIZE]);
         self.header.count += 1;
         self.out.write_all(&self.buf[..R::SIZE]).with_context(|| self.write_error())

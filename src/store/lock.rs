@@ -92,7 +92,8 @@ impl OutDir {
 
     /// The command writing this directory now, when another holds its
     /// lock (`process N`): a reader that finds a stage unfinished says so,
-    /// rather than that the analysis is incomplete.
+    /// rather than that the analysis is incomplete. This process's own
+    /// lock (a stage reading what it is about to write) is no other writer.
     pub(crate) fn writer(&self) -> Option<String> {
         let mut file = File::open(self.private().join("lock")).ok()?;
         match file.try_lock_shared() {
@@ -100,7 +101,10 @@ impl OutDir {
                 let _ = file.unlock();
                 None
             }
-            Err(TryLockError::WouldBlock) => Some(holder(&mut file)),
+            Err(TryLockError::WouldBlock) => {
+                let holder = holder(&mut file);
+                (holder != format!("process {}", std::process::id())).then_some(holder)
+            }
             Err(TryLockError::Error(_)) => None,
         }
     }

@@ -104,6 +104,7 @@ impl Writer {
     fn create(path: &Path, schema: &str) -> anyhow::Result<Writer> {
         let schema = Arc::new(parse_message_type(schema).context("bad Parquet schema")?);
         let props = Arc::new(WriterProperties::builder().set_compression(Compression::SNAPPY).build());
+        crate::interrupt::check()?;
         let tmp = temp_path(path);
         let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
         let inner =

@@ -71,6 +71,7 @@ impl WriteBehind {
 
     #[cold]
     fn hand_off(&mut self) -> io::Result<()> {
+        crate::interrupt::check()?;
         if let State::Direct(_) = self.state {
             self.start();
         }

@@ -124,6 +124,7 @@ pub(super) fn select(scans: &mut Scans<'_>) -> anyhow::Result<DeferredOrHeavy> {
 fn heavy_looking(scans: &mut Scans<'_>, max: usize) -> anyhow::Result<Deferred> {
     let input = scans.input;
     let dir = input.scratch.join("pilot");
+    crate::interrupt::check()?;
     std::fs::create_dir_all(&dir).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
     let runs = aggregate::RunDir::new(&dir);
     let spilled = aggregate::spill_pairs(input, &runs, "pilot", &pilot::SampledPairs)?;
