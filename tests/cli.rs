@@ -1118,3 +1118,27 @@ fn a_mistyped_command_or_flag_is_told_the_nearest_one() {
     let out = overlap(["zzzzzz"]);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("did you mean"));
 }
+
+/// A tar archive of WARC files, compressed or not, and whatever
+/// `--input-format` says, is refused in one line with the command that
+/// extracts it, not read as one garbage record.
+#[test]
+fn a_tar_archive_of_crawl_files_is_refused_with_the_command_to_extract_it() {
+    let tmp = tempdir();
+    fs::copy("testdata/sample.warc.gz", tmp.path().join("a.warc.gz")).unwrap();
+    for (name, flags) in [("crawl.tar.gz", "-czf"), ("crawl.tar", "-cf")] {
+        let made = std::process::Command::new("tar")
+            .args([flags, name, "a.warc.gz"])
+            .current_dir(tmp.path())
+            .status();
+        if !made.is_ok_and(|s| s.success()) {
+            eprintln!("note: test skipped: no tar to make an archive with");
+            return;
+        }
+        let archive = arg(&tmp.path().join(name));
+        let out = arg(&tmp.path().join("out"));
+        assert_usage_error(&["run", &archive, "--out", &out], &["is a tar archive"]);
+        assert_usage_error(&["run", &archive, "--out", &out, "--input-format", "warc"], &["tar -xf"]);
+        assert!(!tmp.path().join("out").exists());
+    }
+}

@@ -530,3 +530,41 @@ fn the_same_page_in_other_charsets_gives_the_same_text() {
     assert_eq!(fp["encodings"], serde_json::json!({"Shift_JIS": 2, "UTF-8": 2, "windows-1252": 2}));
     assert_eq!(fp["malformed_encoding_documents"], 0);
 }
+
+/// Header lines ending in CR CR LF, as some writers emit them (warcio reads
+/// Warcat's `missing-status-text.warc` so): every trailing CR is stripped,
+/// the blank line that ends the header is found, and the page is read, not
+/// skipped as a header cut off.
+#[test]
+fn warc_and_http_header_lines_ending_cr_cr_lf_are_read() {
+    let tmp = tempdir();
+    let html =
+        b"<html><head><title>CR CR LF</title></head><body><p>one line</p><p>two lines</p></body></html>";
+    let http = http_response("200 OK", "Content-Type: text/html\r\n", html);
+    let http = String::from_utf8(http).unwrap().replace("\r\n", "\r\r\n");
+    let mut warc = warc_record(
+        "response",
+        &[
+            ("WARC-Target-URI", "http://crcr.example/page"),
+            ("WARC-Record-ID", "<urn:uuid:1>"),
+            ("Content-Type", "application/http; msgtype=response"),
+        ],
+        http.as_bytes(),
+    );
+    // The WARC header's own lines too, but not the block: its length counts
+    // the bytes as they are.
+    let split = warc.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let header = String::from_utf8(warc[..split + 4].to_vec()).unwrap().replace("\r\n", "\r\r\n");
+    warc.splice(..split + 4, header.into_bytes());
+    let file = tmp.path().join("crcr.warc");
+    fs::write(&file, &warc).unwrap();
+    let out = tmp.path().join("out");
+    overlap_ok(["run", &arg(&file), "--out", &arg(&out), "-q"]);
+    let docs = read_doc_rows(&out);
+    assert_eq!(docs.len(), 1, "{docs:?}");
+    assert_eq!(docs[0].url, "http://crcr.example/page");
+    assert_eq!(docs[0].title, "CR CR LF");
+    assert_eq!(docs[0].lines, 2);
+    let stats = read_stats(&out);
+    assert_eq!(stats["fingerprint"]["corrupt_records"].as_u64().unwrap_or(0), 0, "{stats}");
+}

@@ -576,6 +576,12 @@ pub(crate) fn probe(path: &Path, opts: &ReadOptions) -> anyhow::Result<Opened> {
         Box::new(BufReader::with_capacity(gz::BUF_SIZE, file))
     };
     let name = if stdin { "standard input".to_string() } else { path.display().to_string() };
+    // An uncompressed tar archive, before the source takes its members'
+    // gzip data for a damaged gzip file.
+    let mut raw = raw;
+    if is_tar(raw.fill_buf().with_context(|| format!("cannot read {name}"))?) {
+        bail!("{}", tar_refusal(&name, stdin));
+    }
     let mut src = gz::Source::new(raw).with_context(|| format!("cannot read {name}"))?;
     if src.peek(1).with_context(|| format!("cannot read {name}"))?.is_empty() && !src.at_break() {
         return Ok(Opened::Skipped(InputSkip::Empty));
@@ -589,6 +595,12 @@ pub(crate) fn probe(path: &Path, opts: &ReadOptions) -> anyhow::Result<Opened> {
                  (it reads gzip and zstd): pipe it in, as in `{command} {file} | overlap run - --out DIR`"
             );
         }
+    }
+    // A tar archive (of WARC files, say), gzip-compressed: read as a crawl
+    // it gives one garbage record and no document, whatever the format
+    // says. Its members are files to give one by one.
+    if is_tar(src.peek(TAR_HEADER).with_context(|| format!("cannot read {name}"))?) {
+        bail!("{}", tar_refusal(&name, stdin));
     }
     let format = format_of(&mut src, path, &name, opts.format)?;
     if format == InputFormat::Jsonl {
@@ -714,6 +726,26 @@ fn later_record_start(head: &[u8]) -> Option<InputFormat> {
         .min()
         .map(|i| (i, InputFormat::Warc));
     [separator, warc].into_iter().flatten().min_by_key(|&(i, _)| i).map(|(_, f)| f)
+}
+
+/// The size of a tar header block, whose magic is at [`TAR_MAGIC_AT`].
+const TAR_HEADER: usize = 512;
+const TAR_MAGIC_AT: usize = 257;
+
+/// Whether `head` starts with a tar header: POSIX `ustar\0` or GNU's
+/// `ustar  \0` at offset 257 (no crawl record has NULs there).
+fn is_tar(head: &[u8]) -> bool {
+    head.get(TAR_MAGIC_AT..TAR_MAGIC_AT + 6).is_some_and(|m| m == b"ustar\0" || m == b"ustar ")
+}
+
+/// The one line refusing a tar archive, with the commands that give its
+/// members instead.
+fn tar_refusal(name: &str, stdin: bool) -> String {
+    let file = if stdin { "ARCHIVE" } else { name };
+    format!(
+        "{name} is a tar archive, which overlap does not read: extract it (`tar -xf {file} -C DIR`) \
+         and give the files, or pipe one member in (`tar -xOf {file} MEMBER | overlap run - --out OUT`)"
+    )
 }
 
 /// A compression that the input starts with and that is not read (gzip
