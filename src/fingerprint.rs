@@ -834,7 +834,15 @@ struct Sink<'a> {
     scratch: Scratch,
     /// `(copy, original)` docIDs, in docID order.
     copies: copies::Copies,
+    /// The revisits left unresolved, by the keys they name their original
+    /// by, their input and offset (the first [`LATE_REVISITS`]): one a
+    /// later input holds is warned of after the ingest.
+    unresolved: Vec<([Option<Key>; 2], usize, u64)>,
 }
+
+/// Unresolved revisits kept to look for their originals again after the
+/// ingest: 40 bytes each, 2.6 MB at most.
+const LATE_REVISITS: usize = 1 << 16;
 
 impl<'a> Sink<'a> {
     fn create(
@@ -911,6 +919,7 @@ impl<'a> Sink<'a> {
             extractor,
             scratch: Scratch::default(),
             copies: Vec::new(),
+            unresolved: Vec::new(),
         })
     }
 
@@ -1156,6 +1165,9 @@ impl<'a> Sink<'a> {
                 // A revisit of a capture not in these inputs: as far as
                 // they tell, the page is as it was.
                 self.skip(input, Skip::new(copy.offset, SkipReason::RevisitUnresolved, ""));
+                if copy.revisit && self.unresolved.len() < LATE_REVISITS {
+                    self.unresolved.push((copy.keys, input, copy.offset));
+                }
                 return self.capture(&copy.url, CaptureKind::Same);
             }
         };
@@ -1242,6 +1254,7 @@ impl<'a> Sink<'a> {
 
     fn finish(self) -> anyhow::Result<Ingested> {
         self.bar.finish_and_clear();
+        self.warn_late_originals()?;
         // The warnings stop at the samples kept; say that they did.
         let too_large = self.stats.skipped.get(SkipReason::RecordTooLarge.name()).copied().unwrap_or(0);
         for (warned, what) in [
@@ -1271,6 +1284,45 @@ impl<'a> Sink<'a> {
             unchanged_payloads: self.unchanged_payloads,
             unread_payloads: self.unread_payloads,
         })
+    }
+}
+
+impl Sink<'_> {
+    /// Warns of revisits skipped as unresolved whose original a later
+    /// input holds: read in another order, they would have been documents.
+    /// A revisit of a capture in no input (an earlier crawl's) is not
+    /// warned of: nothing could resolve it.
+    fn warn_late_originals(&self) -> anyhow::Result<()> {
+        let mut index = lock(&self.index);
+        let mut late = 0u64;
+        let mut first: Option<(usize, u64)> = None;
+        for (keys, input, offset) in &self.unresolved {
+            for key in keys.iter().flatten() {
+                if let Some(Became::Doc(_)) = index.outcome(key)? {
+                    late += 1;
+                    first.get_or_insert((*input, *offset));
+                    break;
+                }
+            }
+        }
+        if let Some((input, offset)) = first {
+            let unresolved =
+                self.stats.skipped.get(SkipReason::RevisitUnresolved.name()).copied().unwrap_or(0);
+            let checked = if unresolved > self.unresolved.len() as u64 {
+                format!(" (of the first {} checked)", self.unresolved.len())
+            } else {
+                String::new()
+            };
+            let names = if late == 1 { "it names" } else { "each names" };
+            self.progress.warn(&format!(
+                "{} skipped as revisit_unresolved{checked}: {names} a payload that a later input \
+                 holds (the first at {}:{offset}); give the inputs holding the original captures \
+                 before those holding their revisits (a shell glob orders files by name)",
+                count(late, "revisit record", "revisit records"),
+                self.inputs[input]
+            ));
+        }
+        Ok(())
     }
 }
 

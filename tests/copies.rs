@@ -310,3 +310,55 @@ fn copies_of_originals_spilled_to_disk_are_found_alike() {
     assert_eq!(fp["revisits"], expected_revisits);
     assert_eq!(fp["documents"], PAGES + expected_revisits);
 }
+
+/// A revisit read before the file that holds its original is skipped as
+/// unresolved, and the run says so, naming where, with what to do; in the
+/// right order it is a document, and no warning is printed.
+#[test]
+fn revisits_before_their_originals_are_warned_of() {
+    let tmp = tempdir();
+    let take = page("std/mem/fn.take.html");
+    let originals = tmp.path().join("crawl.warc");
+    fs::write(
+        &originals,
+        response("http://a.example/take", "2024-01-01T00:00:00Z", Some(D1_B32), "text/html", &take),
+    )
+    .unwrap();
+    // Named so that a glob sorts it first, as wget's `-dedup` files are.
+    let revisits = tmp.path().join("crawl-dedup.warc");
+    let revisit = warc_record(
+        "revisit",
+        &[
+            ("WARC-Target-URI", "http://a.example/take"),
+            ("WARC-Profile", "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"),
+            ("WARC-Payload-Digest", D1_B16),
+        ],
+        &http_response("200 OK", "Content-Type: text/html\r\n", b""),
+    );
+    // And one of a capture in no input: nothing to warn of.
+    let elsewhere = warc_record(
+        "revisit",
+        &[("WARC-Target-URI", "http://z.example/"), ("WARC-Payload-Digest", D_UNSEEN)],
+        b"",
+    );
+    fs::write(&revisits, [revisit, elsewhere].concat()).unwrap();
+
+    let late = tmp.path().join("late");
+    let args = ["run", &arg(&revisits), &arg(&originals), "--out", &arg(&late)];
+    let out = overlap_ok(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let warned: Vec<&str> = stderr.lines().filter(|l| l.contains("revisit_unresolved")).collect();
+    assert_eq!(warned.len(), 1, "{stderr}");
+    assert!(
+        warned[0].contains("1 revisit record skipped")
+            && warned[0].contains(&format!("{}:0", arg(&revisits))),
+        "{stderr}"
+    );
+    assert_eq!(read_stats(&late)["fingerprint"]["skipped"]["revisit_unresolved"], 2);
+
+    let right = tmp.path().join("right");
+    let out = overlap_ok(["run", &arg(&originals), &arg(&revisits), "--out", &arg(&right)]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("revisit_unresolved"));
+    assert_eq!(read_stats(&right)["fingerprint"]["revisits"], 1);
+    assert_eq!(read_stats(&right)["fingerprint"]["skipped"]["revisit_unresolved"], 1);
+}
