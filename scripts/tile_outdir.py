@@ -331,10 +331,14 @@ def tile_fingerprint(src, dst, k, jobs):
         write_records(os.path.join(dst, 'urls.fpd'), head, urls * k, [out])
         del out
 
-    # The manifest: K times the documents, no later stage's settings.
+    # The manifest: K times the documents, no later stage's settings, and
+    # no record files' checksums, which were the source's: overlap reads
+    # the tiled files as those of an analysis written before checksums
+    # were recorded, and the stages run on them record their own.
     manifest['documents'] = manifest['next_doc_id'] = n * k
     manifest.pop('exact', None)
     manifest.pop('pairs', None)
+    manifest.pop('record_files', None)
     with open(os.path.join(dst, 'manifest.json'), 'w') as f:
         json.dump(manifest, f, indent=2)
         f.write('\n')
@@ -425,6 +429,8 @@ def main():
     if manifest.get('next_doc_id') != n:
         sys.exit('tile_outdir.py: the source is a chain of analyses (docIDs with gaps); tile a first analysis')
     manifest['documents'] = manifest['next_doc_id'] = n * k
+    # The source's checksums describe none of the tiled files (see above).
+    manifest.pop('record_files', None)
     with open(os.path.join(dst, 'manifest.json'), 'w') as f:
         json.dump(manifest, f, indent=2)
     shutil.copy(os.path.join(src, 'stats.json'), dst)

@@ -453,7 +453,11 @@ def concat_files(path, header, files, skip):
 def write_manifest(maps, offsets, args, path):
     """manifest.json as a local run writes it (see src/store/manifest.rs):
     the maps' settings, which are all the same, and each map's one input
-    with its docIDs in the whole run."""
+    with its docIDs in the whole run; without `record_files`, the checksums
+    of the record files (most of which, the partitions, the job does not
+    write): overlap reads the job's files as those of an analysis written
+    before checksums were recorded, and `overlap report` run on it records
+    its own."""
     manifests = [read_json(os.path.join(d, "manifest.json")) for d in maps]
     first = manifests[0]
     inputs = []

@@ -15,6 +15,7 @@ pub fn chunks(out: &OutDir, w: &mut dyn Write) -> anyhow::Result<()> {
     for part in out.fprint_parts()? {
         let records = Mapped::<ChunkRecord>::open(&part)?;
         for r in records.iter() {
+            check_row(&part, r.doc, &doc_ids)?;
             writeln!(w, "{:016x},{}", r.fprint, doc_ids.doc_id(r.doc))
                 .context("cannot write to standard output")?;
         }
@@ -29,8 +30,17 @@ pub fn exact(out: &OutDir, w: &mut dyn Write) -> anyhow::Result<()> {
     let doc_ids = DocIds::open(out, &Manifest::read(out)?)?;
     let records = Mapped::<ExactRecord>::open(&out.fprint_exact())?;
     for r in records.iter() {
+        check_row(&out.fprint_exact(), r.doc, &doc_ids)?;
         writeln!(w, "{:032x},{}", r.hash, doc_ids.doc_id(r.doc))
             .context("cannot write to standard output")?;
+    }
+    Ok(())
+}
+
+/// A row read from `path` must be one of the analysis's documents.
+fn check_row(path: &std::path::Path, row: u32, doc_ids: &DocIds) -> anyhow::Result<()> {
+    if row as usize >= doc_ids.len() {
+        anyhow::bail!("{}", crate::store::integrity::row_beyond_file(path, row, doc_ids.len() as u64));
     }
     Ok(())
 }

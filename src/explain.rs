@@ -141,7 +141,7 @@ pub(crate) fn explain(out: &OutDir, a: &str, b: &str) -> anyhow::Result<Explanat
         Scope::Crawl => Counted::open(&out.centers())?,
         _ => Counted::open(&out.centers())?.in_scopes(&out.scopes())?,
     };
-    let postings = Postings::open(out)?;
+    let postings = Postings::open(out, counted.documents())?;
     let max_df = pairs.as_ref().and_then(|p| p.max_df);
     let template = match pairs.as_ref().and_then(|p| p.template.as_deref()) {
         Some(rule) => {
@@ -180,7 +180,7 @@ pub(crate) fn explain(out: &OutDir, a: &str, b: &str) -> anyhow::Result<Explanat
     };
     let mut shared = Vec::new();
     for (fprint, text) in chunks_a.iter().filter(|(fp, _)| in_b.contains(fp)) {
-        let rows: Vec<u32> = postings.rows(*fprint).collect();
+        let rows: Vec<u32> = postings.rows(*fprint)?;
         for doc in [&doc_a, &doc_b] {
             if rows.binary_search(&doc.row).is_err() {
                 bail!(
@@ -207,17 +207,18 @@ pub(crate) fn explain(out: &OutDir, a: &str, b: &str) -> anyhow::Result<Explanat
     // A similarity criterion divides by the sets the pairs stage counts:
     // each document's chunks less the stop chunks of its own scope.
     let criterion = pairs.as_ref().map(|p| p.criterion()).transpose()?;
-    let counted_size = |doc: &DocInfo, chunks: &[(u64, String)]| -> u32 {
+    let counted_size = |doc: &DocInfo, chunks: &[(u64, String)]| -> anyhow::Result<u32> {
         if max_df.is_none() && template.is_none() {
-            return chunks.len() as u32;
+            return Ok(chunks.len() as u32);
         }
-        chunks
-            .iter()
-            .filter(|(fp, _)| !stop(&counted_holders(&postings.rows(*fp).collect::<Vec<_>>()), doc))
-            .count() as u32
+        let mut size = 0;
+        for (fp, _) in chunks {
+            size += u32::from(!stop(&counted_holders(&postings.rows(*fp)?), doc));
+        }
+        Ok(size)
     };
     let sizes = match criterion {
-        Some(c) if c.needs_sizes() => (counted_size(&doc_a, &chunks_a), counted_size(&doc_b, &chunks_b)),
+        Some(c) if c.needs_sizes() => (counted_size(&doc_a, &chunks_a)?, counted_size(&doc_b, &chunks_b)?),
         _ => (size_i as u32, size_j as u32),
     };
     let (mut in_table, mut why) = table_verdict(&doc_a, &doc_b, &counted, scope, f, criterion, sizes);

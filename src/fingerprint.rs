@@ -278,6 +278,7 @@ fn manifest(
         chain: carried.map(|c| c.chain.clone()),
         exact: None,
         pairs: None,
+        record_files: Default::default(),
     }
 }
 

@@ -10,7 +10,8 @@ use serde::Serialize;
 use crate::memory;
 use crate::progress::Progress;
 use crate::stats::{self, Measured};
-use crate::store::{self, OutDir, StageKey, Stamp};
+use crate::store::integrity::{self, RecordFiles};
+use crate::store::{self, Manifest, OutDir, StageKey, Stamp};
 
 /// Whether a stage ran or found its outputs up to date.
 #[derive(Debug)]
@@ -25,6 +26,10 @@ pub struct Stage<'a> {
     name: &'static str,
     key: String,
     started: Instant,
+    /// The record files the manifest recorded when the stage began, for
+    /// those of the other stages to stay recorded when this one writes the
+    /// manifest whole (the fingerprint stage).
+    record_files: RecordFiles,
 }
 
 impl<'a> Stage<'a> {
@@ -40,12 +45,27 @@ impl<'a> Stage<'a> {
         _progress: &Progress,
     ) -> anyhow::Result<Option<Self>> {
         let stamp_path = out.stamp(name);
-        if Stamp::read(&stamp_path).is_some_and(|s| s.holds(&key, out.root())) {
-            return Ok(None);
-        }
+        // Up to date only with a manifest that passes its checks, and this
+        // stage's record files there with their recorded lengths: one gone
+        // or of another length is written anew, as a missing output is.
+        // (Their checksums are checked where they are read: reading every
+        // partition to find that nothing needs doing would cost what
+        // counting them costs.)
+        let record_files = if Stamp::read(&stamp_path).is_some_and(|s| s.holds(&key, out.root())) {
+            let record_files = match out.manifest().exists() {
+                true => Manifest::read(out)?.record_files,
+                false => RecordFiles::new(),
+            };
+            if integrity::present(out, name, &record_files) {
+                return Ok(None);
+            }
+            record_files
+        } else {
+            Manifest::read_unchecked(out).map(|m| m.record_files).unwrap_or_default()
+        };
         Stamp::remove(&stamp_path)?;
         memory::reset_peak_rss();
-        Ok(Some(Stage { out, name, key, started: Instant::now() }))
+        Ok(Some(Stage { out, name, key, started: Instant::now(), record_files }))
     }
 
     /// The key of a stage computed from the stage before it (whose stamp
@@ -78,12 +98,31 @@ impl<'a> Stage<'a> {
         // not leave scratch space that no later run removes.
         store::remove_dir_if_exists(&self.out.scratch_path(self.name))?;
         stats::write_section(self.out, self.name, stats)?;
+        self.record(outputs)?;
         Stamp {
             stage: self.name.into(),
             key: self.key.clone(),
             outputs: store::relative(self.out.root(), outputs),
         }
         .write(&self.out.stamp(self.name))
+    }
+}
+
+impl Stage<'_> {
+    /// Records the checksums of the record files among `outputs` in the
+    /// manifest, in place of this stage's earlier ones.
+    fn record(&self, outputs: &[PathBuf]) -> anyhow::Result<()> {
+        if !outputs.iter().any(|p| p.extension().is_some_and(|e| e == "fpd")) {
+            return Ok(());
+        }
+        let mut manifest = Manifest::read_unchecked(self.out)?;
+        let mut files = std::mem::take(&mut manifest.record_files);
+        for (name, file) in &self.record_files {
+            files.entry(name.clone()).or_insert_with(|| file.clone());
+        }
+        integrity::record(self.out, self.name, outputs, &mut files)?;
+        manifest.record_files = files;
+        manifest.write(self.out)
     }
 }
 

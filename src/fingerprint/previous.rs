@@ -295,6 +295,7 @@ pub(super) fn carry_forward(
     let read_fuzzy = Mapped::<FuzzySignature>::open(&segment.fuzzy())?;
     let old_fuzzy = Mapped::<FuzzySignature>::open(&old.fuzzy())?;
     let old_centers = Mapped::<Center>::open(&old.centers())?;
+    store::integrity::check_centers(&old.centers(), &old_centers)?;
     if old_fuzzy.len() != old_ids.len() || old_centers.len() != old_ids.len() {
         bail!("{} is damaged: its per-document files disagree on the documents", prev.given.display());
     }
@@ -898,6 +899,16 @@ fn merge_partitions(
                     }
                 }
                 while let Some(r) = kept.next_if(|r| r.fprint == fprint) {
+                    if r.doc as usize >= old_rows.first.len() {
+                        bail!(
+                            "{}",
+                            store::integrity::row_beyond_file(
+                                &old.fprint_part(p),
+                                r.doc,
+                                old_rows.first.len() as u64
+                            )
+                        );
+                    }
                     old_rows.each(r.doc, |row| group.push(row));
                 }
                 group.sort_unstable();

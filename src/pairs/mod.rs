@@ -178,7 +178,9 @@ pub struct Counted {
 
 impl Counted {
     pub fn open(path: &Path) -> anyhow::Result<Counted> {
-        Ok(Counted { centers: Mapped::open(path)?, scopes: None })
+        let centers = Mapped::open(path)?;
+        crate::store::integrity::check_centers(path, &centers)?;
+        Ok(Counted { centers, scopes: None })
     }
 
     /// Counts documents of one scope together, as `scopes.fpd` gives them.

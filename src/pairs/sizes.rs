@@ -57,8 +57,12 @@ pub(crate) fn for_each_set_group(
         }
         docs.clear();
     };
+    let documents = counted.documents();
     let mut current = None;
     for r in records.iter() {
+        if r.doc as usize >= documents {
+            anyhow::bail!("{}", crate::store::integrity::row_beyond_file(part, r.doc, documents as u64));
+        }
         if current != Some(r.fprint) {
             if let Some(fprint) = current {
                 flush(&mut docs, fprint);

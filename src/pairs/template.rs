@@ -221,8 +221,12 @@ impl Template {
             docs.clear();
             Ok(())
         };
+        let documents = counted.documents();
         let mut current = None;
         for r in records.iter() {
+            if r.doc as usize >= documents {
+                anyhow::bail!("{}", crate::store::integrity::row_beyond_file(part, r.doc, documents as u64));
+            }
             if current != Some(r.fprint) {
                 if let Some(fprint) = current {
                     flush(fprint, &mut docs, &mut stats)?;

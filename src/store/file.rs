@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use memmap2::Mmap;
 
-use super::{CannotWrite, commit, temp_path};
+use super::{CannotWrite, commit, integrity, temp_path};
 
 pub(crate) const HEADER_SIZE: usize = 64;
 const MAGIC: [u8; 8] = *b"OVLPFPD\0";
@@ -273,8 +273,33 @@ pub struct Mapped<R: Record> {
     _records: PhantomData<R>,
 }
 
+/// The header of the record file at `path`, read alone.
+pub(crate) fn read_header(path: &Path) -> anyhow::Result<Header> {
+    let mut file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut h = [0u8; HEADER_SIZE];
+    file.read_exact(&mut h)
+        .with_context(|| format!("{} is too short to be an overlap record file", path.display()))?;
+    Header::decode(&h, path)
+}
+
 impl<R: Record> Mapped<R> {
+    /// Maps a record file to read it through; a file of an analysis whose
+    /// manifest records it is checked against its checksum first (once in
+    /// a process, see [`integrity`]).
     pub fn open(path: &Path) -> anyhow::Result<Self> {
+        Mapped::map(path, |map| integrity::check_mapped(path, map))
+    }
+
+    /// Maps a record file to look a few records up in it: checked against
+    /// the length its manifest records, not its checksum, which would read
+    /// it all. What is read from it is checked where it is used.
+    pub(crate) fn open_for_lookup(path: &Path) -> anyhow::Result<Self> {
+        Mapped::map(path, |map| integrity::check_len(path, map.len() as u64))
+    }
+
+    /// Maps the file, `check`s its bytes against the manifest, then against
+    /// its header.
+    fn map(path: &Path, check: impl FnOnce(&[u8]) -> anyhow::Result<()>) -> anyhow::Result<Self> {
         let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
         let len = file.metadata().with_context(|| format!("cannot read {}", path.display()))?.len();
         if len < HEADER_SIZE as u64 {
@@ -284,6 +309,7 @@ impl<R: Record> Mapped<R> {
         // once under a temporary name before being renamed into place, so
         // nobody truncates it while it is mapped.
         let map = unsafe { Mmap::map(&file) }.with_context(|| format!("cannot map {}", path.display()))?;
+        check(&map)?;
         let header = Header::decode(&map[..HEADER_SIZE], path)?;
         if header.kind != R::KIND || header.record_size as usize != R::SIZE {
             bail!(
@@ -389,6 +415,7 @@ pub(crate) struct RecordReader<R: Record> {
 impl<R: Record> RecordReader<R> {
     pub(crate) fn open(path: &Path) -> anyhow::Result<Self> {
         let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+        integrity::check_streamed(path, &file)?;
         let mut input = BufReader::with_capacity(1 << 16, file);
         let mut h = [0u8; HEADER_SIZE];
         input

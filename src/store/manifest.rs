@@ -17,6 +17,7 @@
 //! | `chain` | with `--previous` only: `previous` (the analysis carried forward, as given), `previous_canonical` and `previous_key` (the key of its stages, which says it is still the analysis carried forward), `analysis` (1 for the first analysis made with `--previous`, counting up along the chain), `keep_missing`, and `carried_inputs`: the identities of earlier analyses' inputs that documents kept from them are read from (their `source` names the canonical path) |
 //! | `exact` | once the exact stage ran: `scope` (`crawl`, `host` or `site`), where copies and pairs are looked for |
 //! | `pairs` | once the pairs stage ran: `threshold` (T) and `max_df` (null without `--max-df`) |
+//! | `record_files` | every record file (`.fpd`) of the analysis by its path under the output directory (`fprint-docid/part-00007.fpd`): the `stage` that wrote it, its length in `bytes` and `xxh3`, the XXH3-64 of its bytes as 16 hex digits; each stage replaces its own entries when it finishes (see [`super::integrity`]); absent in an analysis written before it was recorded |
 //!
 //! An input's identity is its canonical path, size and modification time:
 //! `./a.warc.gz` and `a.warc.gz` are the same input, and a file rewritten
@@ -29,10 +30,14 @@ use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
 
 use super::docs::Source;
+use super::integrity::{self, RecordFiles};
 use super::scopes::Scope;
 use super::{OutDir, write_atomic};
 use crate::chunk::Chunking;
 use crate::read::{InputFormat, ReadOptions};
+
+/// What to do about a damaged manifest.
+const ANEW: &str = "remove manifest.json and run `overlap run` again to write the analysis anew";
 
 /// The layout version this overlap writes and reads.
 pub(crate) const FORMAT_VERSION: u32 = 1;
@@ -52,6 +57,8 @@ pub(crate) struct Manifest {
     pub exact: Option<ExactSettings>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pairs: Option<PairsSettings>,
+    #[serde(default, skip_serializing_if = "RecordFiles::is_empty")]
+    pub record_files: RecordFiles,
 }
 
 /// What the exact stage found copies with.
@@ -233,8 +240,46 @@ impl InputIdentity {
 
 impl Manifest {
     /// Reads the manifest of `out`; an analysis without one, or one this
-    /// overlap cannot read, is an error naming it.
+    /// overlap cannot read, is an error naming it. Its counts are checked
+    /// against what the store can hold, and its record files become known
+    /// to be checked when read ([`integrity::expect`]).
     pub(crate) fn read(out: &OutDir) -> anyhow::Result<Manifest> {
+        let manifest = Manifest::read_unchecked(out)?;
+        manifest.check_counts(out)?;
+        integrity::expect(out, &manifest.record_files);
+        Ok(manifest)
+    }
+
+    /// The counts a stage sizes its tables by, checked before anything is
+    /// allocated from them: docIDs are `u32`, and `fuzzy.fpd` (written
+    /// beside the manifest, one record per document) holds as many
+    /// documents as the manifest says.
+    fn check_counts(&self, out: &OutDir) -> anyhow::Result<()> {
+        let most = u64::from(u32::MAX);
+        for (name, n) in [("documents", self.documents), ("next_doc_id", self.next_doc_id)] {
+            if n > most {
+                bail!(
+                    "{}: manifest.json says {name} {n}, more than an analysis can hold ({most}) ({ANEW})",
+                    integrity::damaged(out.root())
+                );
+            }
+        }
+        if let Ok(header) = super::file::read_header(&out.fuzzy())
+            && header.count != self.documents
+        {
+            bail!(
+                "{}: manifest.json says {} documents, fuzzy.fpd holds {} ({ANEW})",
+                integrity::damaged(out.root()),
+                self.documents,
+                header.count
+            );
+        }
+        Ok(())
+    }
+
+    /// [`Manifest::read`] without its checks: for the stage that is about
+    /// to write it again.
+    pub(crate) fn read_unchecked(out: &OutDir) -> anyhow::Result<Manifest> {
         let path = out.manifest();
         let bytes = match std::fs::read(&path) {
             Ok(bytes) => bytes,
@@ -411,6 +456,7 @@ mod tests {
                 containment: None,
                 approximate: None,
             }),
+            record_files: RecordFiles::new(),
         }
     }
 

@@ -4,7 +4,7 @@
 //!
 //! | file | written by | what |
 //! |---|---|---|
-//! | `manifest.json` | fingerprint; pairs adds its settings | the chunk spec, how inputs were read, each input's identity and docIDs: what later stages read their configuration from ([`manifest`]) |
+//! | `manifest.json` | fingerprint; exact and pairs add their settings, each stage its record files' sizes and checksums | the chunk spec, how inputs were read, each input's identity and docIDs: what later stages read their configuration from ([`manifest`]); every record file's size and checksum ([`integrity`]) |
 //! | `fprint-docid/part-NNNNN.fpd` | fingerprint | FPrint-DocID-Chunk: `(fprint, doc_id)` records of one fingerprint range, sorted by `(fprint, doc_id)`, no duplicates |
 //! | `fprint-exact.fpd` | fingerprint | FPrint-DocID-Exact: one `(hash, doc_id)` record per non-empty document, in docID order |
 //! | `fuzzy.fpd` | fingerprint | one fuzzy signature per document, in docID order |
@@ -114,6 +114,7 @@ mod csv_out;
 pub(crate) mod docs;
 mod file;
 pub(crate) mod handles;
+pub(crate) mod integrity;
 mod lock;
 pub(crate) mod manifest;
 pub(crate) mod overlap;
@@ -377,7 +378,8 @@ impl OutDir {
         self.private().join(format!("tmp-{stage}"))
     }
 
-    /// Lists the fingerprint partition files, in partition order.
+    /// Lists the fingerprint partition files, in partition order, checked
+    /// to be one whole set ([`integrity::check_parts`]).
     pub(crate) fn fprint_parts(&self) -> anyhow::Result<Vec<PathBuf>> {
         let dir = self.fprint_dir();
         let mut parts = Vec::new();
@@ -392,6 +394,7 @@ impl OutDir {
             }
         }
         parts.sort();
+        integrity::check_parts(self, &parts)?;
         Ok(parts)
     }
 }
@@ -499,7 +502,10 @@ pub(crate) fn row_error(e: anyhow::Error, path: &Path, line: u64) -> anyhow::Err
 /// Renames a finished temporary file into place.
 pub(crate) fn commit(path: &Path) -> anyhow::Result<()> {
     let tmp = temp_path(path);
-    fs::rename(&tmp, path).with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
+    fs::rename(&tmp, path)
+        .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))?;
+    integrity::forget(path);
+    Ok(())
 }
 
 /// Writes a whole small file atomically (temporary name, then rename).
