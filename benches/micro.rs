@@ -32,6 +32,7 @@ use overlap::pairs::{
 use overlap::progress::Progress;
 use overlap::read::Reader;
 use overlap::read::gz;
+use overlap::read::jsonl::JsonlReader;
 use overlap::read::warc::WarcReader;
 use overlap::store::{Center, ChunkRecord, Header, Mapped, RecordWriter};
 
@@ -75,6 +76,53 @@ fn read_warc(c: &mut Criterion, input: &Input) {
                     items += 1;
                 }
                 assert_eq!(items, input.pages.len() as u64);
+            })
+        });
+    }
+    g.finish();
+}
+
+/// JSONL lines of the pages' texts with the fields datatrove writes, the
+/// URL at the top level (`--url-field url`) or in `metadata`
+/// (`--url-field metadata.url`, where datatrove and dolma keep it): the
+/// same bytes but for where the URL is.
+fn read_jsonl(c: &mut Criterion, input: &Input) {
+    let mut g = c.benchmark_group("jsonl");
+    for url_field in ["url", "metadata.url"] {
+        let mut data = Vec::new();
+        for (i, text) in input.texts.iter().enumerate() {
+            let url = format!("https://host{}.example/page/{i}", i % 97);
+            let mut metadata = serde_json::json!({
+                "dump": "CC-MAIN-2024-10",
+                "date": "2024-02-20T12:00:00Z",
+                "file_path": format!("s3://commoncrawl/crawl-data/segments/{}/warc.gz", i % 13),
+                "language": "en",
+                "language_score": 0.93,
+                "token_count": text.len() / 5,
+            });
+            let mut line = serde_json::json!({"id": format!("<urn:uuid:{i:08}>"), "text": text});
+            if url_field == "url" {
+                line["url"] = url.into();
+            } else {
+                metadata["url"] = url.into();
+            }
+            line["metadata"] = metadata;
+            serde_json::to_writer(&mut data, &line).expect("JSON into memory");
+            data.push(b'\n');
+        }
+        let bytes: &'static [u8] = Box::leak(data.into_boxed_slice());
+        g.throughput(Throughput::Bytes(bytes.len() as u64));
+        g.bench_function(url_field, |b| {
+            b.iter(|| {
+                let src = gz::Source::new(Box::new(Cursor::new(bytes))).expect("a source");
+                let mut reader = JsonlReader::new(src, url_field, "text", 64 << 20);
+                let mut urls = 0u64;
+                while let Some(item) = reader.next_item().expect("reading memory") {
+                    if let overlap::read::Item::Doc(doc) = black_box(&item) {
+                        urls += u64::from(!doc.url.is_empty());
+                    }
+                }
+                assert_eq!(urls, input.texts.len() as u64, "every line gives its URL");
             })
         });
     }
@@ -297,6 +345,7 @@ fn method(name: &str) -> Box<dyn CountingMethod> {
 fn benches(c: &mut Criterion) {
     let input = input();
     read_warc(c, &input);
+    read_jsonl(c, &input);
     extract(c, &input);
     chunk(c, &input);
     partition_sort(c);

@@ -427,10 +427,13 @@ struct InputArgs {
     /// Input format; `auto` sniffs each file's first bytes.
     #[arg(long, value_name = "FORMAT", value_enum, default_value_t = FormatArg::Auto)]
     input_format: FormatArg,
-    /// JSONL field holding the URL.
+    /// JSONL field holding the URL (a string; null or absent: no URL). A dotted name reaches into
+    /// objects: `metadata.url` is the `url` of the object `metadata` (datatrove, dolma); a key
+    /// spelled with the dots itself comes first.
     #[arg(long, value_name = "NAME", default_value = "url")]
     url_field: String,
-    /// JSONL field holding the text.
+    /// JSONL field holding the text (a string); dotted names as for --url-field
+    /// (`metadata.text`).
     #[arg(long, value_name = "NAME", default_value = "text")]
     text_field: String,
     /// The most normalized text one document keeps; longer texts are cut at a line end and

@@ -245,8 +245,10 @@ const PAYLOADS: &str = "payloads.fpd";
 /// The revision of what records become (documents, copies, skips), part
 /// of the stage key so that outputs written by an earlier build under other
 /// rules are redone, not reused. Revision 2: revisits and payload-digest
-/// copies, redirects, segmented records, hidden HTML elements.
-pub(crate) const INPUT_RULES: &str = "input-rules-2";
+/// copies, redirects, segmented records, hidden HTML elements. Revision 3:
+/// a JSONL field name with dots reaches into objects (`metadata.url`), so
+/// the same `--url-field` may now find URLs it left empty.
+pub(crate) const INPUT_RULES: &str = "input-rules-3";
 
 /// What the stage made its outputs of, for the later stages; `carried`
 /// for an analysis made with --previous.
@@ -406,6 +408,8 @@ enum Processed {
         status: u16,
         target: String,
     },
+    /// No record: a warning about the input as a whole ([`read::Note`]).
+    Note(read::Note),
 }
 
 /// What extraction made of a document.
@@ -568,6 +572,7 @@ impl Done {
                         Processed::Skip { capture, .. } => capture.as_ref().map_or(0, |(url, _)| url.len()),
                         Processed::Copy(c) => strings(&[&c.url, &c.host]),
                         Processed::Redirect { url, target, .. } => strings(&[url, target]),
+                        Processed::Note(note) => note.message.len(),
                     }
             })
             .sum()
@@ -681,6 +686,7 @@ impl Extractor {
                     status: r.status,
                 },
                 Item::Skip(skip) => Processed::Skip { skip, capture: None },
+                Item::Note(note) => Processed::Note(note),
                 Item::Status(status) => {
                     let kind = if status.status == 304 {
                         CaptureKind::Same
@@ -933,9 +939,12 @@ impl<'a> Sink<'a> {
             self.skip_input(input, why);
         }
         for item in &mut done.items {
-            self.advance(input, item);
-            self.stats.records += 1;
-            self.stats.inputs[input].records += 1;
+            // A note is about the input, not a record.
+            if !matches!(item, Processed::Note(_)) {
+                self.advance(input, item);
+                self.stats.records += 1;
+                self.stats.inputs[input].records += 1;
+            }
             match item {
                 Processed::Skip { skip, capture } => {
                     let detail = std::mem::take(&mut skip.detail);
@@ -977,6 +986,9 @@ impl<'a> Sink<'a> {
                     self.capture(url, CaptureKind::Redirect(*status))?;
                     let source = Source { input: &self.inputs[input], offset: *offset }.to_string();
                     self.redirects.row([source.as_str(), url, &status.to_string(), target])?;
+                }
+                Processed::Note(note) => {
+                    self.progress.warn(&format!("{}: {}", self.inputs[input], note.message));
                 }
             }
         }
@@ -1033,7 +1045,8 @@ impl<'a> Sink<'a> {
                 Extracted::Failed { offset, .. } | Extracted::Unchanged(Unchanged { offset, .. }),
             )
             | Processed::Skip { skip: Skip { offset, .. }, .. }
-            | Processed::Redirect { offset, .. } => *offset,
+            | Processed::Redirect { offset, .. }
+            | Processed::Note(read::Note { offset, .. }) => *offset,
             Processed::Waiting(raw, ..) => raw.offset,
             Processed::Copy(copy) => copy.offset,
         };

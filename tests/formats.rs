@@ -421,6 +421,101 @@ fn jsonl_url_and_text_fields_can_be_renamed() {
     assert_eq!(urls, docs.iter().map(|d| d.url.clone()).collect::<Vec<_>>());
 }
 
+/// `docs` as JSONL lines of `line(i, doc)`, written to `dir/name`.
+fn write_json_lines(
+    dir: &Path,
+    name: &str,
+    docs: &[JsonDoc],
+    line: impl Fn(usize, &JsonDoc) -> serde_json::Value,
+) -> std::path::PathBuf {
+    let mut s = String::new();
+    for (i, d) in docs.iter().enumerate() {
+        s.push_str(&line(i, d).to_string());
+        s.push('\n');
+    }
+    let path = dir.join(name);
+    fs::write(&path, s).unwrap();
+    path
+}
+
+/// datatrove and dolma keep the URL in `metadata`: `--url-field
+/// metadata.url` reaches it. Without it the analysis goes on with every URL
+/// empty, and each input says so in one warning line naming the fields its
+/// first record has (silenced by -q, as every warning); the same run with
+/// the flag redoes the stage and fills the URLs in.
+#[test]
+fn a_dolma_jsonl_gives_its_urls_with_a_dotted_url_field() {
+    let tmp = tempdir();
+    let docs = read_jsonl(&testdata("equiv/docs.jsonl"));
+    let dolma = |i: usize, d: &JsonDoc| serde_json::json!({"id": format!("d{i}"), "text": d.text, "metadata": {"url": d.url, "source": "cc"}});
+    let half = docs.len() / 2;
+    let a = write_json_lines(tmp.path(), "a.jsonl", &docs[..half], dolma);
+    let b = write_json_lines(tmp.path(), "b.jsonl", &docs[half..], dolma);
+    let out = tmp.path().join("out");
+    let run_in = |out: &Path, extra: &[&str]| {
+        let mut args =
+            vec!["run".to_string(), arg(&a), arg(&b), "--out".into(), arg(out), "-T".into(), "3".into()];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        overlap_ok(&args)
+    };
+    let run = |extra: &[&str]| run_in(&out, extra);
+    let urls = |dir: &Path| read_docs(dir).into_iter().map(|d| d.url).collect::<Vec<_>>();
+
+    let without = run(&[]);
+    let said = String::from_utf8_lossy(&without.stderr);
+    let warnings: Vec<&str> = said.lines().filter(|l| l.starts_with("overlap: warning: ")).collect();
+    let want = |input: &Path| {
+        format!(
+            "overlap: warning: {}: no record has the field \"url\", so every URL is empty (the first record's \
+             fields: \"id\", \"metadata.source\", \"metadata.url\", \"text\"): name the field that holds the URL \
+             with --url-field (a dotted name such as metadata.url reaches a field inside an object)",
+            arg(input)
+        )
+    };
+    assert_eq!(warnings, [want(&a), want(&b)], "{said}");
+    assert_eq!(urls(&out), vec![String::new(); docs.len()]);
+    let quiet = run_in(&tmp.path().join("quiet"), &["-q"]);
+    assert!(quiet.stderr.is_empty(), "{}", String::from_utf8_lossy(&quiet.stderr));
+
+    let with = run(&["--url-field", "metadata.url"]);
+    let said = String::from_utf8_lossy(&with.stderr);
+    assert!(!said.contains("warning"), "{said}");
+    assert_eq!(urls(&out), docs.iter().map(|d| d.url.clone()).collect::<Vec<_>>());
+    let reference = Reference::new(&texts(&docs), Spec::Lines { k: 4, s: 4 });
+    assert_matches_reference(&out, &reference, 3, "dolma-shaped JSONL");
+}
+
+/// `--text-field` takes a dotted name too, which a top-level `text` does
+/// not stand in for; a first record without it names its nested fields.
+#[test]
+fn a_dotted_text_field_reads_the_nested_text() {
+    let tmp = tempdir();
+    let docs = read_jsonl(&testdata("equiv/docs.jsonl"));
+    let input = write_json_lines(
+        tmp.path(),
+        "nested.jsonl",
+        &docs,
+        |_, d| serde_json::json!({"url": d.url, "text": "decoy", "doc": {"lang": "en", "body": {"main": d.text}}}),
+    );
+    let out = tmp.path().join("out");
+    run_out(&arg(&input), &out, &["--text-field", "doc.body.main", "-T", "3"]);
+    let reference = Reference::new(&texts(&docs), Spec::Lines { k: 4, s: 4 });
+    assert_matches_reference(&out, &reference, 3, "nested JSONL text");
+    let urls: Vec<String> = read_docs(&out).into_iter().map(|d| d.url).collect();
+    assert_eq!(urls, docs.iter().map(|d| d.url.clone()).collect::<Vec<_>>());
+
+    let elsewhere = tmp.path().join("elsewhere");
+    assert_usage_error(
+        &["run", &arg(&input), "--text-field", "doc.main", "--out", &arg(&elsewhere)],
+        &[concat!(
+            r#"its first record has no field "doc.main" (its fields: "doc.body.main", "doc.lang", "text", "url"): "#,
+            "name the field that holds the text with --text-field (and the URL's with --url-field; a dotted name \
+             such as metadata.text reaches a field inside an object)"
+        )],
+    );
+    assert!(!elsewhere.exists(), "nothing is written");
+}
+
 // ------------------------------------------------------------ ARC
 
 #[test]

@@ -188,7 +188,7 @@ fn read_all(
                 Item::Revisit(r) => (r.url, None),
                 Item::Status(s) => (s.url, None),
                 // Nothing is known to this reader, so no page is left unread.
-                Item::Known(_) | Item::Skip(_) | Item::Redirect(_) => continue,
+                Item::Known(_) | Item::Skip(_) | Item::Redirect(_) | Item::Note(_) => continue,
             };
             let has_page = page.is_some();
             let page = page.filter(|_| settings.format == Format::Jsonl);

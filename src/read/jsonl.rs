@@ -14,6 +14,20 @@
 //! built. When a key appears twice, the last value counts. A UTF-8 byte order
 //! mark at the start of the input is ignored.
 //!
+//! # Field names
+//!
+//! A field name with dots is a path into nested objects: `metadata.url` is
+//! the field `url` of the object in the field `metadata`, where datatrove
+//! and dolma keep the URL. A key that is itself the whole name, dots and all
+//! (a top-level key `"metadata.url"`), names the field too, and wins over a
+//! path through objects: the match through the fewest objects counts. So a
+//! name that reached a literal key before paths existed reaches it still,
+//! and a dotted name reaches a nested field only where no key spells it
+//! whole. Splits may mix (`a.b.c` finds `{"a.b": {"c": ..}}`). A path
+//! through a value that is not an object (`{"metadata": "x"}`) finds no
+//! field. Of an object given twice, the last one that has the field counts. Only the objects on a path are read key by key; every other value
+//! is skipped over, unbuilt.
+//!
 //! Anything else is a [`SkipReason::BadJson`] skip at the line's offset,
 //! with serde_json's message (or which field is wrong) as its detail. A line
 //! longer than `max_record_bytes` is read past and skipped with
@@ -22,19 +36,23 @@
 //! member), which is how people find a line, and the detail places
 //! serde_json's error by its column in the line. Documents get the text as
 //! their body (UTF-8) and the content type `text/plain`.
+//!
+//! An input that gave documents none of whose records has the URL field
+//! (every URL empty because the field is absent, not `null`) ends with an
+//! [`Item::Note`] saying so, naming the fields of its first record.
 
 use std::fmt;
 use std::io;
 
-use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
-use serde_json::Value;
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Value};
 
 use super::gz::Source;
 use super::records::{Core, Format};
-use super::{Item, RawDoc, Skip, SkipReason};
+use super::{Item, Note, RawDoc, Skip, SkipReason};
 
 /// Reads JSONL documents from a [`Source`].
-pub(crate) struct JsonlReader {
+pub struct JsonlReader {
     core: Core,
     url_field: String,
     text_field: String,
@@ -44,11 +62,21 @@ pub(crate) struct JsonlReader {
     /// Lines read so far (blank ones too), which numbers the skips; `None`
     /// once damaged gzip data has lost lines, whose count is not known.
     lines: Option<u64>,
+    /// Where the last record (a line not blank) starts.
+    last_start: u64,
+    /// Whether a record read so far became a document.
+    documents: bool,
+    /// Whether a record read so far has the URL field, whatever its value.
+    url_seen: bool,
+    /// The fields of the first record that is a JSON object, as the note
+    /// names them, when that record has no URL field.
+    first_fields: Option<String>,
 }
 
 impl JsonlReader {
-    /// A reader of `src` that takes URLs and texts from the named fields.
-    pub(crate) fn new(src: Source, url_field: &str, text_field: &str, max_record_bytes: u64) -> JsonlReader {
+    /// A reader of `src` that takes URLs and texts from the named fields
+    /// (dotted names reach into objects, see the module doc).
+    pub fn new(src: Source, url_field: &str, text_field: &str, max_record_bytes: u64) -> JsonlReader {
         JsonlReader {
             core: Core::new(src),
             url_field: url_field.to_string(),
@@ -56,7 +84,21 @@ impl JsonlReader {
             max_record_bytes,
             line: Vec::new(),
             lines: Some(0),
+            last_start: 0,
+            documents: false,
+            url_seen: false,
+            first_fields: None,
         }
+    }
+
+    /// The note for an input read to its end: documents, and not one
+    /// record with the URL field.
+    fn note(&mut self) -> Option<Note> {
+        if !self.documents || self.url_seen {
+            return None;
+        }
+        let fields = self.first_fields.take()?;
+        Some(Note { offset: self.last_start, message: no_url_field(&self.url_field, &fields) })
     }
 }
 
@@ -78,6 +120,11 @@ impl Format for JsonlReader {
             // At the end of the data; after a break, lines were lost.
             self.lines = None;
             self.core.end();
+            if self.core.is_done()
+                && let Some(note) = self.note()
+            {
+                self.core.push(Item::Note(note));
+            }
             return Ok(());
         }
         self.lines = self.lines.map(|n| n + 1);
@@ -95,6 +142,7 @@ impl Format for JsonlReader {
         if text.iter().all(|&b| matches!(b, b' ' | b'\t' | b'\r')) {
             return Ok(());
         }
+        self.last_start = start.offset;
         let skip =
             |reason, detail| Item::Skip(Skip { offset: start.offset, line: self.lines, reason, detail });
         if text.len() as u64 > self.max_record_bytes {
@@ -103,14 +151,32 @@ impl Format for JsonlReader {
             return Ok(());
         }
         let item = match parse_line(text, &self.url_field, &self.text_field) {
-            Ok((url, text)) => Item::Doc(RawDoc {
-                offset: start.offset,
-                url,
-                content_type: Some("text/plain".to_string()),
-                charset: None,
-                body: text.into_bytes().into(),
-                ..RawDoc::default()
-            }),
+            Ok(found) => {
+                if found.url.is_some() {
+                    self.url_seen = true;
+                } else if !self.url_seen && self.first_fields.is_none() {
+                    // Once per input: the first record without the field
+                    // is the first record.
+                    self.first_fields = Some(match serde_json::from_slice(text) {
+                        Ok(Value::Object(fields)) => field_names(&fields),
+                        _ => "none".to_string(),
+                    });
+                }
+                match found.fields(&self.url_field, &self.text_field) {
+                    Ok((url, text)) => {
+                        self.documents = true;
+                        Item::Doc(RawDoc {
+                            offset: start.offset,
+                            url,
+                            content_type: Some("text/plain".to_string()),
+                            charset: None,
+                            body: text.into_bytes().into(),
+                            ..RawDoc::default()
+                        })
+                    }
+                    Err(detail) => skip(SkipReason::BadJson, detail),
+                }
+            }
             Err(detail) => skip(SkipReason::BadJson, detail),
         };
         self.core.push(item);
@@ -120,11 +186,13 @@ impl Format for JsonlReader {
 
 /// Checks the first record of a JSONL input in `head`, its first bytes
 /// (`whole` when they are all of it): a record that is a JSON object
-/// without `text_field` at all says the input keeps its text under another
-/// name, and every record would be skipped, one warning each; the message
-/// names the field, those the record has (in name order), and the flag. A first line that
-/// is not JSON, too long to be in `head`, or has the field (whatever its
-/// value) passes: the records are then read, and skipped one by one.
+/// without `text_field` at all (at the top level or, for a dotted name,
+/// along its path) says the input keeps its text under another name, and
+/// every record would be skipped, one warning each; the message names the
+/// field, those the record has (see [`field_names`]), and the flag. A
+/// first line that is not JSON, too long to be in `head`, or has the field
+/// (whatever its value) passes: the records are then read, and skipped one
+/// by one.
 pub(crate) fn check_first_record(head: &[u8], whole: bool, text_field: &str) -> Result<(), String> {
     let head = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
     let mut lines = head.split_inclusive(|&b| b == b'\n');
@@ -132,24 +200,63 @@ pub(crate) fn check_first_record(head: &[u8], whole: bool, text_field: &str) -> 
     if !line.ends_with(b"\n") && !whole {
         return Ok(());
     }
-    let Ok(serde_json::Value::Object(fields)) =
-        serde_json::from_slice::<serde_json::Value>(trim_line_end(line))
-    else {
+    let Ok(record @ Value::Object(_)) = serde_json::from_slice::<Value>(trim_line_end(line)) else {
         return Ok(());
     };
-    if fields.contains_key(text_field) {
+    if lookup(&record, text_field, 0).is_some() {
         return Ok(());
     }
-    const NAMED: usize = 12;
-    let mut names: Vec<String> = fields.keys().take(NAMED).map(|k| format!("{k:?}")).collect();
-    if fields.len() > NAMED {
-        names.push(format!("and {} more", fields.len() - NAMED));
-    }
-    let has = if names.is_empty() { "none".to_string() } else { names.join(", ") };
+    let Value::Object(fields) = &record else { return Ok(()) };
     Err(format!(
-        "its first record has no field {text_field:?} (its fields: {has}): name the field that holds the text \
-         with --text-field (and the URL's with --url-field)"
+        "its first record has no field {text_field:?} (its fields: {}): name the field that holds the text \
+         with --text-field (and the URL's with --url-field; a dotted name such as metadata.text reaches a \
+         field inside an object)",
+        field_names(fields)
     ))
+}
+
+/// The note's message for an input none of whose records has the URL
+/// field `url_field`; `fields` are its first record's, as [`field_names`]
+/// gives them.
+fn no_url_field(url_field: &str, fields: &str) -> String {
+    format!(
+        "no record has the field {url_field:?}, so every URL is empty (the first record's fields: {fields}): \
+         name the field that holds the URL with --url-field (a dotted name such as metadata.url reaches a \
+         field inside an object)"
+    )
+}
+
+/// The names of a record's fields, for a message: each key, and for an
+/// object (not empty) the dotted names of its fields instead
+/// (`metadata.url`), the names a field flag takes, down to three levels;
+/// in name order, at most 16, then how many more.
+fn field_names(fields: &Map<String, Value>) -> String {
+    const NAMED: usize = 16;
+    const LEVELS: usize = 3;
+    fn walk(
+        fields: &Map<String, Value>,
+        prefix: &str,
+        level: usize,
+        names: &mut Vec<String>,
+        more: &mut usize,
+    ) {
+        for (key, value) in fields {
+            let name = format!("{prefix}{key}");
+            match value {
+                Value::Object(inner) if !inner.is_empty() && level < LEVELS => {
+                    walk(inner, &format!("{name}."), level + 1, names, more);
+                }
+                _ if names.len() < NAMED => names.push(format!("{name:?}")),
+                _ => *more += 1,
+            }
+        }
+    }
+    let (mut names, mut more) = (Vec::new(), 0);
+    walk(fields, "", 1, &mut names, &mut more);
+    if more > 0 {
+        names.push(format!("and {more} more"));
+    }
+    if names.is_empty() { "none".to_string() } else { names.join(", ") }
 }
 
 /// `line` without its `\n` or `\r\n`.
@@ -158,13 +265,13 @@ fn trim_line_end(line: &[u8]) -> &[u8] {
     line.strip_suffix(b"\r").unwrap_or(line)
 }
 
-/// The URL (empty when absent) and text of one JSON line.
-fn parse_line(line: &[u8], url_field: &str, text_field: &str) -> Result<(String, String), String> {
+/// The two fields of one JSON line, or serde_json's error.
+fn parse_line(line: &[u8], url_field: &str, text_field: &str) -> Result<Found, String> {
     let mut de = serde_json::Deserializer::from_slice(line);
-    let fields = Fields { url_field, text_field }.deserialize(&mut de).map_err(json_error)?;
+    let fields = Fields { url: Some(url_field), text: Some(text_field), depth: 0 };
+    let found = fields.deserialize(&mut de).map_err(json_error)?;
     de.end().map_err(json_error)?;
-    let text = fields.text.ok_or_else(|| format!("no string field {text_field:?}"))?;
-    Ok((fields.url.unwrap_or_default(), text))
+    Ok(found)
 }
 
 /// serde_json's message for an error in one line, its place given by the
@@ -180,24 +287,155 @@ fn json_error(e: serde_json::Error) -> String {
     }
 }
 
-/// Deserializes an object, keeping only the two fields.
-#[derive(Clone, Copy)]
-struct Fields<'a> {
-    url_field: &'a str,
-    text_field: &'a str,
+/// How a key of an object leads to a field: it is the field, it holds
+/// the object the rest of the name is in, or neither.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step<'a> {
+    No,
+    Here,
+    Into(&'a str),
 }
 
-#[derive(Default)]
+impl<'a> Step<'a> {
+    /// How `key` leads to `name` (what is left of a field's name in this
+    /// object, `None` when the field is not sought here).
+    fn of(name: Option<&'a str>, key: &str) -> Step<'a> {
+        let Some(name) = name else { return Step::No };
+        if key == name {
+            return Step::Here;
+        }
+        match name.strip_prefix(key).and_then(|rest| rest.strip_prefix('.')) {
+            Some(rest) => Step::Into(rest),
+            None => Step::No,
+        }
+    }
+
+    /// The name left to seek in the key's value.
+    fn rest(self) -> Option<&'a str> {
+        match self {
+            Step::Into(rest) => Some(rest),
+            Step::No | Step::Here => None,
+        }
+    }
+}
+
+/// The value of the field `name` in `value`, if an object, by the rule of
+/// the module doc, with how many objects below the record it is (`depth`
+/// for `value`'s own keys).
+fn lookup<'v>(value: &'v Value, name: &str, depth: u32) -> Option<(u32, &'v Value)> {
+    let Value::Object(fields) = value else { return None };
+    let mut best: Option<(u32, &Value)> = None;
+    for (key, v) in fields {
+        let hit = match Step::of(Some(name), key) {
+            Step::Here => Some((depth, v)),
+            Step::Into(rest) => lookup(v, rest, depth + 1),
+            Step::No => None,
+        };
+        if let Some(hit) = hit
+            && best.is_none_or(|b| hit.0 <= b.0)
+        {
+            best = Some(hit);
+        }
+    }
+    best
+}
+
+/// What a record holds at a field: a string, `null`, or another kind of
+/// value (named, for the detail).
+#[derive(Debug, PartialEq, Eq)]
+enum Got {
+    Str(String),
+    Null,
+    Other(&'static str),
+}
+
+impl Got {
+    fn of(v: &Value) -> Got {
+        match v {
+            Value::String(s) => Got::Str(s.clone()),
+            Value::Null => Got::Null,
+            other => Got::Other(kind(other)),
+        }
+    }
+
+    fn from(v: Value) -> Got {
+        match v {
+            Value::String(s) => Got::Str(s),
+            other => Got::of(&other),
+        }
+    }
+}
+
+/// A field found, `depth` objects below the record (0: the record's own
+/// key).
+#[derive(Debug)]
+struct Hit {
+    depth: u32,
+    got: Got,
+}
+
+/// The two fields of a record, as far as found.
+#[derive(Debug, Default)]
 struct Found {
-    url: Option<String>,
-    text: Option<String>,
+    url: Option<Hit>,
+    text: Option<Hit>,
+}
+
+/// Keeps `hit` in `slot` unless the slot holds a match through fewer
+/// objects: the fewest win, and among as few the last, as for a key given
+/// twice.
+fn offer(slot: &mut Option<Hit>, hit: Hit) {
+    if slot.as_ref().is_none_or(|old| hit.depth <= old.depth) {
+        *slot = Some(hit);
+    }
+}
+
+impl Found {
+    fn merge(&mut self, other: Found) {
+        if let Some(hit) = other.url {
+            offer(&mut self.url, hit);
+        }
+        if let Some(hit) = other.text {
+            offer(&mut self.text, hit);
+        }
+    }
+
+    /// The URL (empty when absent or null) and the text, or why the record
+    /// is no document: no text, or a field that is not a string.
+    fn fields(self, url_field: &str, text_field: &str) -> Result<(String, String), String> {
+        let wrong = |name: &str, what: &str| format!("field {name:?} is {what}, not a string");
+        let text = match self.text.map(|h| h.got) {
+            Some(Got::Str(s)) => s,
+            None => return Err(format!("no string field {text_field:?}")),
+            Some(Got::Null) => return Err(wrong(text_field, "null")),
+            Some(Got::Other(what)) => return Err(wrong(text_field, what)),
+        };
+        let url = match self.url.map(|h| h.got) {
+            Some(Got::Str(s)) => s,
+            None | Some(Got::Null) => String::new(),
+            Some(Got::Other(what)) => return Err(wrong(url_field, what)),
+        };
+        Ok((url, text))
+    }
+}
+
+/// Deserializes an object, keeping only the two fields: what is left of
+/// each one's name at this object (`None`: not sought in it), and how many
+/// objects below the record the object is. At the top it takes a record
+/// (an object or an error); below, along a path, any value, where a value
+/// not an object holds neither field.
+#[derive(Clone, Copy)]
+struct Fields<'a> {
+    url: Option<&'a str>,
+    text: Option<&'a str>,
+    depth: u32,
 }
 
 impl<'de> DeserializeSeed<'de> for Fields<'_> {
     type Value = Found;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Found, D::Error> {
-        d.deserialize_map(self)
+        if self.depth == 0 { d.deserialize_map(self) } else { d.deserialize_any(self) }
     }
 }
 
@@ -210,55 +448,93 @@ impl<'de> Visitor<'de> for Fields<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Found, A::Error> {
         let mut found = Found::default();
-        while let Some(key) = map.next_key_seed(Key(self))? {
-            let (is_url, is_text) = key;
-            if !is_url && !is_text {
-                map.next_value::<IgnoredAny>()?;
-                continue;
-            }
-            let name = if is_text { self.text_field } else { self.url_field };
-            let value = match map.next_value::<Value>()? {
-                Value::String(s) => Some(s),
-                Value::Null if !is_text => None,
-                other => {
-                    return Err(de::Error::custom(format!(
-                        "field {name:?} is {}, not a string",
-                        kind(&other)
-                    )));
+        while let Some((url, text)) = map.next_key_seed(Key(self))? {
+            match (url, text) {
+                (Step::No, Step::No) => {
+                    map.next_value::<IgnoredAny>()?;
                 }
-            };
-            if is_url {
-                found.url.clone_from(&value);
-            }
-            if is_text {
-                found.text = value;
+                (Step::Here, _) | (_, Step::Here) => {
+                    // Built, as it is a field's value; a key that is one
+                    // field and on the path of the other is looked into.
+                    let value = map.next_value::<Value>()?;
+                    let inside = |step: Step| {
+                        let (depth, v) = lookup(&value, step.rest()?, self.depth + 1)?;
+                        Some(Hit { depth, got: Got::of(v) })
+                    };
+                    let (url_inside, text_inside) = (inside(url), inside(text));
+                    let here = |got| Hit { depth: self.depth, got };
+                    match (url, text) {
+                        (Step::Here, Step::Here) => {
+                            offer(&mut found.url, here(Got::of(&value)));
+                            offer(&mut found.text, here(Got::from(value)));
+                        }
+                        (Step::Here, _) => offer(&mut found.url, here(Got::from(value))),
+                        _ => offer(&mut found.text, here(Got::from(value))),
+                    }
+                    found.merge(Found { url: url_inside, text: text_inside });
+                }
+                _ => {
+                    let inner = Fields { url: url.rest(), text: text.rest(), depth: self.depth + 1 };
+                    found.merge(map.next_value_seed(inner)?);
+                }
             }
         }
         Ok(found)
     }
+
+    // Along a path, any other value holds neither field.
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Found, E> {
+        Ok(Found::default())
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Found, E> {
+        Ok(Found::default())
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Found, E> {
+        Ok(Found::default())
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Found, E> {
+        Ok(Found::default())
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Found, E> {
+        Ok(Found::default())
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Found, E> {
+        Ok(Found::default())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Found, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Found::default())
+    }
 }
 
-/// A key, as (is the URL field, is the text field), compared without
-/// allocating when it has no escapes.
+/// A key, as how it leads to the URL field and to the text field, compared
+/// without allocating when it has no escapes.
 struct Key<'a>(Fields<'a>);
 
-impl<'de> DeserializeSeed<'de> for Key<'_> {
-    type Value = (bool, bool);
+impl<'a, 'de> DeserializeSeed<'de> for Key<'a> {
+    type Value = (Step<'a>, Step<'a>);
 
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(bool, bool), D::Error> {
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(Step<'a>, Step<'a>), D::Error> {
         d.deserialize_str(self)
     }
 }
 
-impl<'de> Visitor<'de> for Key<'_> {
-    type Value = (bool, bool);
+impl<'a, 'de> Visitor<'de> for Key<'a> {
+    type Value = (Step<'a>, Step<'a>);
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a field name")
     }
 
-    fn visit_str<E: de::Error>(self, key: &str) -> Result<(bool, bool), E> {
-        Ok((key == self.0.url_field, key == self.0.text_field))
+    fn visit_str<E: de::Error>(self, key: &str) -> Result<(Step<'a>, Step<'a>), E> {
+        Ok((Step::of(self.0.url, key), Step::of(self.0.text, key)))
     }
 }
 
@@ -282,9 +558,16 @@ mod tests {
     fn a_first_record_without_the_text_field_names_the_fields_it_has() {
         let head = b"\n{\"id\": 1, \"content\": \"a\", \"metadata\": {\"url\": \"u\"}}\n{\"id\": 2}\n";
         let err = check_first_record(head, false, "text").unwrap_err();
-        assert!(err.contains(r#"no field "text" (its fields: "content", "id", "metadata")"#), "{err}");
-        assert!(err.contains("--text-field"));
+        assert!(err.contains(r#"no field "text" (its fields: "content", "id", "metadata.url")"#), "{err}");
+        assert!(err.contains("--text-field") && err.contains("metadata.text"), "{err}");
         assert_eq!(check_first_record(head, false, "content"), Ok(()));
+        // A dotted name is sought along its path, and found only there.
+        let nested = b"{\"id\": 1, \"meta\": {\"body\": \"a\"}, \"body\": null}\n";
+        assert_eq!(check_first_record(nested, false, "meta.body"), Ok(()));
+        assert_eq!(check_first_record(nested, false, "body"), Ok(()));
+        let err = check_first_record(nested, false, "meta.text").unwrap_err();
+        assert!(err.contains(r#"(its fields: "body", "id", "meta.body")"#), "{err}");
+        assert!(check_first_record(nested, false, "id.body").is_err());
         // The field with another value, a line that is not JSON, one cut
         // off by the end of the head, or no record: read on.
         for (head, whole) in [
@@ -312,9 +595,183 @@ mod tests {
         read_max(data, url, text, 1 << 20)
     }
 
+    /// The records read (a note at the end left out: see [`note`]).
     fn read_max(data: &[u8], url: &str, text: &str, max: u64) -> Vec<Item> {
+        let items = read_all(data, url, text, max);
+        items.into_iter().filter(|i| !matches!(i, Item::Note(_))).collect()
+    }
+
+    fn read_all(data: &[u8], url: &str, text: &str, max: u64) -> Vec<Item> {
         let mut r = JsonlReader::new(source(data.to_vec()), url, text, max);
         drain(&mut r, 1000)
+    }
+
+    /// The note the reader ends with, if any; checked to be the last item,
+    /// the only one, at the last record's offset.
+    fn note(data: &[u8], url: &str) -> Option<String> {
+        let items = read_all(data, url, "text", 1 << 20);
+        let notes: Vec<&Note> =
+            items.iter().filter_map(|i| if let Item::Note(n) = i { Some(n) } else { None }).collect();
+        assert!(notes.len() <= 1, "{notes:?}");
+        let note = notes.first()?;
+        assert_eq!(items.last(), Some(&Item::Note((*note).clone())), "the note is last");
+        let records = &items[..items.len() - 1];
+        assert_eq!(records.last().map(Item::offset), Some(note.offset), "at the last record");
+        Some(note.message.clone())
+    }
+
+    /// (URL, text) of each document, or the detail of each skip.
+    fn outcomes(data: &[u8], url: &str, text: &str) -> Vec<Result<(String, String), String>> {
+        read(data, url, text)
+            .iter()
+            .map(|i| match i {
+                Item::Doc(d) => Ok((d.url.clone(), String::from_utf8(d.body.to_vec()).unwrap())),
+                other => Err(skipped(other).detail),
+            })
+            .collect()
+    }
+
+    fn doc_of(url: &str, text: &str) -> Result<(String, String), String> {
+        Ok((url.to_string(), text.to_string()))
+    }
+
+    #[test]
+    fn dotted_names_reach_into_objects() {
+        let dolma =
+            br#"{"id": "d1", "text": "body", "metadata": {"url": "http://a/", "n": [1, {"url": "no"}]}}"#;
+        assert_eq!(outcomes(dolma, "metadata.url", "text"), [doc_of("http://a/", "body")]);
+        assert_eq!(outcomes(dolma, "url", "text"), [doc_of("", "body")]);
+        // Deeper, the text too, both fields in one object, escaped keys.
+        let deep = br#"{"a": {"b": {"c": "deep", "u": "http://d/"}}, "text": "top"}"#;
+        assert_eq!(outcomes(deep, "a.b.u", "a.b.c"), [doc_of("http://d/", "deep")]);
+        let escaped = br#"{"meta": {"url": "http://e/"}, "text": "t"}"#;
+        assert_eq!(outcomes(escaped, "meta.url", "text"), [doc_of("http://e/", "t")]);
+        // A key that spells the whole name wins over a path, wherever it
+        // is in the record; splits may mix.
+        for line in [
+            &br#"{"text": "t", "a.b": "literal", "a": {"b": "nested"}}"#[..],
+            br#"{"text": "t", "a": {"b": "nested"}, "a.b": "literal"}"#,
+        ] {
+            assert_eq!(outcomes(line, "a.b", "text"), [doc_of("literal", "t")]);
+        }
+        let split = br#"{"text": "t", "a.b": {"c": "x"}, "q": {"r.s": "y"}}"#;
+        assert_eq!(outcomes(split, "a.b.c", "q.r.s"), [doc_of("x", "y")]);
+        // Among as many objects deep, the last counts, as for a key given
+        // twice.
+        let twice = br#"{"text": "t", "m": {"url": "first"}, "m": {"url": "second"}}"#;
+        assert_eq!(outcomes(twice, "m.url", "text"), [doc_of("second", "t")]);
+        // A path through what is not an object, or a key that only starts
+        // like the name, finds nothing.
+        let lines = [
+            r#"{"text": "t", "metadata": "http://x/"}"#,
+            r#"{"text": "t", "metadata": null}"#,
+            r#"{"text": "t", "metadata": [{"url": "http://x/"}]}"#,
+            r#"{"text": "t", "metadataurl": "http://x/", "meta": {"url": "http://x/"}}"#,
+            r#"{"text": "t", "metadata": {"url.x": "http://x/", "urls": "http://x/"}}"#,
+        ];
+        let got = outcomes(
+            lines
+                .join(
+                    "
+",
+                )
+                .as_bytes(),
+            "metadata.url",
+            "text",
+        );
+        assert_eq!(got, vec![doc_of("", "t"); lines.len()]);
+        // The record's own text field is not the nested one's.
+        assert_eq!(outcomes(deep, "a.b.u", "a.text"), [Err(r#"no string field "a.text""#.to_string())]);
+    }
+
+    #[test]
+    fn a_nested_field_of_another_kind_is_as_a_top_level_one() {
+        let lines = [
+            r#"{"m": {"text": 5, "url": "http://a/"}}"#,
+            r#"{"m": {"text": null}}"#,
+            r#"{"m": {"text": "t", "url": 7}}"#,
+            r#"{"m": {"text": "t", "url": null}}"#,
+            r#"{"m": {"text": "t", "url": {"href": "http://a/"}}}"#,
+        ];
+        let got = outcomes(
+            lines
+                .join(
+                    "
+",
+                )
+                .as_bytes(),
+            "m.url",
+            "m.text",
+        );
+        let wrong = |name: &str, what: &str| Err(format!("field {name:?} is {what}, not a string"));
+        assert_eq!(
+            got,
+            [
+                wrong("m.text", "a number"),
+                wrong("m.text", "null"),
+                wrong("m.url", "a number"),
+                doc_of("", "t"),
+                wrong("m.url", "an object"),
+            ]
+        );
+        // A key that is one field and on the path of the other: its value
+        // is the one and is looked into for the other.
+        let line = br#"{"a": "text of a", "a.b": "http://b/"}"#;
+        assert_eq!(outcomes(line, "a.b", "a"), [doc_of("http://b/", "text of a")]);
+        let line = br#"{"a": {"b": "http://b/"}}"#;
+        assert_eq!(outcomes(line, "a.b", "a"), [wrong("a", "an object")]);
+        assert_eq!(outcomes(line, "a", "a.b"), [wrong("a", "an object")]);
+        let line = br#"{"a": {"b": "t"}, "u": "x"}"#;
+        assert_eq!(outcomes(line, "u", "a.b"), [doc_of("x", "t")]);
+    }
+
+    #[test]
+    fn an_input_without_the_url_field_ends_with_a_note_naming_the_first_records_fields() {
+        let dolma =
+            b"{\"id\": 1, \"text\": \"a\", \"metadata\": {\"url\": \"http://a/\", \"date\": \"d\"}}\n\
+            {\"id\": 2, \"text\": \"b\"}\n\n";
+        let message = note(dolma, "url").expect("a note");
+        assert_eq!(
+            message,
+            r#"no record has the field "url", so every URL is empty (the first record's fields: "id", "metadata.date", "metadata.url", "text"): name the field that holds the URL with --url-field (a dotted name such as metadata.url reaches a field inside an object)"#
+        );
+        assert_eq!(note(dolma, "metadata.url"), None);
+        // gzip alike.
+        assert_eq!(note(&gzip(dolma), "url"), Some(message));
+        // A record with the field, even null or not a document, is enough.
+        for data in [
+            &b"{\"text\": \"a\"}\n{\"text\": \"b\", \"url\": null}\n"[..],
+            b"{\"text\": \"a\"}\n{\"url\": \"http://a/\"}\n",
+            b"{\"url\": \"\", \"text\": \"a\"}",
+        ] {
+            assert_eq!(note(data, "url"), None, "{}", String::from_utf8_lossy(data));
+        }
+        // No document, no note: the skips say what is wrong.
+        for data in [&b""[..], b"\n\n", b"not json\n", b"{\"id\": 1}\n{\"text\": 5}\n"] {
+            assert_eq!(note(data, "url"), None, "{}", String::from_utf8_lossy(data));
+        }
+        // The first record is the first JSON object.
+        let data = b"not json\n[1]\n{\"text\": \"a\", \"b\": {}}\n{\"text\": \"c\", \"d\": 1}\n";
+        assert!(note(data, "url").unwrap().contains(r#"(the first record's fields: "b", "text")"#));
+    }
+
+    #[test]
+    fn field_names_expand_objects_to_three_levels_and_sixteen_names() {
+        let names = |json: &str| match serde_json::from_str(json) {
+            Ok(Value::Object(fields)) => field_names(&fields),
+            _ => unreachable!("an object"),
+        };
+        assert_eq!(
+            names(r#"{"z": [{"a": 1}], "a": {"b": {"c": {"d": 1}, "e": {}}}, "m": {}}"#),
+            r#""a.b.c", "a.b.e", "m", "z""#
+        );
+        assert_eq!(names("{}"), "none");
+        let wide: Map<String, Value> = (0..20).map(|i| (format!("f{i:02}"), Value::Null)).collect();
+        let listed = field_names(&wide);
+        assert!(
+            listed.starts_with(r#""f00", "f01""#) && listed.ends_with(r#""f15", and 4 more"#),
+            "{listed}"
+        );
     }
 
     #[test]

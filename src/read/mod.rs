@@ -5,9 +5,11 @@
 //! a [`RawDoc`] (a record that carries a page and may become a document), a
 //! [`Revisit`] (a WARC record that repeats an earlier one's payload), a
 //! [`Redirect`], or a [`Skip`] (a record that is not a document, or is
-//! corrupt), so that nothing read is ever silently dropped. Readers do not decide
-//! whether the content type is usable or assign document IDs: extraction and
-//! the fingerprint stage do that, in input order. What the four readers
+//! corrupt), so that nothing read is ever silently dropped; after its
+//! records, a reader may add a [`Note`], a warning about the input as a
+//! whole. Readers do not decide whether the content type is usable or
+//! assign document IDs: extraction and the fingerprint stage do that, in
+//! input order. What the four readers
 //! share (the queue of items, the end of the data, the search for the next
 //! record) is in `records.rs`, so that each file holds only its format.
 //!
@@ -21,7 +23,7 @@ pub(crate) mod digest;
 pub mod gz;
 pub(crate) mod http;
 mod inflate;
-pub(crate) mod jsonl;
+pub mod jsonl;
 pub(crate) mod pagefeed;
 mod records;
 pub(crate) mod split;
@@ -356,6 +358,20 @@ pub enum Item {
     /// A page whose body was not read, because [`ReadOptions::known`] said
     /// its payload is known already: its fields without the body.
     Known(RawDoc),
+    /// No record: what the reader says of its input as a whole, after the
+    /// last record.
+    Note(Note),
+}
+
+/// A warning about a whole input, made once it is read: a JSONL input none
+/// of whose records has the URL field.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Note {
+    /// Where the input's last record starts, so that a note keeps input
+    /// order among the records' offsets.
+    pub offset: u64,
+    /// The warning, without the input's name (its reader does not know it).
+    pub message: String,
 }
 
 impl Item {
@@ -368,6 +384,7 @@ impl Item {
             Item::Redirect(r) => r.offset,
             Item::Status(s) => s.offset,
             Item::Known(d) => d.offset,
+            Item::Note(n) => n.offset,
         }
     }
 }

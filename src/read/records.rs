@@ -56,6 +56,12 @@ impl Core {
         }
     }
 
+    /// Whether the input has ended (not at a break, after which reading
+    /// goes on): what is queued now is the last.
+    pub(crate) fn is_done(&self) -> bool {
+        self.done
+    }
+
     /// Queues `item` for the bytes from `start` to here, or, when damaged
     /// gzip data made them, the skips for that damage instead: a header
     /// garbled by a bad member is the member's fault, reported once.

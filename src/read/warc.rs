@@ -688,6 +688,7 @@ mod tests {
                 Item::Revisit(_) => Some(SkipReason::RevisitUnresolved),
                 Item::Status(_) => Some(SkipReason::HttpStatus),
                 Item::Known(_) => None,
+                Item::Note(n) => panic!("a note from this reader: {n:?}"),
             })
             .collect()
     }

@@ -403,7 +403,12 @@ impl Cursor {
                 // A revisit has no text of its own: with other than the
                 // default parameters it gets no signature.
                 Ok(Some(
-                    Item::Skip(_) | Item::Revisit(_) | Item::Redirect(_) | Item::Status(_) | Item::Known(_),
+                    Item::Skip(_)
+                    | Item::Revisit(_)
+                    | Item::Redirect(_)
+                    | Item::Status(_)
+                    | Item::Known(_)
+                    | Item::Note(_),
                 )) => {}
                 Ok(None) => {
                     self.reader = None;
