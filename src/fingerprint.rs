@@ -247,8 +247,21 @@ const PAYLOADS: &str = "payloads.fpd";
 /// rules are redone, not reused. Revision 2: revisits and payload-digest
 /// copies, redirects, segmented records, hidden HTML elements. Revision 3:
 /// a JSONL field name with dots reaches into objects (`metadata.url`), so
-/// the same `--url-field` may now find URLs it left empty.
-pub(crate) const INPUT_RULES: &str = "input-rules-3";
+/// the same `--url-field` may now find URLs it left empty; it is the
+/// revision only of analyses whose field names have a dot, so that every
+/// other analysis stays up to date, and a chain keeps reusing the texts of
+/// analyses made before ([`input_rules`]).
+pub(crate) const INPUT_RULES: &str = "input-rules-2";
+const INPUT_RULES_DOTTED: &str = "input-rules-3";
+
+/// The revision of the rules records were read by under `read`.
+pub(crate) fn input_rules(read: &crate::read::ReadOptions) -> &'static str {
+    if read.url_field.contains('.') || read.text_field.contains('.') {
+        INPUT_RULES_DOTTED
+    } else {
+        INPUT_RULES
+    }
+}
 
 /// What the stage made its outputs of, for the later stages; `carried`
 /// for an analysis made with --previous.
@@ -273,7 +286,7 @@ fn manifest(
         format_version: FORMAT_VERSION,
         overlap_version: env!("CARGO_PKG_VERSION").to_string(),
         chunk: cfg.chunking.to_string(),
-        read: ReadSettings::new(&cfg.read, cfg.max_doc_bytes, INPUT_RULES),
+        read: ReadSettings::new(&cfg.read, cfg.max_doc_bytes, input_rules(&cfg.read)),
         inputs,
         documents: carried.map_or(stats.documents, |c| c.documents),
         next_doc_id: carried.map_or(stats.documents, |c| c.next_doc_id),
@@ -287,7 +300,7 @@ fn manifest(
 /// The key of this stage's outputs.
 fn stage_key(cfg: &FingerprintConfig, identities: &[InputIdentity], previous: Option<&Previous>) -> String {
     let mut key = StageKey::new(STAGE);
-    key.add(INPUT_RULES)
+    key.add(input_rules(&cfg.read))
         .add(&cfg.chunking.to_string())
         .add(cfg.read.format.name())
         .add(&cfg.read.url_field)

@@ -170,7 +170,7 @@ impl Previous {
     /// The previous analysis's payloads, when a document read now is made
     /// as it made its own: the same read settings and extraction rules.
     pub(crate) fn unchanged(&self, cfg: &FingerprintConfig) -> Option<anyhow::Result<Unchanged>> {
-        let ours = ReadSettings::new(&cfg.read, cfg.max_doc_bytes, super::INPUT_RULES);
+        let ours = ReadSettings::new(&cfg.read, cfg.max_doc_bytes, super::input_rules(&cfg.read));
         (self.manifest.read == ours).then(|| {
             Ok(Unchanged {
                 urls: Mapped::open(&self.out.urls())?,
