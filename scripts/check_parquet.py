@@ -8,8 +8,9 @@ OUT_DIR is the output of `overlap fingerprint --format parquet`;
 DUMP_CSV and DUMP_EXACT_CSV are what `overlap dump OUT_DIR` and
 `overlap dump OUT_DIR --exact` print. Checks that postings.parquet holds
 the FPrint-DocID records in order (fp read back as the unsigned
-fingerprint), that docs.parquet holds fingerprint-docs.csv with each
-document's exact hash (NULL for an empty document), and that every integer
+fingerprint), that fingerprint-docs.parquet holds fingerprint-docs.csv
+with each document's exact hash (NULL for an empty document) and its
+source cut into source_path and source_offset, and that every integer
 column is BIGINT, the signed INT64 Spark reads without decimals.
 
 Exits 0 when everything agrees, 1 with one line per difference otherwise.
@@ -27,7 +28,7 @@ def main():
         sys.exit(__doc__)
     out, dump_csv, exact_csv = sys.argv[1:]
     postings = os.path.join(out, "parquet", "postings.parquet")
-    docs = os.path.join(out, "parquet", "docs.parquet")
+    docs = os.path.join(out, "parquet", "fingerprint-docs.parquet")
     con = duckdb.connect()
     errors = []
 
@@ -39,10 +40,11 @@ def main():
     if types(postings) != want:
         errors.append(f"postings.parquet columns {types(postings)}, expected {want}")
     want = [("doc_id", "BIGINT"), ("url", "VARCHAR"), ("host", "VARCHAR"), ("source", "VARCHAR"),
-            ("bytes", "BIGINT"), ("lines", "BIGINT"), ("chunks", "BIGINT"),
-            ("exact_hash", "VARCHAR"), ("title", "VARCHAR"), ("missing_for", "BIGINT")]
+            ("bytes", "BIGINT"), ("lines", "BIGINT"), ("chunks", "BIGINT"), ("title", "VARCHAR"),
+            ("missing_for", "BIGINT"), ("exact_hash", "VARCHAR"), ("source_path", "VARCHAR"),
+            ("source_offset", "BIGINT")]
     if types(docs) != want:
-        errors.append(f"docs.parquet columns {types(docs)}, expected {want}")
+        errors.append(f"fingerprint-docs.parquet columns {types(docs)}, expected {want}")
 
     # Postings in file order; fp back to the unsigned fingerprint's hex.
     got = con.execute("SELECT fp, doc FROM read_parquet(?)", [postings]).fetchall()
@@ -61,16 +63,17 @@ def main():
     with open(os.path.join(out, "fingerprint-docs.csv"), newline="") as f:
         table = list(csv.DictReader(f))
     got = con.execute(
-        "SELECT doc_id, url, host, source, bytes, lines, chunks, exact_hash, title, missing_for "
-        "FROM read_parquet(?)", [docs]).fetchall()
+        "SELECT doc_id, url, host, source, bytes, lines, chunks, title, missing_for, exact_hash, "
+        "source_path, source_offset FROM read_parquet(?)", [docs]).fetchall()
     if len(got) != len(table):
-        errors.append(f"docs.parquet has {len(got)} rows, fingerprint-docs.csv {len(table)}")
+        errors.append(f"fingerprint-docs.parquet has {len(got)} rows, fingerprint-docs.csv {len(table)}")
     for g, r in zip(got, table):
         doc = int(r["doc_id"])
+        path, offset = r["source"].rsplit(":", 1)
         e = (doc, r["url"], r["host"], r["source"], int(r["bytes"]), int(r["lines"]),
-             int(r["chunks"]), hashes.get(doc), r["title"], int(r["missing_for"]))
+             int(r["chunks"]), r["title"], int(r["missing_for"]), hashes.get(doc), path, int(offset))
         if tuple(g) != e:
-            errors.append(f"docs row {doc}: {tuple(g)}, expected {e}")
+            errors.append(f"fingerprint-docs row {doc}: {tuple(g)}, expected {e}")
             break
 
     for e in errors:

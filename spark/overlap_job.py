@@ -234,7 +234,7 @@ def load_tables(spark, maps, offsets):
         df = spark.read.parquet(*[os.path.join(d, "parquet", name) for d in maps])
         return df.withColumn("input", index).join(offsets, "input")
 
-    docs = read("docs.parquet").withColumn("doc", F.col("doc_id") + F.col("offset"))
+    docs = read("fingerprint-docs.parquet").withColumn("doc", F.col("doc_id") + F.col("offset"))
     postings = read("postings.parquet").select("fp", (F.col("doc") + F.col("offset")).alias("doc"))
     return docs, postings
 

@@ -25,7 +25,7 @@ use crate::stage::Outcome;
 use crate::stats::Summary;
 use crate::store::OutDir;
 use crate::store::scopes::Scope;
-use crate::{dump, eval, explain, export, manual};
+use crate::{dump, eval, explain, export, export_tables, manual};
 
 /// Measures how much of a web crawl is copied: exact copies, and every pair
 /// of documents sharing at least T chunk fingerprints (the Overlap table).
@@ -123,8 +123,10 @@ struct FingerprintArgs {
 
 #[derive(Args, Debug)]
 struct OutputArgs {
-    /// `parquet` also writes parquet/postings.parquet and parquet/docs.parquet after the
-    /// fingerprint stage, for Spark or DuckDB; `csv` writes only the usual files.
+    /// `parquet` also writes the tables as Parquet into parquet/, typed, for Spark, DuckDB or
+    /// pandas: postings.parquet and fingerprint-docs.parquet after the fingerprint stage
+    /// (`fingerprint`, `run`), and, after the report, NAME.parquet for every final table NAME.csv
+    /// (`report`, `run`); `csv` writes only the usual files.
     #[arg(long, value_name = "FORMAT", value_enum, default_value_t = OutputFormat::Csv)]
     format: OutputFormat,
 }
@@ -136,10 +138,19 @@ enum OutputFormat {
 }
 
 impl OutputArgs {
-    /// The Parquet export, when asked for; after the fingerprint stage.
+    /// The Parquet export of the fingerprint stage's outputs, when asked
+    /// for; after the fingerprint stage.
     fn export(&self, out: &OutDir, progress: &Progress) -> anyhow::Result<()> {
         if self.format == OutputFormat::Parquet {
             report(progress, out, export::STAGE, export::run(out, progress)?);
+        }
+        Ok(())
+    }
+
+    /// The Parquet export of every table, when asked for; after the report.
+    fn export_tables(&self, out: &OutDir, progress: &Progress) -> anyhow::Result<()> {
+        if self.format == OutputFormat::Parquet {
+            report(progress, out, export_tables::STAGE, export_tables::run(out, progress)?);
         }
         Ok(())
     }
@@ -257,6 +268,8 @@ struct ReportArgs {
     audit: AuditArgs,
     #[command(flatten)]
     resources: ResourceArgs,
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
 #[derive(Args, Debug)]
@@ -826,6 +839,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                     report::STAGE,
                     report::run(&out, &args.audit.config(memory, &[]), &progress)?,
                 );
+                args.output.export_tables(&out, &progress)?;
                 strict.map_or(Ok(()), check_strict)
             })
         }
@@ -866,7 +880,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             locked(&out, || {
                 let cfg = args.audit.config(memory, &args.compare);
                 report(&progress, &out, report::STAGE, report::run(&out, &cfg, &progress)?);
-                Ok(())
+                args.output.export_tables(&out, &progress)
             })
         }
         Command::Dedup(args) => {
@@ -951,7 +965,7 @@ fn locked(out: &OutDir, work: impl FnOnce() -> anyhow::Result<()>) -> anyhow::Re
     result
 }
 
-/// The fingerprint stage and the Parquet export, with which `run` and
+/// The fingerprint stage and its Parquet export, with which `run` and
 /// `fingerprint` begin; the counts `--strict` looks at, when it is given.
 fn read_inputs(
     input: &InputArgs,

@@ -1,5 +1,7 @@
-//! The Parquet export: the fingerprint stage's outputs as Parquet
-//! (`--format parquet`), for engines that scale past one machine.
+//! The Parquet export of the fingerprint stage's outputs
+//! (`--format parquet` on `fingerprint` and `run`), for engines that scale
+//! past one machine: `parquet/postings.parquet` and
+//! `parquet/fingerprint-docs.parquet`, which the Spark job reads.
 //!
 //! A stage of its own, chained on the fingerprint stage's stamp, so that
 //! `src/fingerprint.rs` does not know about Parquet, a re-run with the same
@@ -11,20 +13,20 @@ use crate::progress::Progress;
 use crate::stage::{Outcome, Stage};
 use crate::stats::{Summary, count};
 use crate::store::OutDir;
-use crate::store::parquet::{self, ParquetStats};
+use crate::store::parquet::{self, FINGERPRINT_EXPORT, LAYOUT, ParquetStats};
 
-pub const STAGE: &str = "parquet";
+pub const STAGE: &str = FINGERPRINT_EXPORT.stage;
 
-/// Writes `parquet/postings.parquet` and `parquet/docs.parquet`, unless
-/// they are up to date with the fingerprint stage's outputs.
+/// Writes `parquet/postings.parquet` and `parquet/fingerprint-docs.parquet`,
+/// unless they are up to date with the fingerprint stage's outputs.
 pub fn run(out: &OutDir, progress: &Progress) -> anyhow::Result<Outcome<ParquetStats>> {
-    let key = Stage::chained_key(out, STAGE, fingerprint::STAGE, &[])?;
+    let key = Stage::chained_key(out, STAGE, fingerprint::STAGE, &[LAYOUT])?;
     let Some(stage) = Stage::begin(out, STAGE, key, progress)? else {
         return Ok(Outcome::UpToDate);
     };
     let mut stats = ParquetStats::default();
-    parquet::write(out, &mut stats)?;
-    stage.finish(&mut stats, &[out.parquet_postings(), out.parquet_docs()])?;
+    let files = parquet::write(out, &mut stats)?;
+    stage.finish(&mut stats, &files)?;
     Ok(Outcome::Ran(stats))
 }
 

@@ -9,7 +9,8 @@
 //! 3. [`chunk`]: text to chunk fingerprints;
 //! 4. [`store`]: the on-disk FPrint-DocID files and their layout;
 //!    [`fingerprint`] is the stage that drives 1-4, and [`export`] copies
-//!    its outputs to Parquet for cluster engines;
+//!    its outputs to Parquet for cluster engines ([`export_tables`] copies
+//!    every table after the report);
 //! 5. [`exact`]: exact-copy groups and their centers;
 //! 6. [`pairs`]: the Overlap table, one file per counting method;
 //! 7. [`report`]: the crawl audit (replica histogram, savings, groups,
@@ -39,6 +40,7 @@ pub(crate) mod eval;
 pub(crate) mod exact;
 pub(crate) mod explain;
 pub(crate) mod export;
+pub(crate) mod export_tables;
 pub mod extract;
 pub(crate) mod fingerprint;
 #[cfg(any(test, feature = "fuzzing"))]

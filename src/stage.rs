@@ -11,7 +11,7 @@ use crate::memory;
 use crate::progress::Progress;
 use crate::stats::{self, Measured};
 use crate::store::integrity::{self, RecordFiles};
-use crate::store::{self, Manifest, OutDir, StageKey, Stamp};
+use crate::store::{self, Manifest, OutDir, StageKey, Stamp, parquet};
 
 /// Whether a stage ran or found its outputs up to date.
 #[derive(Debug)]
@@ -35,7 +35,8 @@ pub struct Stage<'a> {
 impl<'a> Stage<'a> {
     /// Starts stage `name` with `key` (from [`StageKey`]), or returns
     /// `None` when its stamp says the outputs are up to date. The old stamp is removed first, so a run killed from here
-    /// on redoes the stage.
+    /// on redoes the stage, and so are the Parquet exports that copy its
+    /// tables, files, stamp and `stats.json` section.
     /// `progress` is not told of an up-to-date stage: the command prints
     /// its stored summary instead (`cli::report`).
     pub fn begin(
@@ -64,6 +65,7 @@ impl<'a> Stage<'a> {
             Manifest::read_unchecked(out).map(|m| m.record_files).unwrap_or_default()
         };
         Stamp::remove(&stamp_path)?;
+        remove_copies_of(out, name)?;
         memory::reset_peak_rss();
         Ok(Some(Stage { out, name, key, started: Instant::now(), record_files }))
     }
@@ -124,6 +126,18 @@ impl Stage<'_> {
         manifest.record_files = files;
         manifest.write(self.out)
     }
+}
+
+/// Removes the Parquet exports that copy `stage`'s tables (their files,
+/// stamps and `stats.json` sections), before `stage` rewrites them: a copy
+/// never outlives the table it was made from, whether or not the command
+/// exports again.
+pub(crate) fn remove_copies_of(out: &OutDir, stage: &str) -> anyhow::Result<()> {
+    for export in parquet::exports_following(stage) {
+        parquet::remove_export(out, export)?;
+        stats::remove_section(out, export.stage)?;
+    }
+    Ok(())
 }
 
 impl Drop for Stage<'_> {

@@ -1,7 +1,7 @@
 //! `stats.json`: what each stage counted, one section per stage. Each
 //! stage owns the type of its section (`fingerprint::FingerprintStats`,
 //! `exact::ExactStats`, `pairs::PairsStats`, `report::ReportStats`,
-//! `store::parquet::ParquetStats`); this module only files the sections
+//! `store::parquet::ParquetStats` and `TablesStats`); this module only files the sections
 //! and reads one back into its owner's type.
 //!
 //! Every field is deterministic for the same inputs and flags except
@@ -37,6 +37,20 @@ pub(crate) fn write_section<S: Serialize>(out: &OutDir, stage: &str, section: &S
     }
     root.insert("overlap_version".into(), Value::String(env!("CARGO_PKG_VERSION").into()));
     root.insert(stage.into(), serde_json::to_value(section).context("cannot encode stats")?);
+    let mut json = serde_json::to_vec_pretty(&Value::Object(root)).context("cannot encode stats")?;
+    json.push(b'\n');
+    write_atomic(&path, &json)
+}
+
+/// Removes one stage's section from `stats.json`, when it is there: the
+/// section of an export whose files a rerun of an earlier stage removed.
+pub(crate) fn remove_section(out: &OutDir, stage: &str) -> anyhow::Result<()> {
+    let path = out.stats();
+    let Ok(bytes) = fs::read(&path) else { return Ok(()) };
+    let Ok(Value::Object(mut root)) = serde_json::from_slice::<Value>(&bytes) else { return Ok(()) };
+    if root.remove(stage).is_none() {
+        return Ok(());
+    }
     let mut json = serde_json::to_vec_pretty(&Value::Object(root)).context("cannot encode stats")?;
     json.push(b'\n');
     write_atomic(&path, &json)

@@ -56,8 +56,10 @@ TABLES: Dict[str, Dict[str, str]] = {
     "copies": {"doc_id": "int", "original": "int", "kind": "text"},
 }
 
-# The Parquet exports of `--format parquet`, read as they are typed.
-_PARQUET = {"postings": "parquet/postings.parquet", "docs-parquet": "parquet/docs.parquet"}
+# The FPrint-DocID records of `--format parquet`, which have no CSV. Every
+# table of TABLES has its Parquet copy beside it with `--format parquet`
+# (`parquet/NAME.parquet`), which `relation` reads when it is there.
+_PARQUET = {"postings": "parquet/postings.parquet"}
 
 _SQL = {"int": "BIGINT", "float": "DOUBLE", "bool": "BOOLEAN", "text": "VARCHAR"}
 
@@ -97,6 +99,15 @@ class Analysis:
         if not path.is_file():
             raise FileNotFoundError(f"{self.path} has no {path.name}")
         return path
+
+    def parquet(self, name: str) -> Optional[Path]:
+        """The Parquet copy of table `name` (`--format parquet`), or None."""
+        if name in _PARQUET:
+            path = self.path / _PARQUET[name]
+        else:
+            self.file(name)
+            path = self.path / "parquet" / f"{name}.parquet"
+        return path if path.is_file() else None
 
     def columns(self, name: str) -> Dict[str, str]:
         """The columns table `name` has in this analysis, with their types."""
@@ -163,16 +174,23 @@ class Analysis:
                 frame[column] = values.astype("string")
         return frame
 
-    def relation(self, name: str, connection=None):
+    def relation(self, name: str, connection=None, source: str = "auto"):
         """Table `name` as a DuckDB relation, typed as the table is (empty
-        texts stay empty strings). Pass a `duckdb` connection to join it
-        with others; by default DuckDB's. Needs duckdb."""
+        texts stay empty strings): its Parquet copy where the analysis has
+        one (`--format parquet`; the document tables' copies add
+        `exact_hash`, `source_path` and `source_offset`), else the CSV read
+        with the types listed; `source="csv"` reads the CSV whatever there
+        is. Pass a `duckdb` connection to join it with others; by default
+        DuckDB's. Needs duckdb."""
         import duckdb
 
         con = connection if connection is not None else duckdb.default_connection()
-        path = str(self.file(name)).replace("'", "''")
-        if name in _PARQUET:
-            return con.sql(f"SELECT * FROM read_parquet('{path}')")
+        if source not in ("auto", "csv"):
+            raise ValueError(f"source is 'auto' or 'csv', not {source!r}")
+        parquet = self.parquet(name) if source == "auto" or name in _PARQUET else None
+        if parquet is not None:
+            return con.sql(f"SELECT * FROM read_parquet('{_quoted(parquet)}')")
+        path = _quoted(self.file(name))
         types = self.columns(name)
         columns = ", ".join(f"'{c}': '{_SQL[t]}'" for c, t in types.items())
         texts = ", ".join(f"'{c}'" for c, t in types.items() if t == "text")
@@ -181,6 +199,10 @@ class Analysis:
             f"SELECT * FROM read_csv('{path}', header=true, auto_detect=false, delim=',', "
             f"quote='\"', escape='\"', columns={{{columns}}}{keep})"
         )
+
+
+def _quoted(path: Path) -> str:
+    return str(path).replace("'", "''")
 
 
 def _int(v: str) -> Optional[int]:

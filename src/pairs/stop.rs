@@ -99,6 +99,8 @@ pub(crate) fn fill_texts(out: &OutDir) -> anyhow::Result<u64> {
             format!("{}: example_doc {} is not in docs.csv", out.stop_chunks().display(), s.example_doc)
         })?;
     }
+    // A Parquet copy of the old file goes with it.
+    crate::stage::remove_copies_of(out, super::STAGE)?;
     write_csv(out, &stops, &manifest)?;
     Ok(stops.len() as u64)
 }

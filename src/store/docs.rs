@@ -348,11 +348,6 @@ impl DocsReader {
         self.last_id = Some(doc.id);
         Ok(Some(doc))
     }
-
-    /// Rows read so far: the row of the last one read is one less.
-    pub(crate) fn rows(&self) -> u32 {
-        self.rows
-    }
 }
 
 /// A row's fields, by index.

@@ -23,7 +23,8 @@
 //! | `report.json`, `report.html` | report | the crawl audit (see `report`) |
 //! | `groups.csv`, `hosts.csv`, `host-summary.csv`, `aliases.csv`, `flags.csv` | report | near-replica groups, host overlap, each host's replication, URL aliases, per-document flags |
 //! | `replicas.fpd` | report | each document's near-replica group and recrawl verdicts, for the next analysis of a chain ([`replicas`]) |
-//! | `parquet/postings.parquet`, `parquet/docs.parquet` | fingerprint, with `--format parquet` | the postings and document table for Spark and DuckDB (see [`parquet`]) |
+//! | `parquet/postings.parquet`, `parquet/fingerprint-docs.parquet` | the `parquet` export after fingerprint, with `--format parquet` | the postings and fingerprint-docs.csv, for Spark and DuckDB (see [`parquet`]) |
+//! | `parquet/NAME.parquet` | the `parquet-tables` export after report, with `--format parquet` | every CSV table `NAME.csv` but the fingerprint stage's, with its columns typed ([`parquet_tables`]) |
 //! | `stats.json` | every stage | one section per stage |
 //! | `.overlap/` | every stage | stage stamps, scratch space, the directory's lock ([`lock`]) and a mark that `docs.csv` has no `near_group` ([`docs::mark_ungrouped`]) |
 //!
@@ -119,6 +120,7 @@ mod lock;
 pub(crate) mod manifest;
 pub(crate) mod overlap;
 pub(crate) mod parquet;
+pub(crate) mod parquet_tables;
 pub(crate) mod postings;
 pub(crate) mod replicas;
 pub(crate) mod scopes;
@@ -276,8 +278,10 @@ impl OutDir {
         self.parquet_dir().join("postings.parquet")
     }
 
-    pub(crate) fn parquet_docs(&self) -> PathBuf {
-        self.parquet_dir().join("docs.parquet")
+    /// `parquet/NAME.parquet`, the Parquet copy of `NAME.csv`
+    /// ([`parquet_tables`]).
+    pub(crate) fn parquet_table(&self, name: &str) -> PathBuf {
+        self.parquet_dir().join(format!("{name}.parquet"))
     }
 
     pub(crate) fn scopes(&self) -> PathBuf {
@@ -553,8 +557,11 @@ mod tests {
         let names: Vec<&str> = files.iter().map(|p| p.file_name().unwrap().to_str().unwrap()).collect();
         assert_eq!(names, ROOT_FILES);
         let root = Path::new("/o");
-        for p in files.iter().chain([&out.parquet_docs(), &out.fprint_dir().join("p00.fpd"), &out.stamp("s")])
-        {
+        for p in files.iter().chain([
+            &out.parquet_table("docs"),
+            &out.fprint_dir().join("p00.fpd"),
+            &out.stamp("s"),
+        ]) {
             assert!(OutDir::owns(root, p), "{}", p.display());
         }
         for p in

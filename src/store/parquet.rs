@@ -1,72 +1,110 @@
-//! Parquet copies of the fingerprint stage's outputs, for cluster engines
-//! (Spark, DuckDB) that read Parquet and not our `.fpd` records.
+//! The Parquet layout: the copies of an analysis's outputs for engines
+//! that read Parquet and not our `.fpd` records or CSV (Spark, DuckDB,
+//! pandas), written by two export stages of `--format parquet`:
 //!
-//! `overlap fingerprint --format parquet` writes, next to the usual files:
-//!
-//! | file | columns |
-//! |---|---|
-//! | `parquet/postings.parquet` | `fp` INT64, `doc` INT64 (the docID): one row per FPrint-DocID-Chunk record, in `(fp as u64, doc)` order |
-//! | `parquet/docs.parquet` | `doc_id` INT64, `url`, `host`, `source` STRING, `bytes`, `lines`, `chunks` INT64, `exact_hash` STRING (nullable), `title` STRING, `missing_for` INT64: one row per document, in docID order |
+//! | file | export | columns |
+//! |---|---|---|
+//! | `parquet/postings.parquet` | [`FINGERPRINT_EXPORT`] | `fp` INT64, `doc` INT64 (the docID): one row per FPrint-DocID-Chunk record, in `(fp as u64, doc)` order |
+//! | `parquet/fingerprint-docs.parquet` | [`FINGERPRINT_EXPORT`] | `fingerprint-docs.csv`'s columns, then `exact_hash`, `source_path`, `source_offset` ([`super::parquet_tables`]) |
+//! | `parquet/NAME.parquet` | [`TABLES_EXPORT`] | `NAME.csv` for every table of [`super::parquet_tables::TABLES`] the analysis holds, with its columns' declared types |
 //!
 //! Every integer is signed INT64: `fp` is the u64 fingerprint's bits read
 //! as an i64 (`fp as i64`), because Spark reads unsigned 64-bit Parquet
 //! columns as DECIMAL(20,0) and spends about twice the CPU on them. Joins
 //! and equality only need the bits, so the sign does not matter to them.
 //!
-//! `exact_hash` is the xxh3-128 of the normalized text as 32 lowercase hex
-//! digits, as `overlap dump --exact` prints it, and null for an empty
-//! document. A string rather than FIXED_LEN_BYTE_ARRAY(16): every engine
-//! groups and compares strings the same way, and DuckDB, pandas and Spark
-//! show it as the text `dump` prints; dictionary encoding and Snappy keep
-//! the cost to about the 16 bytes of the binary form on disk.
+//! `exact_hash` is a string rather than FIXED_LEN_BYTE_ARRAY(16): every
+//! engine groups and compares strings the same way, and DuckDB, pandas and
+//! Spark show it as the text `dump` prints; dictionary encoding and Snappy
+//! keep the cost to about the 16 bytes of the binary form on disk.
 //!
-//! The files are written from the stage's own outputs (the sorted
-//! partitions, `fprint-exact.fpd`, `fingerprint-docs.csv`), streamed in row
+//! The files are written from the stages' own outputs (the sorted
+//! partitions, `fprint-exact.fpd`, the CSV tables), streamed in row
 //! groups, so memory stays bounded whatever the crawl size, and the bytes
 //! are the same for the same inputs: no timestamps, a fixed row-group size,
-//! one codec.
+//! one codec (Snappy).
+//!
+//! # A copy is never older than its table
+//!
+//! Each export is a stage of its own, stamped and chained on the stage
+//! whose tables it copies. When a stage it follows runs again (another
+//! `-T`, new inputs, an output rebuilt), the export's files and stamp are
+//! removed as that stage begins (`stage::remove_copies_of`), whether or not
+//! this command exports again: a rerun with `--format csv` leaves no
+//! Parquet file beside a newer CSV.
 
 use std::fs::File;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
-use parquet::basic::Compression;
-use parquet::data_type::{ByteArray, ByteArrayType, Int64Type};
+use parquet::basic::{Compression, LogicalType, Repetition, Type as PhysicalType};
+use parquet::data_type::{BoolType, ByteArray, ByteArrayType, DoubleType, Int64Type};
 use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
-use parquet::schema::parser::parse_message_type;
+use parquet::schema::types::Type;
 use serde::{Deserialize, Serialize};
 
-use super::docs::{DocTable, DocsReader};
 use super::handles::DocIds;
 use super::manifest::Manifest;
-use super::{CannotWrite, ChunkRecord, ExactRecord, Mapped, OutDir, commit, temp_path};
+use super::parquet_tables::{self, Column, FINGERPRINT_DOCS, Kind, TABLES};
+use super::{CannotWrite, ChunkRecord, Mapped, OutDir, Stamp, commit, remove_file_if_exists, temp_path};
 
 /// Postings per row group: 1 Mi rows is 16 MiB of buffered values, small
 /// next to any memory budget and large enough for Spark to split on.
 pub(crate) const POSTINGS_ROW_GROUP: usize = 1 << 20;
 
-/// Documents per row group: the strings (URL, title) make a document row
-/// up to a few hundred bytes.
-pub(crate) const DOCS_ROW_GROUP: usize = 1 << 16;
+const POSTINGS: [Column; 2] = [
+    Column { name: "fp", kind: Kind::Int, nullable: false },
+    Column { name: "doc", kind: Kind::Int, nullable: false },
+];
 
-const POSTINGS_SCHEMA: &str = "message postings { required int64 fp; required int64 doc; }";
+/// What goes into every export's stage key besides its upstream's: a
+/// change of the files' layout makes the next run export again.
+pub(crate) const LAYOUT: &str = "parquet layout 2: fingerprint-docs.parquet, NAME.parquet per table";
 
-const DOCS_SCHEMA: &str = "message docs {
-    required int64 doc_id;
-    required binary url (STRING);
-    required binary host (STRING);
-    required binary source (STRING);
-    required int64 bytes;
-    required int64 lines;
-    required int64 chunks;
-    optional binary exact_hash (STRING);
-    required binary title (STRING);
-    required int64 missing_for;
-}";
+/// An export stage: its name, the stages whose tables its files copy, and
+/// every file it can write.
+pub(crate) struct Export {
+    pub stage: &'static str,
+    pub follows: &'static [&'static str],
+    pub files: fn(&OutDir) -> Vec<PathBuf>,
+}
 
-/// What the export wrote, for `stats.json`.
+/// `postings.parquet` and `fingerprint-docs.parquet`, after the
+/// fingerprint stage (`fingerprint`, `run`).
+pub(crate) const FINGERPRINT_EXPORT: Export = Export {
+    stage: "parquet",
+    follows: &["fingerprint"],
+    files: |out| vec![out.parquet_postings(), out.parquet_table(FINGERPRINT_DOCS.name)],
+};
+
+/// `NAME.parquet` for every table, after the report (`report`, `run`):
+/// it copies tables of all four stages (docs.csv is the exact stage's and
+/// the report's).
+pub(crate) const TABLES_EXPORT: Export = Export {
+    stage: "parquet-tables",
+    follows: &["fingerprint", "exact", "pairs", "report"],
+    files: |out| TABLES.iter().map(|t| out.parquet_table(t.name)).collect(),
+};
+
+/// The exports whose files copy `stage`'s tables.
+pub(crate) fn exports_following(stage: &str) -> impl Iterator<Item = &'static Export> {
+    [&FINGERPRINT_EXPORT, &TABLES_EXPORT].into_iter().filter(move |e| e.follows.contains(&stage))
+}
+
+/// Removes the stamp and every file of `export`: every file it can
+/// write, not only those its stamp lists, so that a failed or killed
+/// export leaves nothing either.
+pub(crate) fn remove_export(out: &OutDir, export: &Export) -> anyhow::Result<()> {
+    Stamp::remove(&out.stamp(export.stage))?;
+    for file in (export.files)(out) {
+        remove_file_if_exists(&file)?;
+    }
+    Ok(())
+}
+
+/// What the fingerprint stage's export wrote, for `stats.json`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub(crate) struct ParquetStats {
@@ -78,31 +116,99 @@ pub(crate) struct ParquetStats {
     pub peak_rss_bytes: Option<u64>,
 }
 
-/// Writes `parquet/postings.parquet` and `parquet/docs.parquet` from the
-/// fingerprint stage's outputs in `out`.
-pub(crate) fn write(out: &OutDir, stats: &mut ParquetStats) -> anyhow::Result<()> {
+/// Writes `parquet/postings.parquet` and `parquet/fingerprint-docs.parquet`
+/// from the fingerprint stage's outputs in `out`; returns the files.
+pub(crate) fn write(out: &OutDir, stats: &mut ParquetStats) -> anyhow::Result<Vec<PathBuf>> {
+    create_dir(out)?;
+    let (postings, docs) = (out.parquet_postings(), out.parquet_table(FINGERPRINT_DOCS.name));
+    stats.postings = write_postings(out, &postings)?;
+    stats.postings_bytes = file_len(&postings)?;
+    stats.documents = parquet_tables::write_table(out, &FINGERPRINT_DOCS, &docs)?;
+    stats.docs_bytes = file_len(&docs)?;
+    Ok(vec![postings, docs])
+}
+
+/// What the report's export wrote, for `stats.json`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub(crate) struct TablesStats {
+    /// The tables written, by name, in [`TABLES`]' order.
+    pub tables: Vec<String>,
+    pub rows: u64,
+    pub bytes: u64,
+    pub seconds: f64,
+    pub peak_rss_bytes: Option<u64>,
+}
+
+/// Writes `parquet/NAME.parquet` for every table of [`TABLES`] whose CSV
+/// is in `out`, and removes the copy of any that is not; returns the
+/// files written.
+pub(crate) fn write_tables(out: &OutDir, stats: &mut TablesStats) -> anyhow::Result<Vec<PathBuf>> {
+    create_dir(out)?;
+    let mut written = Vec::new();
+    for table in &TABLES {
+        let dest = out.parquet_table(table.name);
+        if !(table.csv)(out).exists() {
+            remove_file_if_exists(&dest)?;
+            continue;
+        }
+        stats.rows += parquet_tables::write_table(out, table, &dest)?;
+        stats.bytes += file_len(&dest)?;
+        stats.tables.push(table.name.to_string());
+        written.push(dest);
+    }
+    Ok(written)
+}
+
+fn create_dir(out: &OutDir) -> anyhow::Result<()> {
     let dir = out.parquet_dir();
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create directory {}", dir.display()))?;
-    stats.postings = write_postings(out, &out.parquet_postings())?;
-    stats.postings_bytes = file_len(&out.parquet_postings())?;
-    stats.documents = write_docs(out, &out.parquet_docs())?;
-    stats.docs_bytes = file_len(&out.parquet_docs())?;
-    Ok(())
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create directory {}", dir.display()))
 }
 
 fn file_len(path: &Path) -> anyhow::Result<u64> {
     Ok(std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?.len())
 }
 
+/// One column's values for a row group.
+#[derive(Clone, Copy)]
+pub(crate) enum Values<'a> {
+    Int64(&'a [i64]),
+    Double(&'a [f64]),
+    Bool(&'a [bool]),
+    Bytes(&'a [ByteArray]),
+}
+
 /// A Parquet file being written under its temporary name.
-struct Writer {
-    path: std::path::PathBuf,
+pub(crate) struct Writer {
+    path: PathBuf,
     inner: SerializedFileWriter<File>,
 }
 
 impl Writer {
-    fn create(path: &Path, schema: &str) -> anyhow::Result<Writer> {
-        let schema = Arc::new(parse_message_type(schema).context("bad Parquet schema")?);
+    /// Starts `path` with `columns`: INT64, DOUBLE, BOOLEAN or STRING,
+    /// required or optional (nullable).
+    pub(crate) fn create(path: &Path, columns: &[Column]) -> anyhow::Result<Writer> {
+        let fields = columns
+            .iter()
+            .map(|c| {
+                let (physical, logical) = match c.kind {
+                    Kind::Int => (PhysicalType::INT64, None),
+                    Kind::Double => (PhysicalType::DOUBLE, None),
+                    Kind::Bool => (PhysicalType::BOOLEAN, None),
+                    Kind::Text => (PhysicalType::BYTE_ARRAY, Some(LogicalType::String)),
+                };
+                let repetition = if c.nullable { Repetition::OPTIONAL } else { Repetition::REQUIRED };
+                Type::primitive_type_builder(c.name, physical)
+                    .with_repetition(repetition)
+                    .with_logical_type(logical)
+                    .build()
+                    .map(Arc::new)
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .context("bad Parquet schema")?;
+        let schema = Arc::new(
+            Type::group_type_builder("schema").with_fields(fields).build().context("bad Parquet schema")?,
+        );
         let props = Arc::new(WriterProperties::builder().set_compression(Compression::SNAPPY).build());
         crate::interrupt::check()?;
         let tmp = temp_path(path);
@@ -112,48 +218,43 @@ impl Writer {
         Ok(Writer { path: path.to_path_buf(), inner })
     }
 
-    /// Writes one row group, one column at a time in schema order.
-    fn row_group(&mut self, columns: &[Column<'_>]) -> anyhow::Result<()> {
+    /// Writes one row group, one column at a time in schema order; each
+    /// column's definition levels when it is optional (1 present, 0 null;
+    /// values only for the present ones).
+    pub(crate) fn row_group(&mut self, columns: &[(Values<'_>, Option<&[i16]>)]) -> anyhow::Result<()> {
         let tmp = temp_path(&self.path);
         let err = || CannotWrite(tmp.clone());
         let mut group = self.inner.next_row_group().with_context(err)?;
         let mut given = columns.iter();
         while let Some(mut writer) = group.next_column().with_context(err)? {
-            let Some(column) = given.next() else { bail!("{}: too few columns given", tmp.display()) };
-            match column {
-                Column::Int64(values) => {
-                    writer.typed::<Int64Type>().write_batch(values, None, None).with_context(err)?;
-                }
-                Column::Bytes(values, defs) => {
-                    writer.typed::<ByteArrayType>().write_batch(values, *defs, None).with_context(err)?;
-                }
+            let Some(&(values, defs)) = given.next() else {
+                bail!("{}: too few columns given", tmp.display())
+            };
+            match values {
+                Values::Int64(v) => writer.typed::<Int64Type>().write_batch(v, defs, None),
+                Values::Double(v) => writer.typed::<DoubleType>().write_batch(v, defs, None),
+                Values::Bool(v) => writer.typed::<BoolType>().write_batch(v, defs, None),
+                Values::Bytes(v) => writer.typed::<ByteArrayType>().write_batch(v, defs, None),
             }
+            .with_context(err)?;
             writer.close().with_context(err)?;
         }
         group.close().with_context(err)?;
         Ok(())
     }
 
-    fn finish(self) -> anyhow::Result<()> {
+    pub(crate) fn finish(self) -> anyhow::Result<()> {
         let tmp = temp_path(&self.path);
         self.inner.close().with_context(|| CannotWrite(tmp))?;
         commit(&self.path)
     }
 }
 
-/// One column's values for a row group; `Bytes` carries definition levels
-/// when the column is optional (1 present, 0 null; values only for the
-/// present ones).
-enum Column<'a> {
-    Int64(&'a [i64]),
-    Bytes(&'a [ByteArray], Option<&'a [i16]>),
-}
-
 /// Streams the sorted partitions, in partition order, into
 /// `postings.parquet`; returns the number of rows.
 fn write_postings(out: &OutDir, path: &Path) -> anyhow::Result<u64> {
     let doc_ids = DocIds::open(out, &Manifest::read(out)?)?;
-    let mut writer = Writer::create(path, POSTINGS_SCHEMA)?;
+    let mut writer = Writer::create(path, &POSTINGS)?;
     let mut fps = Vec::with_capacity(POSTINGS_ROW_GROUP);
     let mut docs = Vec::with_capacity(POSTINGS_ROW_GROUP);
     let mut rows = 0u64;
@@ -164,7 +265,7 @@ fn write_postings(out: &OutDir, path: &Path) -> anyhow::Result<u64> {
             fps.push(r.fprint as i64);
             docs.push(i64::from(doc_ids.doc_id(r.doc)));
             if fps.len() == POSTINGS_ROW_GROUP {
-                writer.row_group(&[Column::Int64(&fps), Column::Int64(&docs)])?;
+                writer.row_group(&[(Values::Int64(&fps), None), (Values::Int64(&docs), None)])?;
                 rows += fps.len() as u64;
                 fps.clear();
                 docs.clear();
@@ -172,102 +273,9 @@ fn write_postings(out: &OutDir, path: &Path) -> anyhow::Result<u64> {
         }
     }
     if !fps.is_empty() || rows == 0 {
-        writer.row_group(&[Column::Int64(&fps), Column::Int64(&docs)])?;
+        writer.row_group(&[(Values::Int64(&fps), None), (Values::Int64(&docs), None)])?;
         rows += fps.len() as u64;
     }
     writer.finish()?;
     Ok(rows)
-}
-
-/// The document columns of one row group.
-#[derive(Default)]
-struct DocColumns {
-    doc_id: Vec<i64>,
-    url: Vec<ByteArray>,
-    host: Vec<ByteArray>,
-    source: Vec<ByteArray>,
-    bytes: Vec<i64>,
-    lines: Vec<i64>,
-    chunks: Vec<i64>,
-    exact_hash: Vec<ByteArray>,
-    exact_defined: Vec<i16>,
-    title: Vec<ByteArray>,
-    missing_for: Vec<i64>,
-}
-
-impl DocColumns {
-    fn len(&self) -> usize {
-        self.doc_id.len()
-    }
-
-    fn flush(&mut self, writer: &mut Writer) -> anyhow::Result<()> {
-        writer.row_group(&[
-            Column::Int64(&self.doc_id),
-            Column::Bytes(&self.url, None),
-            Column::Bytes(&self.host, None),
-            Column::Bytes(&self.source, None),
-            Column::Int64(&self.bytes),
-            Column::Int64(&self.lines),
-            Column::Int64(&self.chunks),
-            Column::Bytes(&self.exact_hash, Some(&self.exact_defined)),
-            Column::Bytes(&self.title, None),
-            Column::Int64(&self.missing_for),
-        ])?;
-        *self = DocColumns::default();
-        Ok(())
-    }
-}
-
-/// Streams `fingerprint-docs.csv` joined with `fprint-exact.fpd` (both in
-/// docID order; empty documents have no exact record) into
-/// `docs.parquet`; returns the number of rows.
-fn write_docs(out: &OutDir, path: &Path) -> anyhow::Result<u64> {
-    let src = out.fingerprint_docs();
-    let exact_path = out.fprint_exact();
-    let exact = Mapped::<ExactRecord>::open(&exact_path)?;
-    let mut hashes = exact.iter().peekable();
-    let mut reader = DocsReader::open(&src, DocTable::Fingerprint)?;
-    let mut writer = Writer::create(path, DOCS_SCHEMA)?;
-    let mut cols = DocColumns::default();
-    // Exact hashes are kept by row.
-    let mut row = 0u32;
-    while let Some(d) = reader.next_doc()? {
-        let Some(text) = d.text else {
-            bail!("{} line {}: a copy whose fields were never filled in", src.display(), reader.line());
-        };
-        let int = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
-        cols.doc_id.push(i64::from(d.id));
-        cols.url.push(ByteArray::from(d.url));
-        cols.host.push(ByteArray::from(d.host));
-        cols.source.push(ByteArray::from(d.source.to_string().as_str()));
-        cols.bytes.push(int(text.bytes));
-        cols.lines.push(int(text.lines));
-        cols.chunks.push(int(text.chunks));
-        cols.title.push(ByteArray::from(text.title));
-        cols.missing_for.push(i64::from(d.missing_for));
-        match hashes.peek() {
-            Some(r) if r.doc == row => {
-                cols.exact_hash.push(ByteArray::from(format!("{:032x}", r.hash).as_str()));
-                cols.exact_defined.push(1);
-                hashes.next();
-            }
-            Some(r) if r.doc < row => {
-                bail!("{} is not in docID order at doc {}", exact_path.display(), r.doc)
-            }
-            _ => cols.exact_defined.push(0),
-        }
-        if cols.len() == DOCS_ROW_GROUP {
-            cols.flush(&mut writer)?;
-        }
-        row += 1;
-    }
-    let doc = u64::from(reader.rows());
-    if let Some(r) = hashes.next() {
-        bail!("{} names doc {} but {} lists {doc} documents", exact_path.display(), r.doc, src.display());
-    }
-    if cols.len() > 0 || doc == 0 {
-        cols.flush(&mut writer)?;
-    }
-    writer.finish()?;
-    Ok(doc)
 }
