@@ -582,7 +582,7 @@ pub(crate) fn open(path: &Path, opts: &ReadOptions) -> anyhow::Result<Input> {
 /// its error.
 pub(crate) fn probe(path: &Path, opts: &ReadOptions) -> anyhow::Result<Opened> {
     let stdin = path == Path::new("-");
-    let raw: Box<dyn BufRead + Send> = if stdin {
+    let mut raw: Box<dyn BufRead + Send> = if stdin {
         Box::new(BufReader::with_capacity(gz::BUF_SIZE, io::stdin()))
     } else {
         let meta = std::fs::metadata(path).with_context(|| format!("cannot open {}", path.display()))?;
@@ -595,7 +595,6 @@ pub(crate) fn probe(path: &Path, opts: &ReadOptions) -> anyhow::Result<Opened> {
     let name = if stdin { "standard input".to_string() } else { path.display().to_string() };
     // An uncompressed tar archive, before the source takes its members'
     // gzip data for a damaged gzip file.
-    let mut raw = raw;
     if is_tar(raw.fill_buf().with_context(|| format!("cannot read {name}"))?) {
         bail!("{}", tar_refusal(&name, stdin));
     }
