@@ -39,15 +39,24 @@ def offsets(pieces):
     return out
 
 
-def case(name, pieces, documents, bad=(), skipped=None, inputs_skipped=0, note=""):
-    """`bad`: (piece index, reason) of the corrupt records, at the piece's offset."""
+def arc_record(url, body, length=None):
+    body = body if isinstance(body, bytes) else body.encode()
+    n = len(body) if length is None else length
+    return url.encode() + b" 192.0.2.7 20240301080000 text/plain " + str(n).encode() + b"\n" + body + b"\n"
+
+
+def case(name, pieces, documents, bad=(), skipped=None, inputs_skipped=0, note="", whole_gzip=False):
+    """`bad`: (piece index, reason) of the corrupt records, at the piece's offset
+    (in the decompressed data for `whole_gzip`, which compresses the file as one
+    member)."""
     at = offsets(pieces)
     skipped = dict(skipped or {})
     corrupt = []
     for index, reason in bad:
         skipped[reason] = skipped.get(reason, 0) + 1
         corrupt.append({"offset": at[index], "reason": reason})
-    return name, b"".join(pieces), {
+    data = b"".join(pieces)
+    return name, gz(data) if whole_gzip else data, {
         "note": note, "documents": documents, "skipped": skipped, "corrupt": corrupt,
         "inputs_skipped": inputs_skipped,
     }
@@ -73,6 +82,21 @@ def cases():
                note="a Content-Length far past its gzip member")
     yield case("huge-length-last.warc", [A, huge], 1, bad=[(1, "truncated_record")],
                note="a Content-Length far past the end of the file")
+    long_b = record("http://b.example/", "the second page\n", length=len("the second page\n") + 50)
+    yield case("long-length.warc", [A, long_b, C], 2, bad=[(1, "corrupt_header")],
+               note="a Content-Length 50 bytes too long, into the next record's header")
+    yield case("huge-length-middle.warc", [A, huge, B], 2, bad=[(1, "corrupt_header")],
+               note="a Content-Length far past the end of the file, records after it")
+    yield case("huge-length-middle-whole.warc.gz", [A, huge, B], 2, bad=[(1, "corrupt_header")],
+               whole_gzip=True, note="the same in one gzip member for the whole file")
+    arc_a = arc_record("http://a.example/", "the first page\n")
+    arc_b = arc_record("http://b.example/", "the second page\n")
+    arc_long = arc_record("http://l.example/", "claims more\n", length=len("claims more\n") + 30)
+    arc_huge = arc_record("http://h.example/", "claims far more\n", length=1000000000)
+    yield case("long-length.arc", [arc_a, arc_long, arc_b], 2, bad=[(1, "corrupt_header")],
+               note="an ARC length 30 bytes too long, into the next header line")
+    yield case("huge-length-middle.arc", [arc_a, arc_huge, arc_b], 2, bad=[(1, "corrupt_header")],
+               note="an ARC length far past the end of the file, records after it")
     yield case("cut-at-eof.warc", [A, B, C[: len(C) - 30]], 2, bad=[(2, "truncated_record")],
                note="the last record is cut off")
     bad_utf8 = record("http://u.example/\xff\xfe".encode("latin-1").decode("latin-1"), "page\n",

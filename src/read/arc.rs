@@ -3,9 +3,10 @@
 //! gzip.
 //!
 //! An ARC file has no record magic: a record is one header line, whose last
-//! field is the length of the content that follows it. So the reader trusts
-//! lengths, and where a header line is expected and does not parse, it looks
-//! for the next line that does (see "Damage" below).
+//! field is the length of the content that follows it. So the reader goes
+//! by lengths, checks that a header line (or the end) follows each record,
+//! and where a header line is expected and does not parse, it looks for the
+//! next line that does (see "Damage" below).
 //!
 //! # Grammar as accepted
 //!
@@ -68,7 +69,10 @@
 //! that parses as a header line (checked at every line start and every gzip
 //! member start), where reading goes on. An HTTP header that does not parse
 //! is a `CorruptHeader` skip of its record alone: the record's length still
-//! says where the next one starts. A record that the input ends in (in its
+//! says where the next one starts. A length that runs into the next record
+//! is a `CorruptHeader` skip of its record alone: the content is checked
+//! where it ends, and a header line inside it is where reading goes on
+//! (see [`super::block`]). A record that the input ends in (in its
 //! header line or its content) is a [`SkipReason::TruncatedRecord`] skip. A
 //! page record longer than `max_record_bytes` is read past and skipped with
 //! [`SkipReason::RecordTooLarge`]; the content of other records is never
@@ -77,6 +81,7 @@
 
 use std::io;
 
+use super::block::{self, Claim, Lookout};
 use super::gz::{Source, Start, find_byte, skip};
 use super::http::{self, BodyError};
 use super::records::{Core, Format, Found, LOOK, is_blank};
@@ -210,9 +215,32 @@ impl ArcReader {
             Kind::Http | Kind::Other => 0,
         };
         let mut content = Vec::with_capacity(usize::try_from(keep.min(RESERVE_MAX)).unwrap_or(0));
-        let mut got = self.core.src.read_exact(keep, Some(&mut content))?;
-        if got == keep {
-            got += self.core.src.read_exact(len - keep, None)?;
+        let version = self.version;
+        let confirms = move |b: &[u8]| {
+            find_byte(b'\n', b)
+                .is_some_and(|i| parse_header_line(b.get(..=i).unwrap_or_default(), version).is_ok())
+        };
+        let look = Lookout { prefix: b"", starts: &starts_with_url, confirms: &confirms };
+        let claim = Claim { len, keep, cap: self.max_record_bytes };
+        let read = block::read(&mut self.core.src, start, claim, &mut content, &look)?;
+        let got = read.got;
+        if read.overran {
+            let detail = format!("length {len} runs past the end of its gzip member ({got} bytes)");
+            return self
+                .core
+                .push_unless_damaged(start, skip(start.offset, SkipReason::CorruptHeader, detail));
+        }
+        // A length is believed when the block ends where a record may end,
+        // and when damaged data cut it off (the damage is what is reported).
+        let believed = (got < len && self.core.src.at_break()) || (got == len && self.at_record_end()?);
+        if !believed && let Some(at) = block::take_back(&mut self.core.src, &read, &content, &look)? {
+            let lost = line_len as u64 + at;
+            let detail = format!(
+                "length {len} runs into a record that starts {at} bytes into the content; {lost} bytes skipped to it"
+            );
+            return self
+                .core
+                .push_unless_damaged(start, skip(start.offset, SkipReason::CorruptHeader, detail));
         }
         if got < len {
             self.core.lost(start, format!("content cut off at end of input after {got} of {len} bytes"));
@@ -309,6 +337,25 @@ impl ArcReader {
         }
         Ok(matches!(self.peek_line()?, Peeked::Line(_))
             && parse_header_line(&self.line, self.version).is_ok())
+    }
+
+    /// Whether the bytes after a record's content are what may follow it:
+    /// blanks, then a header line or the end of the data. When they are
+    /// not, its length may have lied ([`block`]).
+    fn at_record_end(&mut self) -> io::Result<bool> {
+        let head = self.core.src.peek(LOOK)?;
+        let blanks = head.iter().take_while(|&&b| is_blank(b)).count();
+        if blanks == head.len() {
+            return Ok(true);
+        }
+        if blanks > 0 {
+            // The header line after the blanks is looked at where it is.
+            let window = self.core.src.peek(blanks + MAX_HEADER_LINE + 1)?;
+            let line = window.get(blanks..).unwrap_or_default();
+            let line = find_byte(b'\n', line).map_or(line, |i| line.get(..=i).unwrap_or_default());
+            return Ok(starts_with_url(line) && parse_header_line(line, self.version).is_ok());
+        }
+        self.at_header_line()
     }
 
     /// Consumes the LF (or CRLF) after a record's content, if it is there,
@@ -752,6 +799,52 @@ mod tests {
         assert_eq!(doc(&items[0]).body, b"abc");
         assert_eq!(skipped(&items[1]).offset, 38);
         assert_eq!(doc(&items[2]).offset, short.len() as u64);
+    }
+
+    /// `record` (a v1 record) with its length changed to `len`.
+    fn with_length(record: &[u8], len: u64) -> Vec<u8> {
+        let nl = record.iter().position(|&b| b == b'\n').unwrap();
+        let line = std::str::from_utf8(&record[..nl]).unwrap();
+        let head = &line[..line.rfind(' ').unwrap()];
+        [format!("{head} {len}").as_bytes(), &record[nl..]].concat()
+    }
+
+    #[test]
+    fn lengths_that_lie_too_long_lose_only_their_record() {
+        let r = crawl(1);
+        let content_len = |rec: &[u8]| {
+            let nl = rec.iter().position(|&b| b == b'\n').unwrap();
+            std::str::from_utf8(&rec[..nl]).unwrap().rsplit(' ').next().unwrap().parse::<u64>().unwrap()
+        };
+        let real = content_len(&r[2]);
+        // A page kept, a DNS record read past, a page over the limit.
+        let cases =
+            [(2, real + 12, MAX), (2, real + 40, MAX), (2, 1_000_000_000, MAX), (1, 500, MAX), (2, 5000, 30)];
+        for (victim, lie, max) in cases {
+            let bad = with_length(&r[victim], lie);
+            for gzip in [false, true] {
+                let plain = [r[4].clone(), bad.clone(), r[6].clone()].concat();
+                let data = if gzip { gz(&plain) } else { plain };
+                let whole = read_with(data.clone(), max);
+                let trickled = drain(
+                    &mut ArcReader::new(
+                        Source::new(Box::new(crate::testing::Trickle(data, 0))).unwrap(),
+                        max,
+                    ),
+                    1000,
+                );
+                assert_eq!(format!("{whole:?}"), format!("{trickled:?}"), "buffering changes what is read");
+                assert_eq!(reasons(&whole), [None, Some(SkipReason::CorruptHeader), None], "{victim} {lie}");
+                assert_eq!(offsets(&whole), [0, r[4].len() as u64, (r[4].len() + bad.len()) as u64]);
+                assert!(skipped(&whole[1]).detail.contains("bytes skipped to it"), "{:?}", whole[1]);
+                assert_eq!(doc(&whole[2]).body, b"<p>no status line</p>");
+            }
+            // Per-record gzip stops at the next member.
+            let members = [gz(&r[4]), gz(&bad), gz(&r[6])];
+            let items = read_with(members.concat(), max);
+            assert_eq!(reasons(&items), [None, Some(SkipReason::CorruptHeader), None], "{victim} {lie}");
+            assert_eq!(offsets(&items)[2], (members[0].len() + members[1].len()) as u64);
+        }
     }
 
     #[test]

@@ -309,6 +309,10 @@ pub struct Source {
     starts: VecDeque<(u64, u64)>,
     /// Compressed offset of the last member whose data starts before `pos`.
     current: u64,
+    /// Decompressed position where that member's data starts, once one has
+    /// been passed: bytes before it cannot be given back
+    /// ([`Source::give_back`]).
+    current_pos: Option<u64>,
     /// Whether this source reads a segment of a larger file (see
     /// [`Source::segment`]).
     segment: bool,
@@ -360,6 +364,7 @@ impl Source {
             member_pos: 0,
             starts: VecDeque::new(),
             current: base,
+            current_pos: None,
             segment,
             pending: None,
             frugal: false,
@@ -397,6 +402,11 @@ impl Source {
         if self.start == self.end {
             self.start = 0;
             self.end = 0;
+            if self.out.len() > BUF_SIZE {
+                // Grown by `give_back`: back to its size once drained.
+                self.out.truncate(BUF_SIZE);
+                self.out.shrink_to_fit();
+            }
             self.produce()?;
         }
         Ok(self.out.get(self.start..self.end).unwrap_or_default())
@@ -413,8 +423,9 @@ impl Source {
         let n = n.min(self.end - self.start);
         self.start += n;
         self.pos += n as u64;
-        while let Some(&(_, offset)) = self.starts.front().filter(|&&(p, _)| p < self.pos) {
+        while let Some(&(p, offset)) = self.starts.front().filter(|&&(p, _)| p < self.pos) {
             self.current = offset;
+            self.current_pos = Some(p);
             self.starts.pop_front();
         }
     }
@@ -437,6 +448,39 @@ impl Source {
             }
         }
         Ok(self.out.get(self.start..self.end).unwrap_or_default())
+    }
+
+    /// Puts `bytes`, the last bytes consumed, back in front of the data, so
+    /// that they are read again from the position they started at: what a
+    /// reader does when a record's length proves to lie and the next record
+    /// starts inside what it read (see [`super::records::Core::read_block`]).
+    /// Returns false, changing nothing, when the bytes reach back past the
+    /// start of the current gzip member: the offsets of the members passed
+    /// are no longer known.
+    pub(crate) fn give_back(&mut self, bytes: &[u8]) -> bool {
+        let n = bytes.len() as u64;
+        let Some(pos) = self.pos.checked_sub(n) else { return false };
+        if self.current_pos.is_some_and(|p| p >= pos) {
+            return false;
+        }
+        self.pos = pos;
+        if self.codec == Codec::Plain {
+            self.dec.get_mut().give_back(bytes);
+            return true;
+        }
+        if self.start >= bytes.len() {
+            self.start -= bytes.len();
+            self.out.get_mut(self.start..self.start + bytes.len()).unwrap_or_default().copy_from_slice(bytes);
+        } else {
+            let mut out = Vec::with_capacity((bytes.len() + self.end - self.start).max(BUF_SIZE));
+            out.extend_from_slice(bytes);
+            out.extend_from_slice(self.out.get(self.start..self.end).unwrap_or_default());
+            self.end = out.len();
+            self.start = 0;
+            out.resize(out.len().max(BUF_SIZE), 0);
+            self.out = out;
+        }
+        true
     }
 
     /// The compressed offset of the gzip member whose data begins at
@@ -1168,6 +1212,16 @@ impl Counting {
             self.inner.consume(take);
         }
         Ok(&self.ahead)
+    }
+
+    /// Puts consumed bytes back in front of what is not yet consumed.
+    fn give_back(&mut self, bytes: &[u8]) {
+        let mut ahead = Vec::with_capacity(bytes.len() + self.ahead.len() - self.ahead_pos);
+        ahead.extend_from_slice(bytes);
+        ahead.extend_from_slice(self.ahead.get(self.ahead_pos..).unwrap_or_default());
+        self.ahead = ahead;
+        self.ahead_pos = 0;
+        self.pos -= bytes.len() as u64;
     }
 
     fn start_recording(&mut self) {

@@ -19,6 +19,7 @@
 //! the next record the reader can find.
 
 pub(crate) mod arc;
+mod block;
 pub(crate) mod digest;
 pub mod gz;
 pub(crate) mod http;

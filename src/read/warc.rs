@@ -52,8 +52,11 @@
 //! is a `CorruptHeader` skip, its block skipped by its length. In a
 //! per-record gzip file, a `Content-Length` that runs past the record's
 //! gzip member into a member that starts with a record is a lie: the record
-//! is a `CorruptHeader` skip and reading goes on with that next record. A record that
-//! ends before its header or block does is a
+//! is a `CorruptHeader` skip and reading goes on with that next record; in
+//! plain or whole-file compressed input, a block that is not followed by a
+//! record end and a record, and holds a record header, lied the same way
+//! (see [`super::block`]). A record that ends before its header or block
+//! does is a
 //! [`SkipReason::TruncatedRecord`] skip. A block longer than
 //! `max_record_bytes` in a record that could be a document is read past and
 //! skipped with [`SkipReason::RecordTooLarge`]; blocks of other records are
@@ -62,10 +65,11 @@
 use std::borrow::Cow;
 use std::io;
 
+use super::block::{self, Claim, Lookout};
 use super::digest::{self, Digest};
 use super::gz::{self, Source, Start, skip};
 use super::http::{self, BodyError};
-use super::records::{Core, Format, Found, LOOK};
+use super::records::{Core, Format, Found, LOOK, is_blank};
 use super::{Body, Item, Known, RawDoc, Revisit, SkipReason};
 
 /// The longest record header read; a longer one is a corrupt header (real
@@ -75,6 +79,14 @@ pub(crate) const MAX_HEADER_BYTES: usize = 1 << 20;
 /// How much of a block's buffer is reserved before reading it: a huge
 /// `Content-Length` must not allocate before its bytes are there.
 const RESERVE_MAX: u64 = 1 << 20;
+
+/// How a record start is told inside a block whose length may lie
+/// ([`block`]): a version line that begins a header that parses.
+const LOOKOUT: Lookout = Lookout {
+    prefix: b"WARC/",
+    starts: &looks_like_version,
+    confirms: &|b| whole_header(b).is_some_and(|n| parse_header(b.get(..n).unwrap_or_default()).is_ok()),
+};
 
 /// Reads WARC records from a [`Source`].
 pub struct WarcReader {
@@ -260,10 +272,23 @@ impl WarcReader {
         if keep {
             block.reserve(usize::try_from(len.min(RESERVE_MAX)).unwrap_or(0));
         }
-        let (got, overran) =
-            self.core.src.read_in_member(len, keep.then_some(&mut block), start, looks_like_version)?;
-        if overran {
+        let claim = Claim { len, keep: if keep { len } else { 0 }, cap: self.max_record_bytes };
+        let read = block::read(&mut self.core.src, start, claim, &mut block, &LOOKOUT)?;
+        let got = read.got;
+        if read.overran {
             let detail = format!("Content-Length {len} runs past the end of its gzip member ({got} bytes)");
+            let item = skip(start.offset, SkipReason::CorruptHeader, detail);
+            return self.core.push_unless_damaged(start, item);
+        }
+        // A length is believed when the block ends where a record may end,
+        // and when damaged data cut it off (the damage is what is reported).
+        let believed = (got < len && self.core.src.at_break()) || (got == len && self.at_record_end()?);
+        if !believed && let Some(at) = block::take_back(&mut self.core.src, &read, &block, &LOOKOUT)? {
+            let lost = head.len() as u64 + at;
+            let detail = format!(
+                "Content-Length {len} runs into a record that starts {at} bytes into the block; \
+                 {lost} bytes skipped to it"
+            );
             let item = skip(start.offset, SkipReason::CorruptHeader, detail);
             return self.core.push_unless_damaged(start, item);
         }
@@ -366,6 +391,15 @@ impl WarcReader {
     fn corrupt(&mut self, start: Start, detail: String) -> io::Result<()> {
         self.skip_to_record_start()?;
         self.core.push_unless_damaged(start, skip(start.offset, SkipReason::CorruptHeader, detail))
+    }
+
+    /// Whether the bytes after a block are what may follow a record: blanks
+    /// (its record end), then the next record or the end of the data. When
+    /// they are not, the block's length may have lied ([`block`]).
+    fn at_record_end(&mut self) -> io::Result<bool> {
+        let head = self.core.src.peek(LOOK)?;
+        let blanks = head.iter().take_while(|&&b| is_blank(b)).count();
+        Ok(head.get(blanks..).is_none_or(|rest| rest.is_empty() || looks_like_version(rest)))
     }
 
     /// Consumes the CRLF CRLF after a block, or as much of it as is there.
@@ -1102,6 +1136,98 @@ mod tests {
         assert_eq!(reasons(&items), [Some(SkipReason::TruncatedRecord)]);
     }
 
+    /// `record` with its Content-Length changed to `len`.
+    fn with_length(record: &[u8], len: u64) -> Vec<u8> {
+        let text = String::from_utf8(record.to_vec()).unwrap();
+        let at = text.find("content-length: ").unwrap() + "content-length: ".len();
+        let end = at + text[at..].find('\r').unwrap();
+        format!("{}{len}{}", &text[..at], &text[end..]).into_bytes()
+    }
+
+    /// Items of `data` read from a buffer at once and a byte at a time,
+    /// which must agree.
+    fn read_both(data: Vec<u8>, max: u64) -> Vec<Item> {
+        let whole = read_with(data.clone(), max);
+        let trickled =
+            drain(&mut WarcReader::new(Source::new(Box::new(Trickle(data, 0))).unwrap(), max), 10_000);
+        assert_eq!(format!("{whole:?}"), format!("{trickled:?}"), "buffering changes what is read");
+        whole
+    }
+
+    #[test]
+    fn a_length_that_lies_in_plain_input_loses_only_its_record() {
+        let r = crawl();
+        let (a, b) = (r[6].clone(), r[7].clone());
+        let real = b.len() as u64 - 4;
+        let body_len = |rec: &[u8]| {
+            let text = String::from_utf8_lossy(rec);
+            text["".len()..]
+                .split("content-length: ")
+                .nth(1)
+                .unwrap()
+                .split('\r')
+                .next()
+                .unwrap()
+                .parse::<u64>()
+                .unwrap()
+        };
+        let victim_len = body_len(&r[2]);
+        for lie in [victim_len + 5, victim_len + 50, victim_len + real / 2, 1_000_000_000, u64::MAX / 2] {
+            let victim = with_length(&r[2], lie);
+            for whole_gzip in [false, true] {
+                let plain = [a.clone(), victim.clone(), b.clone()].concat();
+                let data = if whole_gzip { gz(&plain) } else { plain };
+                let items = read_both(data, MAX);
+                assert_eq!(reasons(&items), [None, Some(SkipReason::CorruptHeader), None], "lie {lie}");
+                assert_eq!(doc(&items[2]).offset, (a.len() + victim.len()) as u64, "lie {lie}");
+                assert_eq!(doc(&items[2]).body, doc(&read_all(b.clone())[0]).body);
+                assert!(
+                    skipped(&items[1]).detail.contains("bytes skipped to it"),
+                    "{:?}",
+                    skipped(&items[1])
+                );
+            }
+        }
+        // A request (whose block is read past, not kept) and a page over
+        // the limit lie the same way.
+        for (victim, max) in [(with_length(&r[1], 1_000_000), MAX), (with_length(&r[2], 10_000), 100)] {
+            let items = read_both([a.clone(), victim.clone(), b.clone()].concat(), max);
+            assert_eq!(reasons(&items), [None, Some(SkipReason::CorruptHeader), None]);
+            assert_eq!(doc(&items[2]).offset, (a.len() + victim.len()) as u64);
+        }
+    }
+
+    #[test]
+    fn a_block_that_quotes_a_record_is_read_whole() {
+        let r = crawl();
+        // A plain WARC file served over HTTP: its block holds records, and
+        // its length is right.
+        let inner = [r[6].clone(), r[7].clone()].concat();
+        let body = String::from_utf8(inner).unwrap();
+        let page = record("resource", Some("http://w/x.warc"), Some("text/plain"), body.as_bytes());
+        let request = record("request", Some("http://w/x.warc"), None, body.as_bytes());
+        for max in [MAX, 100] {
+            let items = read_both([page.clone(), request.clone(), r[6].clone()].concat(), max);
+            let first = if max == MAX { None } else { Some(SkipReason::RecordTooLarge) };
+            assert_eq!(reasons(&items), [first, Some(SkipReason::WarcRequest), None]);
+            if max == MAX {
+                assert_eq!(doc(&items[0]).body, body.as_bytes());
+            }
+        }
+    }
+
+    #[test]
+    fn a_length_that_lies_before_garbage_or_the_end_is_not_undone() {
+        let r = crawl();
+        // Too short: the record stands, and the rest is garbage.
+        let short = with_length(&r[6], 3);
+        let items = read_both([short.clone(), r[7].clone()].concat(), MAX);
+        assert_eq!(reasons(&items), [None, Some(SkipReason::Garbage), None]);
+        // Too long with no record after it: cut off at the end.
+        let items = read_both([r[7].clone(), with_length(&r[6], 5000)].concat(), MAX);
+        assert_eq!(reasons(&items), [None, Some(SkipReason::TruncatedRecord)]);
+    }
+
     /// `n` resource records with distinct bodies.
     fn numbered(n: usize) -> Vec<Vec<u8>> {
         (0..n)
@@ -1151,6 +1277,47 @@ mod tests {
                 let want = documents(&read_all(rec.clone()));
                 let want = (offsets[i], want[0].1.clone(), want[0].2.clone());
                 proptest::prop_assert!(got.contains(&want), "record {} of {} lost (victim {})", i, n, victim);
+            }
+        }
+
+        /// A Content-Length that lies, by any amount past its record's end,
+        /// in plain or whole-file gzip input, loses only that record, kept
+        /// or read past, and how the input is buffered changes nothing.
+        #[test]
+        fn a_length_that_lies_loses_only_its_record(
+            n in 2usize..6,
+            victim in 0usize..6,
+            extra in 5u64..400,
+            huge in proptest::prelude::any::<bool>(),
+            gzip in proptest::prelude::any::<bool>(),
+            small_limit in proptest::prelude::any::<bool>(),
+        ) {
+            let victim = victim % n;
+            let records = numbered(n);
+            let mut pieces = records.clone();
+            let real = u64::try_from(records[victim].len()).unwrap();
+            let lie = if huge { 1 << 40 } else { real + extra };
+            pieces[victim] = with_length(&records[victim], lie);
+            let offsets = starts(&pieces);
+            let plain = pieces.concat();
+            // A lie that lands where a record starts (or the input ends)
+            // cannot be told from the truth: the records it swallows are
+            // a block's content.
+            let head_len = pieces[victim].windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+            let end = usize::try_from(offsets[victim] + head_len as u64 + lie).unwrap_or(usize::MAX);
+            let after = plain.get(end..).map(|b| &b[b.iter().take_while(|&&c| is_blank(c)).count()..]);
+            proptest::prop_assume!(!after.is_some_and(|b| b.is_empty() || b.starts_with(b"WARC/")));
+            let data = if gzip { gz(&plain) } else { plain };
+            let items = read_both(data, if small_limit { 20 } else { MAX });
+            let got = documents(&items);
+            for (i, rec) in records.iter().enumerate() {
+                let want = documents(&read_all(rec.clone()));
+                if i == victim {
+                    proptest::prop_assert!(got.iter().all(|d| d.0 != offsets[i]), "the victim is read");
+                } else if !small_limit || want[0].2.len() <= 20 {
+                    let want = (offsets[i], want[0].1.clone(), want[0].2.clone());
+                    proptest::prop_assert!(got.contains(&want), "record {} of {} lost (victim {})", i, n, victim);
+                }
             }
         }
 
