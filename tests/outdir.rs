@@ -407,6 +407,11 @@ fn an_interrupted_run_leaves_nothing_half_made_and_resumes() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         match out.status.code() {
             Some(0) => {} // finished before the signal
+            // Stopped by the signal's default action: it came before the
+            // command took its directory and installed its handler (on a
+            // loaded machine, the first 5% of a run can be its start-up),
+            // so it must have left nothing either (checked below).
+            None if std::os::unix::process::ExitStatusExt::signal(&out.status) == Some(signal) => {}
             code => {
                 assert_eq!(code, Some(128 + signal), "{}", describe(&args, &out));
                 assert!(

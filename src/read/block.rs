@@ -157,7 +157,8 @@ fn read_watching(
             // record start may straddle it; a prefix that the buffer's end
             // cuts counts): the next round stops there and looks.
             let from_end = want.saturating_sub(look.prefix.len());
-            let found = finder.find(buf).map(|i| i + 1).or_else(|| {
+            let reach = buf.get(..want + needle.len()).unwrap_or(buf);
+            let found = finder.find(reach).map(|i| i + 1).or_else(|| {
                 let nl = buf.get(from_end..want).and_then(|b| memchr::memrchr(b'\n', b));
                 nl.map(|j| from_end + j + 1).filter(|_| want == buf.len())
             });
