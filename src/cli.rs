@@ -469,7 +469,8 @@ struct InputArgs {
     keep_missing: u32,
     /// Exit 3 (after writing every output) when a record was skipped as corrupt, an input was
     /// skipped, or no document was read this time (inputs that give no document at all, and no
-    /// page kept from --previous, are an error, exit 2).
+    /// page kept from --previous, are an error, exit 2); and refuse, before counting (exit 2), a
+    /// count of pairs forecast to take more than ten minutes (without --strict, a warning).
     #[arg(long)]
     strict: bool,
 }
@@ -731,7 +732,7 @@ impl InputArgs {
 }
 
 impl CountArgs {
-    fn config(&self, memory: ByteSize, defaults: &Defaults) -> anyhow::Result<PairsConfig> {
+    fn config(&self, memory: ByteSize, defaults: &Defaults, strict: bool) -> anyhow::Result<PairsConfig> {
         let method = match self.method {
             Method::Coarse(_) => Method::Coarse(self.coarse),
             Method::Auto(_) => Method::Auto(self.coarse),
@@ -755,6 +756,7 @@ impl CountArgs {
             max_df: self.max_df,
             template: self.template.map_or(defaults.template, |t| t.0),
             memory: memory.0,
+            strict,
         })
     }
 }
@@ -822,7 +824,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Run(args) => {
             let memory = args.resources.apply(&progress)?;
             let defaults = args.preset.defaults(args.input.previous.as_deref(), &progress);
-            let count = args.count.config(memory, &defaults)?;
+            let count = args.count.config(memory, &defaults, args.input.strict)?;
             let out = args.input.out_dir()?;
             locked(&out, || {
                 let strict = read_inputs(&args.input, &defaults, &args.output, &out, memory, &progress)?;
@@ -868,7 +870,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Pairs(args) => {
             let memory = args.resources.apply(&progress)?;
             let out = existing(&args.dir)?;
-            let count = args.count.config(memory, &args.preset.defaults_of(&out))?;
+            let count = args.count.config(memory, &args.preset.defaults_of(&out), false)?;
             locked(&out, || {
                 report(&progress, &out, pairs::STAGE, pairs::run(&out, &count, &progress)?);
                 Ok(())

@@ -1142,3 +1142,87 @@ fn a_tar_archive_of_crawl_files_is_refused_with_the_command_to_extract_it() {
         assert!(!tmp.path().join("out").exists());
     }
 }
+
+/// A count that would take long (20,000 pages that share the same 60
+/// lines: 12 billion pair instances) is forecast before it starts: under
+/// `--strict` it is refused in one line (exit 2) that says how many
+/// instances, how long, how much scratch space, and that `--max-df`
+/// bounds it; without `--strict` the same line is a warning and counting
+/// starts; with `--max-df` the run finishes.
+#[test]
+fn a_count_of_billions_of_pair_instances_is_forecast_and_refused_under_strict() {
+    use std::io::BufRead;
+    let tmp = tempdir();
+    let input = tmp.path().join("same-lines.jsonl");
+    let mut text = String::new();
+    for d in 0..20_000 {
+        let lines: Vec<String> = (0..60).map(|i| format!("common {i}")).chain([format!("own {d}")]).collect();
+        text.push_str(
+            &serde_json::json!({"url": format!("http://h{d}.example/"), "text": lines.join("\n")})
+                .to_string(),
+        );
+        text.push('\n');
+    }
+    fs::write(&input, text).unwrap();
+    for method in ["sort", "coarse"] {
+        let out = tmp.path().join(format!("strict-{method}"));
+        let args =
+            ["run", &arg(&input), "--out", &arg(&out), "--preset", "default", "--method", method, "--strict"];
+        let run = overlap(args);
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{}", describe(&args.map(String::from), &run));
+        let last = stderr.lines().last().unwrap_or_default();
+        assert!(
+            last.starts_with("overlap: --strict: refused before counting: 11999400000 pair instances"),
+            "{last}"
+        );
+        assert!(last.contains(&format!("by --method {method}")) && last.contains("--max-df N"), "{last}");
+        assert_eq!(last.contains("of scratch space"), method == "sort", "{last}");
+        assert!(!out.join("overlap.csv").exists(), "nothing counted");
+    }
+    // Without --strict, the forecast is a warning, and counting starts.
+    let out = tmp.path().join("warned");
+    let args = ["run", &arg(&input), "--out", &arg(&out), "--preset", "default", "--method", "sort"];
+    let mut child = overlap_cmd(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let warning = loop {
+        match rx.recv_timeout(std::time::Duration::from_secs(300)) {
+            Ok(line) if line.contains("pair instances are coming") => break line,
+            Ok(_) => continue,
+            Err(e) => panic!("no forecast before counting: {e}"),
+        }
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(warning.starts_with("overlap: warning: 11999400000 pair instances are coming"), "{warning}");
+    // --max-df leaves the shared lines out: nothing is left to count.
+    let out = tmp.path().join("bounded");
+    let args = [
+        "run",
+        &arg(&input),
+        "--out",
+        &arg(&out),
+        "--preset",
+        "default",
+        "--method",
+        "sort",
+        "--max-df",
+        "1000",
+        "--strict",
+    ];
+    let run = overlap(args);
+    assert_eq!(run.status.code(), Some(0), "{}", describe(&args.map(String::from), &run));
+    assert!(!String::from_utf8_lossy(&run.stderr).contains("pair instances"));
+}

@@ -13,6 +13,7 @@ pub(crate) mod aggregate;
 pub mod coarse;
 pub mod criterion;
 mod delta;
+mod forecast;
 mod lsh;
 mod minhash;
 pub mod prefix;
@@ -129,6 +130,9 @@ pub(crate) struct PairsConfig {
     pub template: Option<TemplateRule>,
     /// Memory budget in bytes.
     pub memory: u64,
+    /// Refuse a count whose forecast passes the limit, rather than warn
+    /// (`--strict`; see [`forecast`]).
+    pub strict: bool,
 }
 
 /// What a counting method works from.
@@ -273,9 +277,19 @@ pub(crate) fn for_each_group(
 /// out): a cheap scan of the FPrint-DocID partitions that sizes counter
 /// arrays and lets `auto` choose a method.
 pub(crate) fn pair_instances(input: &CountInput<'_>) -> anyhow::Result<u64> {
-    let counts: Vec<anyhow::Result<u64>> =
-        input.parts.par_iter().map(|part| Ok(for_each_group(input, part, |_, _| Ok(()))?.pairs)).collect();
-    counts.into_iter().sum()
+    Ok(shared_groups(input)?.pairs)
+}
+
+/// The fingerprint groups counting will go through (stop chunks left
+/// out): how many, the largest, and the pair instances they generate.
+pub(crate) fn shared_groups(input: &CountInput<'_>) -> anyhow::Result<GroupStats> {
+    let each: Vec<anyhow::Result<GroupStats>> =
+        input.parts.par_iter().map(|part| for_each_group(input, part, |_, _| Ok(()))).collect();
+    let mut all = GroupStats::default();
+    for groups in each {
+        all.add(&groups?);
+    }
+    Ok(all)
 }
 
 /// Calls `f` with the counted documents (ascending) and the fingerprint of
@@ -336,9 +350,10 @@ pub fn scan_groups(
 pub(crate) const MINHASH_NEEDS_JACCARD: &str = "--method minhash chooses its bands from the Jaccard \
     threshold: give --jaccard J, or the bands (minhash:BxR, B·R at most 128)";
 
-/// The counting method to run, its name, and what `auto` measured to
-/// choose it.
-type Chosen = (Box<dyn CountingMethod>, &'static str, Option<AutoStats>);
+/// The counting method to run, its name, what `auto` measured to choose
+/// it, and the fingerprint groups when they were scanned (for the methods
+/// that generate every pair instance: see [`forecast`]).
+type Chosen = (Box<dyn CountingMethod>, &'static str, Option<AutoStats>, Option<GroupStats>);
 
 fn choose(input: &CountInput<'_>, cfg: &PairsConfig) -> anyhow::Result<Chosen> {
     let sort = |p| -> Box<dyn CountingMethod> { Box::new(sort::SortCounting { pair_instances: p }) };
@@ -349,9 +364,15 @@ fn choose(input: &CountInput<'_>, cfg: &PairsConfig) -> anyhow::Result<Chosen> {
         Box::new(prefix::PrefixCounting { index: std::cell::Cell::new(index) })
     };
     Ok(match cfg.method {
-        Method::Sort => (sort(None), "sort", None),
-        Method::Coarse(variant) => (coarse(variant, None), "coarse", None),
-        Method::Prefix => (prefix(None), "prefix", None),
+        Method::Sort => {
+            let groups = shared_groups(input)?;
+            (sort(Some(groups.pairs)), "sort", None, Some(groups))
+        }
+        Method::Coarse(variant) => {
+            let groups = shared_groups(input)?;
+            (coarse(variant, Some(groups.pairs)), "coarse", None, Some(groups))
+        }
+        Method::Prefix => (prefix(None), "prefix", None, None),
         Method::Minhash(bands) => {
             let bands = match (bands, input.criterion.jaccard) {
                 (Some(bands), _) => bands,
@@ -361,17 +382,18 @@ fn choose(input: &CountInput<'_>, cfg: &PairsConfig) -> anyhow::Result<Chosen> {
                 (None, None) => anyhow::bail!("{MINHASH_NEEDS_JACCARD}"),
             };
             let scheme = minhash::MinHash { bands, threshold: input.criterion.jaccard };
-            (Box::new(lsh::LshCounting { scheme }), "minhash", None)
+            (Box::new(lsh::LshCounting { scheme }), "minhash", None, None)
         }
         Method::Simhash(k) => {
             let scheme = simhash::SimHash::new(k, input.counted.documents());
-            (Box::new(lsh::LshCounting { scheme }), "simhash", None)
+            (Box::new(lsh::LshCounting { scheme }), "simhash", None, None)
         }
         Method::Auto(variant) => {
-            let p = pair_instances(input)?;
+            let groups = shared_groups(input)?;
+            let p = groups.pairs;
             let mut auto = AutoStats { pair_instances: p, ..AutoStats::default() };
             if p < AUTO_COARSE_PAIRS {
-                return Ok((sort(Some(p)), "sort", Some(auto)));
+                return Ok((sort(Some(p)), "sort", Some(auto), Some(groups)));
             }
             let mut index = prefix::PrefixIndex::build(input)?;
             let budget = p.saturating_mul(AUTO_COARSE_READS);
@@ -386,13 +408,13 @@ fn choose(input: &CountInput<'_>, cfg: &PairsConfig) -> anyhow::Result<Chosen> {
             }
             auto.prefix_work = Some(index.work());
             if index.work() < budget {
-                (prefix(Some(index)), "prefix", Some(auto))
+                (prefix(Some(index)), "prefix", Some(auto), None)
             } else if input.criterion.needs_sizes() && input.threshold == 1 {
                 // At T = 1 every touched bucket is heavy: coarse counting
                 // would be sort with extra passes.
-                (sort(Some(p)), "sort", Some(auto))
+                (sort(Some(p)), "sort", Some(auto), Some(groups))
             } else {
-                (coarse(variant, Some(p)), "coarse", Some(auto))
+                (coarse(variant, Some(p)), "coarse", Some(auto), Some(groups))
             }
         }
     })
@@ -532,7 +554,14 @@ pub(crate) fn run(
         }
     }
     if !counted_change {
-        let (method, name, auto) = choose(&input, cfg)?;
+        let (method, name, auto, groups) = choose(&input, cfg)?;
+        if let Some(line) = groups.as_ref().and_then(|g| forecast::forecast(g, name, criterion.needs_sizes()))
+        {
+            if cfg.strict {
+                anyhow::bail!("--strict: refused before counting: {line}");
+            }
+            progress.warn(&line);
+        }
         stats.method = name.to_string();
         stats.method_auto = auto.is_some();
         stats.auto = auto;
