@@ -141,14 +141,16 @@ fn read_watching(
                 }
             }
         }
-        let buf = src.fill_buf()?;
-        if buf.is_empty() {
+        let avail = src.fill_buf()?.len();
+        if avail == 0 {
             break;
         }
-        let mut want = usize::try_from(len - done).unwrap_or(usize::MAX).min(buf.len());
+        let mut want = usize::try_from(len - done).unwrap_or(usize::MAX).min(avail);
         if in_member && let Some(limit) = src.to_next_member() {
             want = want.min(limit);
         }
+        // The buffer filled above, borrowed again after asking where the
+        // next member starts.
         let buf = src.fill_buf()?;
         let mut take = want;
         if tail.is_none() {
