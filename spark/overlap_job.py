@@ -463,7 +463,10 @@ def write_manifest(maps, offsets, args, path):
     inputs = []
     for m, offset in zip(manifests, offsets):
         for entry in m["inputs"]:
-            inputs.append(dict(entry, first_doc=entry["first_doc"] + offset))
+            # null where a map's docIDs are no range (a revisit read
+            # before its original is numbered after the map's documents).
+            first = entry["first_doc"]
+            inputs.append(dict(entry, first_doc=None if first is None else first + offset))
     manifest = {
         "format_version": first["format_version"],
         "overlap_version": first["overlap_version"],

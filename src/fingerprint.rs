@@ -26,6 +26,7 @@ mod copies;
 mod copy_runs;
 mod copy_table;
 mod host;
+mod late;
 mod pipeline;
 mod previous;
 mod stats;
@@ -37,7 +38,9 @@ pub(crate) use stats::{CORRUPT_SAMPLES, CorruptSample, FingerprintStats, InputSt
 use crate::chunk::{Chunker, Chunking, exact_hash};
 use crate::extract;
 use crate::fuzzy;
+use crate::memory::ByteSize;
 use crate::progress::Progress;
+use crate::read::budget::{OverBudget, Pages};
 use crate::read::{self, InputSkip, Item, Known, RawDoc, ReadOptions, Skip, SkipReason};
 use crate::stage::{Outcome, Stage};
 use crate::stats::count;
@@ -50,6 +53,7 @@ use crate::store::{
 };
 use copies::{Became, Claim, ClaimKey, CopyIndex, Hint, Key};
 use host::host_of;
+use late::{Late, LateRevisits};
 use previous::Previous;
 
 /// Number of fingerprint partitions. Fixed, so the files are the same
@@ -130,6 +134,7 @@ pub(crate) fn run(
             old.inputs.first().map_or("none", |i| i.identity.path.as_str())
         ));
     }
+    warn_record_limit_over_budget(cfg, progress);
     // Partitions of an earlier run must not survive into this one.
     out.empty_fprint_dir()?;
     let scratch = stage.scratch()?;
@@ -276,8 +281,10 @@ fn manifest(
         .into_iter()
         .zip(&stats.inputs)
         .map(|(identity, input)| {
-            // In a chain, a URL keeps its docID: an input's are no range.
-            let first = carried.is_none().then_some(first_doc);
+            // In a chain, a URL keeps its docID, and a revisit read before
+            // its original is numbered after every input: an input's
+            // docIDs are then no range.
+            let first = (carried.is_none() && stats.late_revisits == 0).then_some(first_doc);
             first_doc += input.documents;
             InputEntry { identity, documents: input.documents, first_doc: first }
         })
@@ -538,6 +545,8 @@ fn ingest(
     // Readers may leave unread the bodies of pages the previous analysis
     // has (in per-record gzip WARC).
     let mut read = cfg.read.clone();
+    let pages = pages(cfg.memory, limits.max_bytes);
+    read.pages = Some(Arc::clone(&pages));
     if let Some(unchanged) = extractor.unchanged.clone() {
         read.known = Some(Known(Arc::new(move |raw: &RawDoc| {
             unchanged.row(&raw.url, copies::payload_of(raw)).is_some()
@@ -552,7 +561,55 @@ fn ingest(
     };
     let inputs = pipeline::Inputs { paths: &cfg.inputs, streams };
     pipeline::run(inputs, &read, limits, process, Done::weight, |done: &mut Done| sink.write(done))?;
+    warn_pages_over_budget(pages.over_budget(), cfg.memory, progress);
     sink.finish()
+}
+
+/// The share of `memory` that pages over a batch's payload limit
+/// (`batch_bytes`) are read under ([`read::budget`]): a quarter of it,
+/// beside the batches' eighth. A page that needs more than half of it is
+/// read alone, and noted ([`warn_pages_over_budget`]).
+fn pages(memory: u64, batch_bytes: usize) -> Arc<Pages> {
+    Pages::new(batch_bytes as u64, memory / 4, memory / 2)
+}
+
+/// Says that pages needed more memory than the budget leaves them, which
+/// only a record limit within the budget prevents.
+fn warn_pages_over_budget(over: OverBudget, memory: u64, progress: &Progress) {
+    if over.pages == 0 {
+        return;
+    }
+    progress.warn(&format!(
+        "{} needed more than half of --memory {} while read and worked on (the largest about {}): \
+         each was worked on alone, and the stage may have gone over the budget; give more --memory, \
+         or --max-record-bytes {} or less to skip such pages",
+        count(over.pages, "page", "pages"),
+        ByteSize(memory),
+        ByteSize(over.largest_need),
+        ByteSize(max_record_within(memory)),
+    ));
+}
+
+/// The largest record a page of which fits in half of `memory` while it
+/// is worked on.
+fn max_record_within(memory: u64) -> u64 {
+    memory / 2 / read::budget::NEED_FACTOR
+}
+
+/// Warns when `--max-record-bytes` is above `--memory`: a page of that
+/// size could not be worked on within the budget.
+fn warn_record_limit_over_budget(cfg: &FingerprintConfig, progress: &Progress) {
+    if cfg.read.max_record_bytes > cfg.memory {
+        progress.warn(&format!(
+            "--max-record-bytes {} is more than --memory {}: a page near that size needs about {} \
+             times its size while it is worked on, and would take the stage over the budget; \
+             give --max-record-bytes {} or less to stay within it",
+            ByteSize(cfg.read.max_record_bytes),
+            ByteSize(cfg.memory),
+            read::budget::NEED_FACTOR,
+            ByteSize(max_record_within(cfg.memory)),
+        ));
+    }
 }
 
 /// A batch processed on the pool.
@@ -594,6 +651,7 @@ impl Done {
 
 /// A document whose text is an earlier record's: a response with the same
 /// payload digest, or a revisit.
+#[derive(Clone)]
 struct CopyOf {
     offset: u64,
     url: String,
@@ -667,6 +725,10 @@ impl Extractor {
                     }
                     (Some(claim), Hint::Wait) => {
                         let host = host_of(&raw.url);
+                        // A page that waits for others holds no lease (see
+                        // `read::budget`): the pipeline counts it instead.
+                        let mut raw = raw;
+                        drop(raw.body.take_lease());
                         Processed::Waiting(Box::new(raw), claim, host, unread)
                     }
                     (Some(claim), _) => {
@@ -854,15 +916,10 @@ struct Sink<'a> {
     scratch: Scratch,
     /// `(copy, original)` docIDs, in docID order.
     copies: copies::Copies,
-    /// The revisits left unresolved, by the keys they name their original
-    /// by, their input and offset (the first [`LATE_REVISITS`]): one a
-    /// later input holds is warned of after the ingest.
-    unresolved: Vec<([Option<Key>; 2], usize, u64)>,
+    /// Revisits whose original was not known when they were written,
+    /// settled after the ingest ([`late`]).
+    late: LateRevisits,
 }
-
-/// Unresolved revisits kept to look for their originals again after the
-/// ingest: 40 bytes each, 2.6 MB at most.
-const LATE_REVISITS: usize = 1 << 16;
 
 impl<'a> Sink<'a> {
     fn create(
@@ -939,7 +996,7 @@ impl<'a> Sink<'a> {
             extractor,
             scratch: Scratch::default(),
             copies: Vec::new(),
-            unresolved: Vec::new(),
+            late: LateRevisits::new(scratch),
         })
     }
 
@@ -1149,10 +1206,16 @@ impl<'a> Sink<'a> {
     /// Notes what the record just written says of its URL, for the URL
     /// table and for matching a recrawl to the previous analysis.
     fn capture(&mut self, url: &str, kind: CaptureKind) -> anyhow::Result<()> {
+        self.capture_at(url, kind, self.stats.records)
+    }
+
+    /// A capture of `url`, ordered among its URL's captures by `order`, the
+    /// records read before it.
+    fn capture_at(&mut self, url: &str, kind: CaptureKind, order: u64) -> anyhow::Result<()> {
         if url.is_empty() {
             return Ok(());
         }
-        self.captures.push(&Capture { key: url_key(url), order: self.stats.records, kind })
+        self.captures.push(&Capture { key: url_key(url), order, kind })
     }
 
     /// The next docID, counted as a document of `input`.
@@ -1168,34 +1231,52 @@ impl<'a> Sink<'a> {
     }
 
     /// Writes a copy of an earlier document, or skips it as its original
-    /// was skipped; its text fields are filled in after the ingest.
+    /// was skipped; its text fields are filled in after the ingest. A
+    /// revisit whose original is not known yet is set aside until every
+    /// input is read ([`late`]).
     fn copy(&mut self, input: usize, copy: &CopyOf) -> anyhow::Result<()> {
-        let found = {
-            let mut index = lock(&self.index);
-            let mut found = None;
-            for key in copy.keys.iter().flatten() {
-                found = index.outcome(key)?;
-                if found.is_some() {
-                    break;
-                }
+        let found = self.original_of(copy)?;
+        let order = self.stats.records;
+        if found.is_none() && copy.revisit {
+            let late = Late { input, order, copy: copy.clone() };
+            return self.late.push(&late);
+        }
+        self.settle(input, copy, found, order)
+    }
+
+    /// What became of the record `copy` names as its original, if it was
+    /// read.
+    fn original_of(&self, copy: &CopyOf) -> anyhow::Result<Option<Became>> {
+        let mut index = lock(&self.index);
+        for key in copy.keys.iter().flatten() {
+            if let Some(found) = index.outcome(key)? {
+                return Ok(Some(found));
             }
-            found
-        };
+        }
+        Ok(None)
+    }
+
+    /// Writes `copy` as what its original `found` became, `order` the
+    /// records read before it.
+    fn settle(
+        &mut self,
+        input: usize,
+        copy: &CopyOf,
+        found: Option<Became>,
+        order: u64,
+    ) -> anyhow::Result<()> {
         let original = match found {
             Some(Became::Doc(original)) => original,
             Some(Became::Skip(reason)) => {
                 let detail = "same payload as an earlier record skipped for this reason";
                 self.skip(input, Skip::new(copy.offset, reason, detail));
-                return self.capture(&copy.url, CaptureKind::Gone(0));
+                return self.capture_at(&copy.url, CaptureKind::Gone(0), order);
             }
-            _ => {
+            Some(Became::Pending) | None => {
                 // A revisit of a capture not in these inputs: as far as
                 // they tell, the page is as it was.
                 self.skip(input, Skip::new(copy.offset, SkipReason::RevisitUnresolved, ""));
-                if copy.revisit && self.unresolved.len() < LATE_REVISITS {
-                    self.unresolved.push((copy.keys, input, copy.offset));
-                }
-                return self.capture(&copy.url, CaptureKind::Same);
+                return self.capture_at(&copy.url, CaptureKind::Same, order);
             }
         };
         let id = self.next_id(input)?;
@@ -1226,7 +1307,7 @@ impl<'a> Sink<'a> {
             missing_for: 0,
             near_group: None,
         })?;
-        self.capture(&copy.url, CaptureKind::Doc(id))?;
+        self.capture_at(&copy.url, CaptureKind::Doc(id), order)?;
         self.copy_list.row([id.to_string().as_str(), &original.to_string(), kind])
     }
 
@@ -1279,9 +1360,9 @@ impl<'a> Sink<'a> {
         Ok(id32)
     }
 
-    fn finish(self) -> anyhow::Result<Ingested> {
+    fn finish(mut self) -> anyhow::Result<Ingested> {
+        self.settle_late()?;
         self.bar.finish_and_clear();
-        self.warn_late_originals()?;
         // The warnings stop at the samples kept; say that they did.
         let too_large = self.stats.skipped.get(SkipReason::RecordTooLarge.name()).copied().unwrap_or(0);
         for (warned, what) in [
@@ -1315,37 +1396,34 @@ impl<'a> Sink<'a> {
 }
 
 impl Sink<'_> {
-    /// Warns of revisits skipped as unresolved whose original a later
-    /// input holds: read in another order, they would have been documents.
-    /// A revisit of a capture in no input (an earlier crawl's) is not
-    /// warned of: nothing could resolve it.
-    fn warn_late_originals(&self) -> anyhow::Result<()> {
-        let mut index = lock(&self.index);
-        let mut late = 0u64;
+    /// Settles the revisits set aside, now that every input is read: one
+    /// whose original some input held is a document, numbered after every
+    /// input's documents (so `first_doc` in the manifest no longer gives
+    /// its input's docIDs); the others are skipped as unresolved, and
+    /// warned of.
+    fn settle_late(&mut self) -> anyhow::Result<()> {
+        let late = std::mem::replace(&mut self.late, LateRevisits::new(Path::new("")));
+        let mut unresolved = 0u64;
         let mut first: Option<(usize, u64)> = None;
-        for (keys, input, offset) in &self.unresolved {
-            for key in keys.iter().flatten() {
-                if let Some(Became::Doc(_)) = index.outcome(key)? {
-                    late += 1;
-                    first.get_or_insert((*input, *offset));
-                    break;
+        late.drain(|Late { input, order, copy }| {
+            let found = self.original_of(&copy)?;
+            match found {
+                Some(Became::Doc(_)) => self.stats.late_revisits += 1,
+                Some(Became::Skip(_)) => {}
+                Some(Became::Pending) | None => {
+                    unresolved += 1;
+                    first.get_or_insert((input, copy.offset));
                 }
             }
-        }
+            self.settle(input, &copy, found, order)
+        })?;
         if let Some((input, offset)) = first {
-            let unresolved =
-                self.stats.skipped.get(SkipReason::RevisitUnresolved.name()).copied().unwrap_or(0);
-            let checked = if unresolved > self.unresolved.len() as u64 {
-                format!(" (of the first {} checked)", self.unresolved.len())
-            } else {
-                String::new()
-            };
-            let names = if late == 1 { "it names" } else { "each names" };
+            let names = if unresolved == 1 { "it names" } else { "each names" };
             self.progress.warn(&format!(
-                "{} skipped as revisit_unresolved{checked}: {names} a payload that a later input \
-                 holds (the first at {}:{offset}); give the inputs holding the original captures \
-                 before those holding their revisits (a shell glob orders files by name)",
-                count(late, "revisit record", "revisit records"),
+                "{} skipped as revisit_unresolved: {names} a capture that no input holds (the first \
+                 at {}:{offset}); give the inputs that hold the original captures too, in any order, \
+                 to count them as documents",
+                count(unresolved, "revisit record", "revisit records"),
                 self.inputs[input]
             ));
         }

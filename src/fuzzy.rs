@@ -63,7 +63,14 @@ fn with_counts<R>(text: &str, min_token_len: usize, f: impl FnOnce(&mut TokenCou
     let run = |counts: &mut TokenCounts| {
         counts.reset(text.len(), min_token_len);
         count_tokens(text, counts);
-        f(counts)
+        let r = f(counts);
+        // The table of a huge page is not kept for the rest of the run:
+        // kept by every worker thread, the tables of 8 MiB pages held
+        // 24 MiB each through the later stages.
+        if counts.held() > KEPT_BYTES {
+            *counts = TokenCounts::default();
+        }
+        r
     };
     COUNTS.with(|cell| match cell.try_borrow_mut() {
         Ok(mut counts) => run(&mut counts),
@@ -421,7 +428,23 @@ struct TokenCounts {
     kept: Vec<(u128, Entry)>,
 }
 
+/// The most slots a table starts with: enough for a 1 MiB text.
+const START_SLOTS_MAX: usize = 1 << 17;
+
+/// The most heap bytes a thread's table keeps from one text to the next.
+const KEPT_BYTES: usize = 4 << 20;
+
 impl TokenCounts {
+    /// The heap bytes the table holds.
+    fn held(&self) -> usize {
+        self.arena.capacity()
+            + self.slots.capacity() * std::mem::size_of::<Entry>()
+            + self.used.capacity() * 4
+            + self.token.capacity()
+            + self.profile.capacity()
+            + self.kept.capacity() * std::mem::size_of::<(u128, Entry)>()
+    }
+
     /// Empties the table for a text of `text_len` bytes, keeping the memory
     /// unless it is far more than the text needs.
     fn reset(&mut self, text_len: usize, min_token_len: usize) {
@@ -432,7 +455,11 @@ impl TokenCounts {
         // more than one per 16 bytes of text; twice as many slots.
         // A table of up to 4,096 slots (96 KB) is kept for any text, so
         // that pages of mixed sizes do not reallocate it each time.
-        let wanted = (text_len / 16).max(64).next_power_of_two() * 2;
+        // A longer text starts at the size of a 1 MiB one's and grows as
+        // it needs: a page's distinct tokens level off as its vocabulary
+        // is used up, and a table sized by the text alone took three
+        // times the text (24 bytes a slot, a slot per 8 bytes).
+        let wanted = ((text_len / 16).max(64).next_power_of_two() * 2).min(START_SLOTS_MAX);
         if self.slots.len() < wanted || self.slots.len() > (wanted * 4).max(4096) {
             self.slots = vec![Entry::default(); wanted];
         } else {

@@ -311,11 +311,12 @@ fn copies_of_originals_spilled_to_disk_are_found_alike() {
     assert_eq!(fp["documents"], PAGES + expected_revisits);
 }
 
-/// A revisit read before the file that holds its original is skipped as
-/// unresolved, and the run says so, naming where, with what to do; in the
-/// right order it is a document, and no warning is printed.
+/// A revisit read before the file that holds its original is a document
+/// all the same, whatever the input order: settled once every input is
+/// read, numbered after every input's documents. One whose capture no input
+/// holds is skipped as unresolved, and the run says so, naming where.
 #[test]
-fn revisits_before_their_originals_are_warned_of() {
+fn revisits_resolve_whatever_the_input_order() {
     let tmp = tempdir();
     let take = page("std/mem/fn.take.html");
     let originals = tmp.path().join("crawl.warc");
@@ -335,30 +336,51 @@ fn revisits_before_their_originals_are_warned_of() {
         ],
         &http_response("200 OK", "Content-Type: text/html\r\n", b""),
     );
-    // And one of a capture in no input: nothing to warn of.
+    // And one of a capture in no input, which nothing resolves.
     let elsewhere = warc_record(
         "revisit",
         &[("WARC-Target-URI", "http://z.example/"), ("WARC-Payload-Digest", D_UNSEEN)],
         b"",
     );
+    let elsewhere_at = revisit.len();
     fs::write(&revisits, [revisit, elsewhere].concat()).unwrap();
 
-    let late = tmp.path().join("late");
-    let args = ["run", &arg(&revisits), &arg(&originals), "--out", &arg(&late)];
-    let out = overlap_ok(args);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let warned: Vec<&str> = stderr.lines().filter(|l| l.contains("revisit_unresolved")).collect();
-    assert_eq!(warned.len(), 1, "{stderr}");
-    assert!(
-        warned[0].contains("1 revisit record skipped")
-            && warned[0].contains(&format!("{}:0", arg(&revisits))),
-        "{stderr}"
-    );
-    assert_eq!(read_stats(&late)["fingerprint"]["skipped"]["revisit_unresolved"], 2);
-
-    let right = tmp.path().join("right");
-    let out = overlap_ok(["run", &arg(&originals), &arg(&revisits), "--out", &arg(&right)]);
-    assert!(!String::from_utf8_lossy(&out.stderr).contains("revisit_unresolved"));
-    assert_eq!(read_stats(&right)["fingerprint"]["revisits"], 1);
-    assert_eq!(read_stats(&right)["fingerprint"]["skipped"]["revisit_unresolved"], 1);
+    let run = |name: &str, inputs: [&Path; 2]| {
+        let out = tmp.path().join(name);
+        let args = ["run", &arg(inputs[0]), &arg(inputs[1]), "--out", &arg(&out), "-T", "2"];
+        let run = overlap_ok(args);
+        let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
+        let warned: Vec<&str> = stderr.lines().filter(|l| l.contains("revisit_unresolved")).collect();
+        assert_eq!(warned.len(), 1, "{stderr}");
+        assert!(
+            warned[0].contains("1 revisit record skipped as revisit_unresolved")
+                && warned[0].contains("a capture that no input holds")
+                && warned[0].contains(&format!("{}:{elsewhere_at}", arg(&revisits))),
+            "{stderr}"
+        );
+        let fp = &read_stats(&out)["fingerprint"];
+        assert_eq!((fp["documents"].as_u64(), fp["revisits"].as_u64()), (Some(2), Some(1)), "{name}");
+        assert_eq!(fp["skipped"]["revisit_unresolved"], 1, "{name}");
+        out
+    };
+    let late = run("late", [&revisits, &originals]);
+    let right = run("right", [&originals, &revisits]);
+    assert_eq!(read_stats(&late)["fingerprint"]["late_revisits"], 1);
+    assert_eq!(read_stats(&right)["fingerprint"]["late_revisits"], 0);
+    // The same documents either way: the original first (its docID the
+    // smaller, so the center of the two), then the revisit as its copy.
+    for out in [&late, &right] {
+        let docs = read_docs(out);
+        let rows: Vec<(&str, &str)> = docs.iter().map(|d| (d.url.as_str(), d.source.as_str())).collect();
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        assert_eq!(rows[0].0, "http://a.example/take");
+        assert!(rows[0].1.starts_with(&arg(&originals)), "{rows:?}");
+        assert!(rows[1].1.starts_with(&arg(&revisits)), "{rows:?}");
+        assert_eq!(docs[1].exact_center, Some(0), "the revisit is an exact copy of its original");
+    }
+    assert_eq!(fingerprints_by_doc(&late), fingerprints_by_doc(&right));
+    // Its input's docIDs are no range: the manifest says none.
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&fs::read(late.join("manifest.json")).unwrap()).unwrap();
+    assert!(manifest["inputs"].as_array().unwrap().iter().all(|i| i["first_doc"].is_null()), "{manifest}");
 }

@@ -82,6 +82,11 @@ pub struct FingerprintStats {
     /// Documents made from WARC `revisit` records: copies of the record
     /// they revisit (included in `documents`).
     pub revisits: u64,
+    /// Of those, the revisits read before their original (in a later
+    /// input, or later in the same one): their docIDs come after every
+    /// input's documents.
+    #[serde(default)]
+    pub late_revisits: u64,
     /// Responses not extracted because an earlier response had the same
     /// `WARC-Payload-Digest`, content type, charset and HTTP codings: they
     /// are copies of it (included in `documents`), and their payload bytes.

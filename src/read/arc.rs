@@ -82,6 +82,7 @@
 use std::io;
 
 use super::block::{self, Claim, Lookout};
+use super::budget::Keeping;
 use super::gz::{Source, Start, find_byte, skip};
 use super::http::{self, BodyError};
 use super::records::{Core, Format, Found, LOOK, is_blank};
@@ -214,6 +215,11 @@ impl ArcReader {
             Kind::Http | Kind::Other if len <= self.max_record_bytes => len,
             Kind::Http | Kind::Other => 0,
         };
+        if matches!(kind, Kind::Http | Kind::Other) {
+            // A big page waits here for room in the budget, before it is
+            // read.
+            self.core.keeping.cover(keep)?;
+        }
         let mut content = Vec::with_capacity(usize::try_from(keep.min(RESERVE_MAX)).unwrap_or(0));
         let version = self.version;
         let confirms = move |b: &[u8]| {
@@ -264,7 +270,12 @@ impl ArcReader {
                 SkipReason::RecordTooLarge,
                 format!("{len}-byte record over the limit of {} bytes", self.max_record_bytes),
             ),
-            Kind::Http if content.starts_with(b"HTTP/") => self.http_item(start.offset, header.url, content),
+            Kind::Http if content.starts_with(b"HTTP/") => {
+                let mut keeping = std::mem::take(&mut self.core.keeping);
+                let item = self.http_item(start.offset, header.url, content, &mut keeping);
+                self.core.keeping = keeping;
+                item?
+            }
             _ => {
                 let (content_type, charset) = header_content_type(&header.content_type);
                 Item::Doc(RawDoc {
@@ -377,15 +388,26 @@ impl ArcReader {
 
     /// The item for an `http:` or `https:` record whose content is an HTTP
     /// response.
-    fn http_item(&self, offset: u64, url: String, content: Vec<u8>) -> Item {
+    /// `keeping` covers the body as it is decoded; its error (the command
+    /// was asked to stop) is the only one.
+    fn http_item(
+        &self,
+        offset: u64,
+        url: String,
+        content: Vec<u8>,
+        keeping: &mut Keeping,
+    ) -> io::Result<Item> {
         let resp = match http::parse_response(&content) {
             Ok(resp) => resp,
-            Err(detail) => return skip(offset, SkipReason::CorruptHeader, format!("HTTP header: {detail}")),
+            Err(detail) => {
+                return Ok(skip(offset, SkipReason::CorruptHeader, format!("HTTP header: {detail}")));
+            }
         };
         if resp.status != 200 {
-            return http::not_ok_item(offset, &url, &resp);
+            return Ok(http::not_ok_item(offset, &url, &resp));
         }
-        match http::decode_body(&resp, Body::after(content, resp.body_start), self.max_record_bytes) {
+        let body = Body::after(content, resp.body_start);
+        Ok(match http::decode_body(&resp, body, self.max_record_bytes, &mut |n| keeping.cover(n))? {
             Ok(body) => Item::Doc(RawDoc {
                 offset,
                 url,
@@ -400,7 +422,7 @@ impl ArcReader {
                 format!("decoded body over the limit of {} bytes", self.max_record_bytes),
             ),
             Err(BodyError::Unsupported(detail)) => skip(offset, SkipReason::UnsupportedEncoding, detail),
-        }
+        })
     }
 }
 

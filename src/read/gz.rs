@@ -562,6 +562,18 @@ impl Source {
     /// Reads through the next `\n`, appending the bytes to `out` while it is
     /// shorter than `keep` and dropping the rest.
     pub(crate) fn read_line(&mut self, out: &mut Vec<u8>, keep: usize) -> io::Result<Line> {
+        self.read_line_covered(out, keep, &mut |_| Ok(()))
+    }
+
+    /// [`Source::read_line`], telling `cover` the length of `out` as it
+    /// grows: it may wait for room in the memory budget, and its error
+    /// stops the read ([`super::budget`]).
+    pub(crate) fn read_line_covered(
+        &mut self,
+        out: &mut Vec<u8>,
+        keep: usize,
+        cover: &mut dyn FnMut(u64) -> io::Result<()>,
+    ) -> io::Result<Line> {
         let mut len = 0u64;
         loop {
             let buf = self.fill_buf()?;
@@ -579,6 +591,7 @@ impl Source {
             if complete {
                 return Ok(Line { len, complete: true });
             }
+            cover(out.len() as u64)?;
         }
     }
 

@@ -295,25 +295,37 @@ pub(crate) fn parse_content_type(value: &str) -> (Option<String>, Option<String>
 }
 
 /// Undoes the transfer and content codings of `resp` on its `body`, keeping
-/// at most `max` decoded bytes.
-pub(crate) fn decode_body(resp: &Response, body: impl Into<Body>, max: u64) -> Result<Body, BodyError> {
+/// at most `max` decoded bytes. `cover` is told the bytes held (the body as
+/// it came and what decoding made of it) as they grow, and may wait for
+/// room ([`super::budget`]); its error (the command was asked to stop) is
+/// the outer one.
+pub(crate) fn decode_body(
+    resp: &Response,
+    body: impl Into<Body>,
+    max: u64,
+    cover: &mut dyn FnMut(u64) -> io::Result<()>,
+) -> io::Result<Result<Body, BodyError>> {
     let mut body = body.into();
+    let came = body.len() as u64;
     if resp.chunked
         && let Some(plain) = dechunk(&body)
     {
         body = plain.into();
     }
+    let mut cover = |decoded: u64| cover(came.saturating_add(decoded));
     for coding in resp.content_encoding.split(',').rev().map(str::trim) {
-        body = match coding {
-            "" | "identity" => body,
-            "gzip" | "x-gzip" => gunzip(body, max)?,
-            "deflate" => inflate(body, max)?,
-            other => {
-                return Err(BodyError::Unsupported(format!("content encoding {other:?} is not decoded")));
-            }
+        let decoded = match coding {
+            "" | "identity" => Ok(body),
+            "gzip" | "x-gzip" => gunzip(body, max, &mut cover)?,
+            "deflate" => inflate(body, max, &mut cover)?,
+            other => Err(BodyError::Unsupported(format!("content encoding {other:?} is not decoded"))),
+        };
+        body = match decoded {
+            Ok(body) => body,
+            Err(e) => return Ok(Err(e)),
         };
     }
-    Ok(body)
+    Ok(Ok(body))
 }
 
 /// Removes chunked framing. `None` when `data` does not start with a chunk
@@ -369,48 +381,72 @@ fn parse_hex(digits: &[u8]) -> Option<usize> {
 
 /// Inflates a gzip-encoded body; a body that does not start with the gzip
 /// magic is taken as already decoded.
-fn gunzip(body: Body, max: u64) -> Result<Body, BodyError> {
+fn gunzip(body: Body, max: u64, cover: Cover) -> io::Result<Result<Body, BodyError>> {
     if !body.starts_with(&[0x1f, 0x8b]) {
-        return Ok(body);
+        return Ok(Ok(body));
     }
-    let (out, err) = read_capped(MultiGzDecoder::new(body.as_slice()), max)?;
-    match err {
+    let (out, err) = match read_capped(MultiGzDecoder::new(body.as_slice()), max, cover)? {
+        Ok(read) => read,
+        Err(e) => return Ok(Err(e)),
+    };
+    Ok(match err {
         Some(e) if out.is_empty() => {
             Err(BodyError::Unsupported(format!("gzip-encoded body does not decompress ({e})")))
         }
         _ => Ok(out.into()),
-    }
+    })
 }
 
 /// Inflates a deflate-encoded body: zlib-wrapped as the standard says, or
 /// raw deflate as some servers send. A body that is neither is taken as
 /// already decoded.
-fn inflate(body: Body, max: u64) -> Result<Body, BodyError> {
+fn inflate(body: Body, max: u64, cover: Cover) -> io::Result<Result<Body, BodyError>> {
     let zlib = match body.as_slice() {
         [cmf, flg, ..] => cmf & 0x0f == 8 && (u16::from(*cmf) * 256 + u16::from(*flg)) % 31 == 0,
         _ => false,
     };
-    let (out, err) = if zlib {
-        read_capped(ZlibDecoder::new(body.as_slice()), max)?
+    let read = if zlib {
+        read_capped(ZlibDecoder::new(body.as_slice()), max, cover)?
     } else {
-        read_capped(DeflateDecoder::new(body.as_slice()), max)?
+        read_capped(DeflateDecoder::new(body.as_slice()), max, cover)?
     };
-    match err {
+    let (out, err) = match read {
+        Ok(read) => read,
+        Err(e) => return Ok(Err(e)),
+    };
+    Ok(match err {
         Some(_) if out.is_empty() => Ok(body),
         _ => Ok(out.into()),
-    }
+    })
 }
 
+/// What [`decode_body`] tells of the decoded bytes as they grow.
+type Cover<'a> = &'a mut dyn FnMut(u64) -> io::Result<()>;
+
+/// What a stream decoded to, and the error that ended it early, if any.
+type Decoded = (Vec<u8>, Option<io::Error>);
+
+/// How many decoded bytes are read between two calls of the cover.
+const COVER_STEP: u64 = 1 << 20;
+
 /// Reads `r` to its end or first error, failing when it gives more than
-/// `max` bytes. Returns what was read and the error, if any: a truncated
-/// stream still gives its prefix.
-fn read_capped(r: impl Read, max: u64) -> Result<(Vec<u8>, Option<io::Error>), BodyError> {
+/// `max` bytes, and telling `cover` the bytes read a step at a time.
+/// Returns what was read and the error, if any: a truncated stream still
+/// gives its prefix.
+fn read_capped(r: impl Read, max: u64, cover: Cover) -> io::Result<Result<Decoded, BodyError>> {
     let mut out = Vec::new();
-    let err = r.take(max.saturating_add(1)).read_to_end(&mut out).err();
+    let mut r = r.take(max.saturating_add(1));
+    let err = loop {
+        match (&mut r).take(COVER_STEP).read_to_end(&mut out) {
+            Ok(0) => break None,
+            Ok(_) => cover(out.len() as u64)?,
+            Err(e) => break Some(e),
+        }
+    };
     if out.len() as u64 > max {
-        return Err(BodyError::TooLarge);
+        return Ok(Err(BodyError::TooLarge));
     }
-    Ok((out, err))
+    Ok(Ok((out, err)))
 }
 
 /// `line` without its trailing `\r`s: one in a CR LF line end, more where
@@ -443,6 +479,10 @@ pub(crate) fn snippet(line: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn decode(resp: &Response, body: impl Into<Body>, max: u64) -> Result<Body, BodyError> {
+        decode_body(resp, body, max, &mut |_| Ok(())).unwrap()
+    }
     use flate2::Compression;
     use flate2::write::{GzEncoder, ZlibEncoder};
     use std::io::Write;
@@ -555,13 +595,13 @@ mod tests {
     #[test]
     fn chunked_bodies_are_unframed() {
         let body = b"5\r\nhello\r\n7;ext=1\r\n, world\r\n0\r\nTrailer: x\r\n\r\n".to_vec();
-        assert_eq!(decode_body(&resp(true, ""), body, 100).unwrap(), b"hello, world");
+        assert_eq!(decode(&resp(true, ""), body, 100).unwrap(), b"hello, world");
         // Stored already de-chunked: kept.
-        assert_eq!(decode_body(&resp(true, ""), b"plain text".to_vec(), 100).unwrap(), b"plain text");
+        assert_eq!(decode(&resp(true, ""), b"plain text".to_vec(), 100).unwrap(), b"plain text");
         // Cut off inside a chunk: the prefix.
-        assert_eq!(decode_body(&resp(true, ""), b"a\nhello".to_vec(), 100).unwrap(), b"hello");
+        assert_eq!(decode(&resp(true, ""), b"a\nhello".to_vec(), 100).unwrap(), b"hello");
         assert_eq!(
-            decode_body(&resp(true, ""), b"ffffffffffffffff\nx".to_vec(), 100).unwrap(),
+            decode(&resp(true, ""), b"ffffffffffffffff\nx".to_vec(), 100).unwrap(),
             b"ffffffffffffffff\nx"
         );
     }
@@ -572,29 +612,26 @@ mod tests {
         let mut gz = GzEncoder::new(Vec::new(), Compression::default());
         gz.write_all(&text).unwrap();
         let gz = gz.finish().unwrap();
-        assert_eq!(decode_body(&resp(false, "gzip"), gz.clone(), 1000).unwrap(), text);
-        assert_eq!(decode_body(&resp(false, "x-gzip"), gz.clone(), 1000).unwrap(), text);
+        assert_eq!(decode(&resp(false, "gzip"), gz.clone(), 1000).unwrap(), text);
+        assert_eq!(decode(&resp(false, "x-gzip"), gz.clone(), 1000).unwrap(), text);
         // A truncated stream gives its prefix.
-        let cut = decode_body(&resp(false, "gzip"), gz[..gz.len() - 20].to_vec(), 1000).unwrap();
+        let cut = decode(&resp(false, "gzip"), gz[..gz.len() - 20].to_vec(), 1000).unwrap();
         assert!(text.starts_with(&cut));
         // Over the limit.
-        assert_eq!(decode_body(&resp(false, "gzip"), gz.clone(), 10), Err(BodyError::TooLarge));
+        assert_eq!(decode(&resp(false, "gzip"), gz.clone(), 10), Err(BodyError::TooLarge));
         // Already decoded by the archiver.
-        assert_eq!(decode_body(&resp(false, "gzip"), text.clone(), 1000).unwrap(), text);
+        assert_eq!(decode(&resp(false, "gzip"), text.clone(), 1000).unwrap(), text);
 
         let mut z = ZlibEncoder::new(Vec::new(), Compression::default());
         z.write_all(&text).unwrap();
         let z = z.finish().unwrap();
-        assert_eq!(decode_body(&resp(false, "deflate"), z, 1000).unwrap(), text);
+        assert_eq!(decode(&resp(false, "deflate"), z, 1000).unwrap(), text);
         let mut raw = flate2::write::DeflateEncoder::new(Vec::new(), Compression::default());
         raw.write_all(&text).unwrap();
-        assert_eq!(decode_body(&resp(false, "deflate"), raw.finish().unwrap(), 1000).unwrap(), text);
+        assert_eq!(decode(&resp(false, "deflate"), raw.finish().unwrap(), 1000).unwrap(), text);
+        assert!(matches!(decode(&resp(false, "br"), text.clone(), 1000), Err(BodyError::Unsupported(_))));
         assert!(matches!(
-            decode_body(&resp(false, "br"), text.clone(), 1000),
-            Err(BodyError::Unsupported(_))
-        ));
-        assert!(matches!(
-            decode_body(&resp(false, "gzip"), vec![0x1f, 0x8b, 0, 0, 0], 1000),
+            decode(&resp(false, "gzip"), vec![0x1f, 0x8b, 0, 0, 0], 1000),
             Err(BodyError::Unsupported(_))
         ));
     }

@@ -102,6 +102,9 @@ impl JsonlReader {
     }
 }
 
+/// The most bytes the line buffer keeps from one line to the next.
+const KEPT_LINE_BYTES: usize = 1 << 20;
+
 impl Format for JsonlReader {
     fn core(&mut self) -> &mut Core {
         &mut self.core
@@ -113,9 +116,16 @@ impl Format for JsonlReader {
         // here known.
         self.core.src.fill_buf()?;
         let start = self.core.src.start_here();
+        // The buffer of a huge line is not kept for the next one: its
+        // memory was leased for that line only (see `super::budget`).
+        if self.line.capacity() > KEPT_LINE_BYTES {
+            self.line = Vec::new();
+        }
         self.line.clear();
         let keep = usize::try_from(self.max_record_bytes).unwrap_or(usize::MAX).saturating_add(2);
-        let line = self.core.src.read_line(&mut self.line, keep)?;
+        let Core { src, keeping, .. } = &mut self.core;
+        // A long line waits for room in the budget as it grows.
+        let line = src.read_line_covered(&mut self.line, keep, &mut |n| keeping.cover(n))?;
         if line.len == 0 {
             // At the end of the data; after a break, lines were lost.
             self.lines = None;

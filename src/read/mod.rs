@@ -20,6 +20,7 @@
 
 pub(crate) mod arc;
 mod block;
+pub(crate) mod budget;
 pub(crate) mod digest;
 pub mod gz;
 pub(crate) mod http;
@@ -44,10 +45,20 @@ pub use digest::Digest;
 /// or ARC response's block is read whole, HTTP header first; keeping the
 /// block and where its body starts saves moving every body down over its
 /// header (a copy of every page's bytes). Reads as a byte slice.
-#[derive(Clone, Default)]
+#[derive(Default)]
 pub struct Body {
     buf: Vec<u8>,
     start: usize,
+    /// A big page's hold on the memory it takes until it has been worked
+    /// on ([`budget`]).
+    lease: Option<budget::Lease>,
+}
+
+/// A copy holds no lease: only the page being worked on does.
+impl Clone for Body {
+    fn clone(&self) -> Body {
+        Body { buf: self.buf.clone(), start: self.start, lease: None }
+    }
 }
 
 impl Body {
@@ -55,7 +66,21 @@ impl Body {
     /// end).
     pub(crate) fn after(buf: Vec<u8>, start: usize) -> Body {
         let start = start.min(buf.len());
-        Body { buf, start }
+        Body { buf, start, lease: None }
+    }
+
+    /// The body, holding `lease` until it is dropped or
+    /// [`Body::take_lease`] takes the lease.
+    pub(crate) fn leased(mut self, lease: Option<budget::Lease>) -> Body {
+        self.lease = lease;
+        self
+    }
+
+    /// Takes the lease the body holds, to hold it longer than the body (a
+    /// page's text is worked on after its payload is dropped) or to end it
+    /// (a page that waits for others must hold none).
+    pub(crate) fn take_lease(&mut self) -> Option<budget::Lease> {
+        self.lease.take()
     }
 
     pub(crate) fn as_slice(&self) -> &[u8] {
@@ -70,7 +95,7 @@ impl Body {
 
 impl From<Vec<u8>> for Body {
     fn from(buf: Vec<u8>) -> Body {
-        Body { buf, start: 0 }
+        Body { buf, start: 0, lease: None }
     }
 }
 
@@ -443,6 +468,9 @@ pub(crate) struct ReadOptions {
     /// Documents whose body need not be read: their payload is known
     /// already. Only per-record gzip WARC responses are left compressed.
     pub known: Option<Known>,
+    /// The share of the memory budget that big pages are read under
+    /// ([`budget`]); none outside the fingerprint stage.
+    pub pages: Option<std::sync::Arc<budget::Pages>>,
 }
 
 /// Says of a page, from its fields before its body (URL, payload digest,
@@ -466,6 +494,7 @@ impl Default for ReadOptions {
             text_field: "text".to_string(),
             max_record_bytes: 64 << 20,
             known: None,
+            pages: None,
         }
     }
 }
@@ -700,13 +729,17 @@ fn format_of(
 /// A reader of `src` in `format` (not `Auto`).
 fn reader(src: gz::Source, format: InputFormat, opts: &ReadOptions) -> Box<dyn Reader> {
     let max = opts.max_record_bytes;
+    let pages = opts.pages.clone();
     match format {
-        InputFormat::Jsonl => Box::new(jsonl::JsonlReader::new(src, &opts.url_field, &opts.text_field, max)),
-        InputFormat::PageFeed => Box::new(pagefeed::PageFeedReader::new(src, max)),
-        InputFormat::Arc => Box::new(arc::ArcReader::new(src, max)),
+        InputFormat::Jsonl => {
+            let reader = jsonl::JsonlReader::new(src, &opts.url_field, &opts.text_field, max);
+            Box::new(records::under(reader, pages))
+        }
+        InputFormat::PageFeed => Box::new(records::under(pagefeed::PageFeedReader::new(src, max), pages)),
+        InputFormat::Arc => Box::new(records::under(arc::ArcReader::new(src, max), pages)),
         // `Auto` was resolved by [`format_of`].
         InputFormat::Warc | InputFormat::Auto => {
-            Box::new(warc::WarcReader::new(src, max).knowing(opts.known.clone()))
+            Box::new(records::under(warc::WarcReader::new(src, max).knowing(opts.known.clone()), pages))
         }
     }
 }

@@ -161,7 +161,9 @@ impl PageFeedReader {
                 SkipReason::RecordTooLarge,
                 format!("{len}-byte page over the limit of {} bytes", self.max_record_bytes),
             ),
-            Some(Ok(resp)) => match http::decode_body(&resp, page, self.max_record_bytes) {
+            Some(Ok(resp)) => match http::decode_body(&resp, page, self.max_record_bytes, &mut |n| {
+                self.core.keeping.cover(n)
+            })? {
                 Ok(body) => Item::Doc(RawDoc {
                     offset: start.offset,
                     url,
@@ -202,15 +204,22 @@ impl PageFeedReader {
             if at_separator(&mut self.core.src)? {
                 break;
             }
-            let line = self.core.src.read_line(&mut page, cap)?;
+            // A big page waits for room in the budget as it grows.
+            let Core { src, keeping, .. } = &mut self.core;
+            let line = src.read_line_covered(&mut page, cap, &mut |n| keeping.cover(n))?;
             len += line.len;
             if !line.complete {
                 break;
             }
-            let lines = self.core.src.skip_to_line_starting(SEPARATOR[0], false, |bytes| {
+            let mut covered = Ok(());
+            let lines = src.skip_to_line_starting(SEPARATOR[0], false, |bytes| {
                 let room = cap.saturating_sub(page.len());
                 page.extend_from_slice(bytes.get(..room).unwrap_or(bytes));
+                if covered.is_ok() {
+                    covered = keeping.cover(page.len() as u64);
+                }
             })?;
+            covered?;
             len += lines.len;
             if !lines.complete {
                 break;

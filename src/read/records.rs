@@ -5,7 +5,9 @@
 
 use std::collections::VecDeque;
 use std::io;
+use std::sync::Arc;
 
+use super::budget::{Keeping, Pages};
 use super::gz::{Break, Source, Start, push_break_skips, skip};
 use super::{Item, Reader, SkipReason};
 
@@ -18,6 +20,9 @@ pub(crate) const LOOK: usize = 64;
 /// or none (blanks), so they wait here.
 pub(crate) struct Core {
     pub(crate) src: Source,
+    /// The lease of the record being read, which its page takes when it
+    /// is queued ([`Core::push`]).
+    pub(crate) keeping: Keeping,
     queue: VecDeque<Item>,
     started: bool,
     done: bool,
@@ -34,10 +39,17 @@ pub(crate) enum Found {
 
 impl Core {
     pub(crate) fn new(src: Source) -> Core {
-        Core { src, queue: VecDeque::new(), started: false, done: false }
+        Core { src, keeping: Keeping::default(), queue: VecDeque::new(), started: false, done: false }
     }
 
-    pub(crate) fn push(&mut self, item: Item) {
+    /// Queues `item`; a page takes the lease of the record it was read
+    /// from.
+    pub(crate) fn push(&mut self, mut item: Item) {
+        if let Item::Doc(doc) = &mut item
+            && let Some(lease) = self.keeping.take()
+        {
+            doc.body = std::mem::take(&mut doc.body).leased(Some(lease));
+        }
         self.queue.push_back(item);
     }
 
@@ -144,7 +156,16 @@ impl<F: Format> Reader for F {
                 core.started = true;
                 core.src.skip_bom()?;
             }
-            self.step()?;
+            let stepped = self.step();
+            // A record that gave no page gives its lease back.
+            self.core().keeping.end();
+            stepped?;
         }
     }
+}
+
+/// `reader`, reading its big pages under `pages` ([`super::budget`]).
+pub(crate) fn under<F: Format>(mut reader: F, pages: Option<Arc<Pages>>) -> F {
+    reader.core().keeping = Keeping::under(pages);
+    reader
 }

@@ -110,7 +110,8 @@ pub(crate) fn open_segment(
     let data = io::Cursor::new(prefix).chain(file.take(segment.end - segment.start));
     let raw = BufReader::with_capacity(gz::BUF_SIZE, data);
     let src = gz::Source::segment(Box::new(raw), base).with_context(what)?;
-    Ok(Box::new(warc::WarcReader::new(src, opts.max_record_bytes).knowing(opts.known.clone())))
+    let reader = warc::WarcReader::new(src, opts.max_record_bytes).knowing(opts.known.clone());
+    Ok(Box::new(super::records::under(reader, opts.pages.clone())))
 }
 
 /// How a file that may be split is compressed, with what it takes to

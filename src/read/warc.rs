@@ -66,6 +66,7 @@ use std::borrow::Cow;
 use std::io;
 
 use super::block::{self, Claim, Lookout};
+use super::budget::Keeping;
 use super::digest::{self, Digest};
 use super::gz::{self, Source, Start, skip};
 use super::http::{self, BodyError};
@@ -270,6 +271,9 @@ impl WarcReader {
         }
         let mut block = Vec::new();
         if keep {
+            // A big page waits here for room in the budget, before it is
+            // read.
+            self.core.keeping.cover(len)?;
             block.reserve(usize::try_from(len.min(RESERVE_MAX)).unwrap_or(0));
         }
         let claim = Claim { len, keep: if keep { len } else { 0 }, cap: self.max_record_bytes };
@@ -300,8 +304,10 @@ impl WarcReader {
         if self.keep_records && keep {
             self.record = Some((start.offset, [head, &block].concat()));
         }
-        let item = self.item(start.offset, &fields, kind, keep, block);
-        self.core.push_unless_damaged(start, item)
+        let mut keeping = std::mem::take(&mut self.core.keeping);
+        let item = self.item(start.offset, &fields, kind, keep, block, &mut keeping);
+        self.core.keeping = keeping;
+        self.core.push_unless_damaged(start, item?)
     }
 
     /// The response at `start`, whose header `fields` was just read, as an
@@ -410,11 +416,21 @@ impl WarcReader {
     }
 
     /// The item for a whole, undamaged record.
-    fn item(&self, offset: u64, fields: &Fields, kind: Kind, keep: bool, block: Vec<u8>) -> Item {
+    /// `keeping` covers a body as it is decoded; its error (the command
+    /// was asked to stop) is the only one.
+    fn item(
+        &self,
+        offset: u64,
+        fields: &Fields,
+        kind: Kind,
+        keep: bool,
+        block: Vec<u8>,
+        keeping: &mut Keeping,
+    ) -> io::Result<Item> {
         // Most records of a crawl are requests and metadata: they are
         // skipped before their fields are parsed.
         if let Some(item) = self.skipped(offset, fields, kind, keep) {
-            return item;
+            return Ok(item);
         }
         let url = fields.target_uri.as_deref().map(strip_angle_brackets).unwrap_or_default().to_string();
         // The record's own type is parsed only where it is used: a response
@@ -422,12 +438,12 @@ impl WarcReader {
         let types = || fields.content_type.as_deref().map(http::parse_content_type).unwrap_or_default();
         let payload_digest = fields.payload_digest.as_deref().and_then(digest::parse);
         let date = || fields.date.as_deref().map(str::to_string);
-        match kind {
+        Ok(match kind {
             Kind::Revisit => revisit_item(offset, url, fields, payload_digest, &block),
             Kind::Response
                 if block.starts_with(b"HTTP/") || types().0.as_deref() == Some("application/http") =>
             {
-                self.http_item(offset, url, block, payload_digest, date())
+                self.http_item(offset, url, block, payload_digest, date(), keeping)?
             }
             _ => {
                 let (content_type, charset) = types();
@@ -446,7 +462,7 @@ impl WarcReader {
                     ..RawDoc::default()
                 })
             }
-        }
+        })
     }
 
     /// The skip for a record that is no document, or cannot be read as
@@ -480,16 +496,20 @@ impl WarcReader {
         block: Vec<u8>,
         payload_digest: Option<Digest>,
         date: Option<String>,
-    ) -> Item {
+        keeping: &mut Keeping,
+    ) -> io::Result<Item> {
         let resp = match http::parse_response(&block) {
             Ok(resp) => resp,
-            Err(detail) => return skip(offset, SkipReason::CorruptHeader, format!("HTTP header: {detail}")),
+            Err(detail) => {
+                return Ok(skip(offset, SkipReason::CorruptHeader, format!("HTTP header: {detail}")));
+            }
         };
         if resp.status != 200 {
-            return http::not_ok_item(offset, &url, &resp);
+            return Ok(http::not_ok_item(offset, &url, &resp));
         }
         let codings = resp.codings();
-        match http::decode_body(&resp, Body::after(block, resp.body_start), self.max_record_bytes) {
+        let body = Body::after(block, resp.body_start);
+        Ok(match http::decode_body(&resp, body, self.max_record_bytes, &mut |n| keeping.cover(n))? {
             Ok(body) => Item::Doc(RawDoc {
                 offset,
                 url,
@@ -506,7 +526,7 @@ impl WarcReader {
                 format!("decoded body over the limit of {} bytes", self.max_record_bytes),
             ),
             Err(BodyError::Unsupported(detail)) => skip(offset, SkipReason::UnsupportedEncoding, detail),
-        }
+        })
     }
 }
 

@@ -11,7 +11,7 @@
 //! | `overlap_version` | the version of the overlap that wrote it |
 //! | `chunk` | the chunk spec in canonical form (`lines:4:4`) |
 //! | `read` | `input_format`, `url_field`, `text_field`, `max_record_bytes`, `max_doc_bytes`: how records were read and cut; `input_rules`, the revision of what records become (documents, copies, skips) and how they are extracted |
-//! | `inputs` | one entry per input, in order: `path` as given, `canonical` (the absolute path with links resolved), `size` in bytes, `modified_ns` (nanoseconds since 1970), `documents` read from it, and in a first analysis `first_doc` (its docIDs are `first_doc` to `first_doc + documents - 1`; null with `--previous`, where URLs keep their docIDs); `canonical`, `size` and `modified_ns` are null for standard input |
+//! | `inputs` | one entry per input, in order: `path` as given, `canonical` (the absolute path with links resolved), `size` in bytes, `modified_ns` (nanoseconds since 1970), `documents` read from it, and in a first analysis `first_doc` (its docIDs are `first_doc` to `first_doc + documents - 1`; null with `--previous`, where URLs keep their docIDs, and when a revisit was read before its original, whose docID comes after every input's documents); `canonical`, `size` and `modified_ns` are null for standard input |
 //! | `documents` | documents in the analysis |
 //! | `next_doc_id` | the docID the next URL never seen in the chain gets |
 //! | `chain` | with `--previous` only: `previous` (the analysis carried forward, as given), `previous_canonical` and `previous_key` (the key of its stages, which says it is still the analysis carried forward), `analysis` (1 for the first analysis made with `--previous`, counting up along the chain), `keep_missing`, and `carried_inputs`: the identities of earlier analyses' inputs that documents kept from them are read from (their `source` names the canonical path) |
@@ -118,6 +118,7 @@ impl ReadSettings {
             text_field: self.text_field.clone(),
             max_record_bytes: self.max_record_bytes,
             known: None,
+            pages: None,
         }
     }
 }
