@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 // ------------------------------------------------------------ errors
 
@@ -1143,6 +1143,36 @@ fn a_tar_archive_of_crawl_files_is_refused_with_the_command_to_extract_it() {
     }
 }
 
+/// A JSONL crawl of `pages` pages sharing the same 60 lines, each with a
+/// line of its own.
+fn same_lines_crawl(dir: &Path, pages: usize) -> PathBuf {
+    let input = dir.join(format!("same-lines-{pages}.jsonl"));
+    let common: Vec<String> = (0..60).map(|i| format!("common {i}")).collect();
+    let common = common.join("\n");
+    let mut text = String::new();
+    for d in 0..pages {
+        let doc =
+            serde_json::json!({"url": format!("http://h{d}.example/"), "text": format!("{common}\nown {d}")});
+        text.push_str(&doc.to_string());
+        text.push('\n');
+    }
+    fs::write(&input, text).unwrap();
+    input
+}
+
+/// Runs `input` with `--method method --strict`, checks that it is
+/// refused with exit 2, and returns the last line and the output
+/// directory.
+fn refused_under_strict(dir: &Path, input: &Path, method: &str) -> (String, PathBuf) {
+    let out = dir.join(format!("strict-{method}"));
+    let args =
+        ["run", &arg(input), "--out", &arg(&out), "--preset", "default", "--method", method, "--strict"];
+    let run = overlap(args);
+    assert_eq!(run.status.code(), Some(2), "{}", describe(&args.map(String::from), &run));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    (stderr.lines().last().unwrap_or_default().to_string(), out)
+}
+
 /// A count that would take long (20,000 pages that share the same 60
 /// lines: 12 billion pair instances) is forecast before it starts: under
 /// `--strict` it is refused in one line (exit 2) that says how many
@@ -1153,25 +1183,9 @@ fn a_tar_archive_of_crawl_files_is_refused_with_the_command_to_extract_it() {
 fn a_count_of_billions_of_pair_instances_is_forecast_and_refused_under_strict() {
     use std::io::BufRead;
     let tmp = tempdir();
-    let input = tmp.path().join("same-lines.jsonl");
-    let mut text = String::new();
-    for d in 0..20_000 {
-        let lines: Vec<String> = (0..60).map(|i| format!("common {i}")).chain([format!("own {d}")]).collect();
-        text.push_str(
-            &serde_json::json!({"url": format!("http://h{d}.example/"), "text": lines.join("\n")})
-                .to_string(),
-        );
-        text.push('\n');
-    }
-    fs::write(&input, text).unwrap();
+    let input = same_lines_crawl(tmp.path(), 20_000);
     for method in ["sort", "coarse"] {
-        let out = tmp.path().join(format!("strict-{method}"));
-        let args =
-            ["run", &arg(&input), "--out", &arg(&out), "--preset", "default", "--method", method, "--strict"];
-        let run = overlap(args);
-        let stderr = String::from_utf8_lossy(&run.stderr);
-        assert_eq!(run.status.code(), Some(2), "{}", describe(&args.map(String::from), &run));
-        let last = stderr.lines().last().unwrap_or_default();
+        let (last, out) = refused_under_strict(tmp.path(), &input, method);
         assert!(
             last.starts_with("overlap: --strict: refused before counting: 11999400000 pair instances"),
             "{last}"
@@ -1225,4 +1239,26 @@ fn a_count_of_billions_of_pair_instances_is_forecast_and_refused_under_strict() 
     let run = overlap(args);
     assert_eq!(run.status.code(), Some(0), "{}", describe(&args.map(String::from), &run));
     assert!(!String::from_utf8_lossy(&run.stderr).contains("pair instances"));
+}
+/// Prefix filtering is forecast too, from its index, and `auto` refuses
+/// before the pass that estimates the distinct candidates when every
+/// method passes the limit: 100,000 pages sharing 60 lines took 195 s to
+/// be refused, that pass included, and are refused as soon as the index
+/// is built now.
+#[test]
+fn prefix_filtering_and_auto_are_forecast_before_they_generate_candidates() {
+    let tmp = tempdir();
+    // 60,000 pages: 54 billion candidate instances, at least 15 minutes.
+    let input = same_lines_crawl(tmp.path(), 60_000);
+    for method in ["auto", "prefix"] {
+        let (last, out) = refused_under_strict(tmp.path(), &input, method);
+        assert!(
+            last.starts_with("overlap: --strict: refused before counting: ")
+                && last.contains("candidate pair instances are coming from the prefix index: at least")
+                && last.contains("by --method prefix")
+                && last.contains("--max-df N"),
+            "{last}"
+        );
+        assert!(!out.join("overlap.csv").exists(), "nothing counted");
+    }
 }

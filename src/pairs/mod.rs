@@ -351,9 +351,8 @@ pub(crate) const MINHASH_NEEDS_JACCARD: &str = "--method minhash chooses its ban
     threshold: give --jaccard J, or the bands (minhash:BxR, B·R at most 128)";
 
 /// The counting method to run, its name, what `auto` measured to choose
-/// it, and the fingerprint groups when they were scanned (for the methods
-/// that generate every pair instance: see [`forecast`]).
-type Chosen = (Box<dyn CountingMethod>, &'static str, Option<AutoStats>, Option<GroupStats>);
+/// it, and its forecast when the count passes the limit ([`forecast`]).
+type Chosen = (Box<dyn CountingMethod>, &'static str, Option<AutoStats>, Option<String>);
 
 fn choose(input: &CountInput<'_>, cfg: &PairsConfig) -> anyhow::Result<Chosen> {
     let sort = |p| -> Box<dyn CountingMethod> { Box::new(sort::SortCounting { pair_instances: p }) };
@@ -363,16 +362,27 @@ fn choose(input: &CountInput<'_>, cfg: &PairsConfig) -> anyhow::Result<Chosen> {
     let prefix = |index| -> Box<dyn CountingMethod> {
         Box::new(prefix::PrefixCounting { index: std::cell::Cell::new(index) })
     };
+    let relative = input.criterion.needs_sizes();
+    let said = |groups: &GroupStats, name| forecast::forecast(groups, name, relative);
+    // The whole work is known once the distinct candidates are estimated.
+    let index_said = |index: &prefix::PrefixIndex, estimated: bool| {
+        forecast::prefix(index.candidate_instances(), estimated.then(|| index.work()))
+    };
     Ok(match cfg.method {
         Method::Sort => {
             let groups = shared_groups(input)?;
-            (sort(Some(groups.pairs)), "sort", None, Some(groups))
+            (sort(Some(groups.pairs)), "sort", None, said(&groups, "sort"))
         }
         Method::Coarse(variant) => {
             let groups = shared_groups(input)?;
-            (coarse(variant, Some(groups.pairs)), "coarse", None, Some(groups))
+            (coarse(variant, Some(groups.pairs)), "coarse", None, said(&groups, "coarse"))
         }
-        Method::Prefix => (prefix(None), "prefix", None, None),
+        Method::Prefix => {
+            // Built here, not when counting, to say what is coming first.
+            let index = prefix::PrefixIndex::build(input)?;
+            let line = index_said(&index, false);
+            (prefix(Some(index)), "prefix", None, line)
+        }
         Method::Minhash(bands) => {
             let bands = match (bands, input.criterion.jaccard) {
                 (Some(bands), _) => bands,
@@ -393,11 +403,34 @@ fn choose(input: &CountInput<'_>, cfg: &PairsConfig) -> anyhow::Result<Chosen> {
             let p = groups.pairs;
             let mut auto = AutoStats { pair_instances: p, ..AutoStats::default() };
             if p < AUTO_COARSE_PAIRS {
-                return Ok((sort(Some(p)), "sort", Some(auto), Some(groups)));
+                return Ok((sort(Some(p)), "sort", Some(auto), said(&groups, "sort")));
             }
             let mut index = prefix::PrefixIndex::build(input)?;
             let budget = p.saturating_mul(AUTO_COARSE_READS);
             auto.prefix_candidate_instances = Some(index.candidate_instances());
+            // At T = 1 every touched bucket is heavy: coarse counting would
+            // be sort with extra passes.
+            let instances = if relative && input.threshold == 1 { "sort" } else { "coarse" };
+            let by_instances = |auto| -> Chosen {
+                let method = if instances == "sort" { sort(Some(p)) } else { coarse(variant, Some(p)) };
+                (method, instances, Some(auto), said(&groups, instances))
+            };
+            // Estimating the distinct candidates takes a pass over every
+            // candidate instance: when neither method can count within the
+            // forecast limit even so (prefix filtering's lower bound, its
+            // candidate instances, against the instances the others
+            // count), the cheaper is said (and, under --strict, refused)
+            // before that pass.
+            let prefix_bound = forecast::prefix_seconds(index.candidate_instances(), None);
+            let instances_seconds = forecast::seconds(&groups, instances);
+            if prefix_bound.min(instances_seconds) >= forecast::LIMIT_SECONDS {
+                return Ok(if prefix_bound < instances_seconds {
+                    let line = index_said(&index, false);
+                    (prefix(Some(index)), "prefix", Some(auto), line)
+                } else {
+                    by_instances(auto)
+                });
+            }
             // Coarse counting reads every pair instance twice (hashing,
             // then verification), at random places in its counters. Prefix
             // filtering generates every candidate instance, then verifies
@@ -408,13 +441,10 @@ fn choose(input: &CountInput<'_>, cfg: &PairsConfig) -> anyhow::Result<Chosen> {
             }
             auto.prefix_work = Some(index.work());
             if index.work() < budget {
-                (prefix(Some(index)), "prefix", Some(auto), None)
-            } else if input.criterion.needs_sizes() && input.threshold == 1 {
-                // At T = 1 every touched bucket is heavy: coarse counting
-                // would be sort with extra passes.
-                (sort(Some(p)), "sort", Some(auto), Some(groups))
+                let line = index_said(&index, auto.prefix_distinct_candidates.is_some());
+                (prefix(Some(index)), "prefix", Some(auto), line)
             } else {
-                (coarse(variant, Some(p)), "coarse", Some(auto), Some(groups))
+                by_instances(auto)
             }
         }
     })
@@ -554,9 +584,8 @@ pub(crate) fn run(
         }
     }
     if !counted_change {
-        let (method, name, auto, groups) = choose(&input, cfg)?;
-        if let Some(line) = groups.as_ref().and_then(|g| forecast::forecast(g, name, criterion.needs_sizes()))
-        {
+        let (method, name, auto, forecast_line) = choose(&input, cfg)?;
+        if let Some(line) = forecast_line {
             if cfg.strict {
                 anyhow::bail!("--strict: refused before counting: {line}");
             }
