@@ -465,8 +465,8 @@ def write_manifest(maps, offsets, args, path):
         for entry in m["inputs"]:
             # null where a map's docIDs are no range (a revisit read
             # before its original is numbered after the map's documents).
-            first = entry["first_doc"]
-            inputs.append(dict(entry, first_doc=None if first is None else first + offset))
+            start = entry["first_doc"]
+            inputs.append(dict(entry, first_doc=None if start is None else start + offset))
     manifest = {
         "format_version": first["format_version"],
         "overlap_version": first["overlap_version"],

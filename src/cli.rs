@@ -801,7 +801,7 @@ impl ResourceArgs {
             .thread_name(|i| format!("overlap-{i}"))
             .build_global()
             .map_err(|e| anyhow::anyhow!("cannot start {threads} threads: {e}"))?;
-        match crate::memory::physical() {
+        let memory = match crate::memory::physical() {
             Some(physical) if self.memory.0 > physical => {
                 progress.warn(&format!(
                     "--memory {} is more than this machine's {}; using {}",
@@ -809,10 +809,12 @@ impl ResourceArgs {
                     ByteSize(physical),
                     ByteSize(physical)
                 ));
-                Ok(ByteSize(physical))
+                ByteSize(physical)
             }
-            _ => Ok(self.memory),
-        }
+            _ => self.memory,
+        };
+        crate::memory::set_budget(memory.0);
+        Ok(memory)
     }
 }
 

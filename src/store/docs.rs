@@ -426,7 +426,7 @@ pub(crate) fn for_each_row(
     f: impl FnMut(&ReadRow<'_>) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    let mut rows = RowsReader::new(file, READ_SIZE);
+    let mut rows = RowsReader::new(file, read_size());
     let not_utf8 = || DocsReader::first_error(path, table);
     // No record at all is a header of no fields, as the crate reads it.
     rows.next_row().with_context(|| format!("cannot read {}", path.display()))?;
@@ -510,8 +510,12 @@ impl DocsReader {
     }
 }
 
-/// Bytes [`RowsReader`] reads at a time.
-const READ_SIZE: usize = 1 << 20;
+/// Bytes [`RowsReader`] reads at a time: 1 MiB, down to 128 KiB at the
+/// smallest budgets (a 128th of it), where 1 MiB was a sixteenth of every
+/// stage's memory.
+fn read_size() -> usize {
+    crate::memory::sized_by_budget(128, 128 << 10, 1 << 20)
+}
 
 /// Splits CSV records as the `csv` crate's reader does with
 /// [`DocsReader`]'s settings, by hand: that reader's byte-by-byte state

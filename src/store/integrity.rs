@@ -265,7 +265,7 @@ pub(crate) fn check_streamed(path: &Path, file: &File) -> anyhow::Result<()> {
     if !e.verified {
         let mut hasher = xxhash_rust::xxh3::Xxh3::new();
         let mut input = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-        let mut buf = vec![0u8; 1 << 20];
+        let mut buf = vec![0u8; 64 << 10];
         loop {
             let n = input.read(&mut buf).with_context(|| format!("cannot read {}", path.display()))?;
             if n == 0 {
