@@ -651,7 +651,6 @@ impl Done {
 
 /// A document whose text is an earlier record's: a response with the same
 /// payload digest, or a revisit.
-#[derive(Clone)]
 struct CopyOf {
     offset: u64,
     url: String,
@@ -1238,8 +1237,7 @@ impl<'a> Sink<'a> {
         let found = self.original_of(copy)?;
         let order = self.stats.records;
         if found.is_none() && copy.revisit {
-            let late = Late { input, order, copy: copy.clone() };
-            return self.late.push(&late);
+            return self.late.push(input, order, copy);
         }
         self.settle(input, copy, found, order)
     }

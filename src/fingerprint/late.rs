@@ -41,15 +41,17 @@ impl LateRevisits {
         LateRevisits { path: scratch.join("late-revisits.bin"), out: None, count: 0 }
     }
 
-    pub(super) fn push(&mut self, late: &Late) -> anyhow::Result<()> {
+    /// Sets `copy` aside, a revisit of `input` with `order` records read
+    /// before it.
+    pub(super) fn push(&mut self, input: usize, order: u64, copy: &CopyOf) -> anyhow::Result<()> {
         if self.out.is_none() {
             let file =
                 File::create(&self.path).with_context(|| format!("cannot create {}", self.path.display()))?;
             self.out = Some(BufWriter::new(file));
         }
         let Some(out) = self.out.as_mut() else { unreachable!("made above") };
-        let mut record = Vec::with_capacity(64 + late.copy.url.len() + late.copy.host.len());
-        encode(late, &mut record);
+        let mut record = Vec::with_capacity(64 + copy.url.len() + copy.host.len());
+        encode(input, order, copy, &mut record);
         out.write_all(&record).with_context(|| format!("cannot write {}", self.path.display()))?;
         self.count += 1;
         Ok(())
@@ -69,10 +71,9 @@ impl LateRevisits {
     }
 }
 
-fn encode(late: &Late, out: &mut Vec<u8>) {
-    let c = &late.copy;
-    out.extend_from_slice(&(late.input as u64).to_le_bytes());
-    out.extend_from_slice(&late.order.to_le_bytes());
+fn encode(input: usize, order: u64, c: &CopyOf, out: &mut Vec<u8>) {
+    out.extend_from_slice(&(input as u64).to_le_bytes());
+    out.extend_from_slice(&order.to_le_bytes());
     out.extend_from_slice(&c.offset.to_le_bytes());
     for key in &c.keys {
         out.push(u8::from(key.is_some()));
@@ -144,7 +145,7 @@ mod tests {
             })
             .collect();
         for l in &made {
-            late.push(l).unwrap();
+            late.push(l.input, l.order, &l.copy).unwrap();
         }
         assert_eq!(late.count, 1000);
         let path = dir.path().join("late-revisits.bin");

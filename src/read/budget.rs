@@ -49,7 +49,7 @@ const WAIT_TICK: Duration = Duration::from_millis(50);
 pub(crate) struct Pages {
     /// Pages of at most this many bytes need no lease: the pipeline's
     /// bound on a batch covers them.
-    pub(crate) small: u64,
+    small: u64,
     /// The bytes the leases may hold together.
     capacity: u64,
     /// A lease over this many bytes is noted as over the budget.
@@ -100,6 +100,7 @@ impl Pages {
     /// Makes `lease` cover a page of `bytes`, asking for a lease (or more
     /// of it) when the page is over [`Pages::small`]; waits for room as the
     /// module doc says. Fails only when the command was asked to stop.
+    #[inline]
     pub(crate) fn cover(self: &Arc<Pages>, lease: &mut Option<Lease>, bytes: u64) -> io::Result<()> {
         if bytes <= self.small {
             return Ok(());
@@ -189,8 +190,8 @@ impl Keeping {
     #[inline]
     pub(crate) fn cover(&mut self, bytes: u64) -> io::Result<()> {
         match &self.pages {
-            Some(pages) if bytes > pages.small => pages.cover(&mut self.lease, bytes),
-            _ => Ok(()),
+            Some(pages) => pages.cover(&mut self.lease, bytes),
+            None => Ok(()),
         }
     }
 
