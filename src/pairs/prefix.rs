@@ -47,7 +47,7 @@ use serde::{Deserialize, Serialize};
 use super::PairsStats;
 use super::aggregate::{self, RunBuilder, RunDir, pack};
 use super::{CountInput, CountingMethod, GroupStats, Overlap, for_each_group, scan_groups};
-use crate::store::{self, ChunkRecord, HEADER_SIZE, Header, Mapped, Record, RecordWriter};
+use crate::store::{self, ChunkRecord, HEADER_SIZE, Header, Mapped, ReadAt, Record, RecordWriter};
 
 /// One shared fingerprint of one document with its document frequency.
 /// Scratch record kind 5, 16 bytes: `doc: u32`, `df: u32`, `fprint: u64`.
@@ -359,30 +359,12 @@ impl Lists {
             None => f >= input.threshold,
             Some(sizes) => input.criterion.passes(f, sizes[i as usize], sizes[j as usize]),
         };
-        let lists = Mapped::<DocPosting>::open(&self.path)?;
-        let verifier = Verifier { lists: &lists, starts: &self.starts };
         let budget = self.budget(input);
-        // The lists are read at random: their pages are let go of, before a
-        // batch, once the bytes of the lists read since reach a quarter of
-        // the budget (mapped whole, they stayed resident: 197 MB of the
-        // stage's peak RSS at `--memory 256M` on 23 million documents).
-        // That counts fewer bytes than the pages it maps (a list of a few
-        // hundred bytes maps a page, and the kernel maps some around it),
-        // so the lists may hold more than that quarter; letting go as soon
-        // as the resident pages, measured in /proc/self/statm, reached it
-        // made verification fault its lists in again batch after batch:
-        // the stage took 93.0 s against 47.7 there, at the same peak.
-        let mut read_since = 0u64;
+        let verifier = Verifier::open(&self.path, &self.starts, budget / 4)?;
         let mut batch: Vec<u64> = Vec::with_capacity(VERIFY_BATCH);
         let mut true_pairs = 0u64;
         let mut verify = |batch: &mut Vec<u64>, emit: &mut dyn FnMut(Overlap) -> anyhow::Result<()>| {
-            read_since += batch.iter().map(|&pair| verifier.bytes(pair)).sum::<u64>();
-            if read_since > budget / 4 {
-                lists.release();
-                read_since = 0;
-            }
-            let shared: Vec<u32> = batch.par_iter().map(|&pair| verifier.shared(pair)).collect();
-            for (&pair, &f) in batch.iter().zip(&shared) {
+            for (&pair, f) in batch.iter().zip(verifier.shared(batch)?) {
                 let (i, j) = ((pair >> 32) as u32, pair as u32);
                 if passes(i, j, f) {
                     true_pairs += 1;
@@ -661,50 +643,110 @@ impl Starts {
     }
 }
 
-/// Intersects two documents' lists.
+/// Intersects two documents' lists, read from the lists file through a
+/// mapping when the file fits its share of the budget, by positioned reads
+/// otherwise.
+///
+/// A mapping read at random stays resident page by page, and each touch
+/// maps the pages around it too: letting go of the pages once the list
+/// bytes read reached the share still held 57 MB of lists at
+/// `--memory 16M` on an 856 MB crawl (1.8 million candidates), and
+/// letting go as soon as the resident pages reached it made verification
+/// fault its lists in again batch after batch (93.0 s against 47.7 on 23
+/// million documents at `--memory 256M`). Positioned reads hold two lists
+/// a thread.
 struct Verifier<'a> {
-    lists: &'a Mapped<DocPosting>,
+    lists: ListFile,
     starts: &'a Starts,
 }
 
-impl Verifier<'_> {
-    fn list(&self, doc: u32) -> &[u8] {
-        let (a, b) = (self.starts.get(doc as usize), self.starts.get(doc as usize + 1));
-        &self.lists.bytes()[a * DocPosting::SIZE..b * DocPosting::SIZE]
-    }
+enum ListFile {
+    Mapped(Mapped<DocPosting>),
+    Read(ReadAt<DocPosting>),
+}
 
-    /// The bytes of the two lists a pair's verification reads.
-    fn bytes(&self, pair: u64) -> u64 {
-        (self.list((pair >> 32) as u32).len() + self.list(pair as u32).len()) as u64
-    }
+/// A thread's copies of the two lists it intersects; the first is kept
+/// while the pairs (sorted by their first document) share it.
+#[derive(Default)]
+struct ListBuffers {
+    first_doc: Option<u32>,
+    first: Vec<u8>,
+    second: Vec<u8>,
+}
 
-    /// F(i, j): the entries both lists hold, by a merge in the global
-    /// order.
-    fn shared(&self, pair: u64) -> u32 {
-        let key = |b: &[u8]| {
-            let p = DocPosting::decode(b);
-            (p.df, p.fprint)
+impl<'a> Verifier<'a> {
+    /// The lists file at `path`, mapped if it is at most `share` bytes.
+    fn open(path: &Path, starts: &'a Starts, share: u64) -> anyhow::Result<Verifier<'a>> {
+        let lists = if file_len(path) <= share {
+            ListFile::Mapped(Mapped::open(path)?)
+        } else {
+            ListFile::Read(ReadAt::open(path)?)
         };
-        let mut a = self.list((pair >> 32) as u32).chunks_exact(DocPosting::SIZE).map(key).peekable();
-        let mut b = self.list(pair as u32).chunks_exact(DocPosting::SIZE).map(key).peekable();
-        let mut shared = 0;
-        while let (Some(x), Some(y)) = (a.peek(), b.peek()) {
-            match x.cmp(y) {
-                std::cmp::Ordering::Less => {
-                    a.next();
-                }
-                std::cmp::Ordering::Greater => {
-                    b.next();
-                }
-                std::cmp::Ordering::Equal => {
-                    shared += 1;
-                    a.next();
-                    b.next();
-                }
+        Ok(Verifier { lists, starts })
+    }
+
+    fn entries(&self, doc: u32) -> std::ops::Range<usize> {
+        self.starts.get(doc as usize)..self.starts.get(doc as usize + 1)
+    }
+
+    /// F(i, j) of every pair (i, j) of `batch`, in parallel.
+    fn shared(&self, batch: &[u64]) -> anyhow::Result<Vec<u32>> {
+        let pair = |p: u64| ((p >> 32) as u32, p as u32);
+        match &self.lists {
+            ListFile::Mapped(map) => {
+                let list = |doc| {
+                    let e = self.entries(doc);
+                    &map.bytes()[e.start * DocPosting::SIZE..e.end * DocPosting::SIZE]
+                };
+                Ok(batch
+                    .par_iter()
+                    .map(|&p| {
+                        let (i, j) = pair(p);
+                        intersect(list(i), list(j))
+                    })
+                    .collect())
+            }
+            ListFile::Read(file) => batch
+                .par_iter()
+                .map_init(ListBuffers::default, |bufs, &p| {
+                    let (i, j) = pair(p);
+                    if bufs.first_doc != Some(i) {
+                        file.read_into(self.entries(i), &mut bufs.first)?;
+                        bufs.first_doc = Some(i);
+                    }
+                    file.read_into(self.entries(j), &mut bufs.second)?;
+                    Ok(intersect(&bufs.first, &bufs.second))
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The entries two lists share, by a merge in the global order.
+fn intersect(a: &[u8], b: &[u8]) -> u32 {
+    let key = |b: &[u8]| {
+        let p = DocPosting::decode(b);
+        (p.df, p.fprint)
+    };
+    let mut a = a.chunks_exact(DocPosting::SIZE).map(key).peekable();
+    let mut b = b.chunks_exact(DocPosting::SIZE).map(key).peekable();
+    let mut shared = 0;
+    while let (Some(x), Some(y)) = (a.peek(), b.peek()) {
+        match x.cmp(y) {
+            std::cmp::Ordering::Less => {
+                a.next();
+            }
+            std::cmp::Ordering::Greater => {
+                b.next();
+            }
+            std::cmp::Ordering::Equal => {
+                shared += 1;
+                a.next();
+                b.next();
             }
         }
-        shared
     }
+    shared
 }
 
 fn file_len(path: &Path) -> u64 {
@@ -754,6 +796,49 @@ impl HyperLogLog {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lists_read_by_positioned_reads_intersect_as_mapped_ones() {
+        // Five documents' lists in the global (df, fprint) order, the
+        // third empty; every pair of them, sorted by first document.
+        let lists: [&[(u32, u64)]; 5] = [
+            &[(2, 10), (2, 11), (3, 7), (9, 1)],
+            &[(2, 11), (3, 7), (4, 8), (9, 1)],
+            &[],
+            &[(2, 10), (4, 8), (9, 1)],
+            &[(1, 5), (2, 11)],
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lists.fpd");
+        let mut w =
+            RecordWriter::<DocPosting>::create(&path, Header::new::<DocPosting>("", true, 0, 1)).unwrap();
+        let mut starts = Starts::new(lists.len() + 1, 64);
+        let mut at = 0u64;
+        for (doc, list) in lists.iter().enumerate() {
+            starts.fill(doc..=doc, at);
+            for &(df, fprint) in list.iter() {
+                w.push(&DocPosting { doc: doc as u32, df, fprint }).unwrap();
+                at += 1;
+            }
+        }
+        starts.fill(lists.len()..=lists.len(), at);
+        w.finish().unwrap();
+        let batch: Vec<u64> = (0..5u32).flat_map(|i| (i + 1..5).map(move |j| pack(i, j))).collect();
+        let brute: Vec<u32> = batch
+            .iter()
+            .map(|&p| {
+                let (a, b) = (lists[(p >> 32) as usize], lists[p as u32 as usize]);
+                a.iter().filter(|x| b.contains(x)).count() as u32
+            })
+            .collect();
+        let mapped = Verifier::open(&path, &starts, u64::MAX).unwrap();
+        assert!(matches!(mapped.lists, ListFile::Mapped(_)));
+        let read = Verifier::open(&path, &starts, 0).unwrap();
+        assert!(matches!(read.lists, ListFile::Read(_)));
+        assert_eq!(mapped.shared(&batch).unwrap(), brute);
+        assert_eq!(read.shared(&batch).unwrap(), brute);
+        assert_eq!(brute[0], 3, "documents 0 and 1 share three entries");
+    }
 
     #[test]
     fn hyperloglog_estimates_distinct_items_within_a_few_percent() {

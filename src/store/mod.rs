@@ -132,7 +132,7 @@ pub(crate) use csv_out::{CsvOut, write_rows};
 pub(crate) use manifest::Manifest;
 pub use overlap::Overlap;
 
-pub use file::{Center, ChunkRecord, Header, Mapped, Record, RecordWriter};
+pub use file::{Center, ChunkRecord, Header, Mapped, ReadAt, Record, RecordWriter};
 pub(crate) use file::{ExactRecord, FuzzySignature, HEADER_SIZE, RecordReader, le_u32, le_u64};
 pub(crate) use stamp::{StageKey, Stamp, relative};
 
