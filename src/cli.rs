@@ -553,8 +553,8 @@ struct ResourceArgs {
     /// on it.
     #[arg(long, value_name = "N", value_parser = parse_positive)]
     threads: Option<u32>,
-    /// Memory budget; stages spill to disk beyond it (e.g. 512M, 2G; at most the machine's
-    /// memory).
+    /// Memory budget; stages spill to disk beyond it (e.g. 512M, 2G; at least 32M, at most the
+    /// machine's memory).
     #[arg(long, value_name = "SIZE", default_value = "2G", value_parser = parse_memory)]
     memory: ByteSize,
 }
@@ -654,13 +654,10 @@ fn parse_ratio(s: &str) -> Result<Ratio, String> {
     s.parse()
 }
 
-/// The smallest budget that still leaves every stage room for its buffers.
-const MIN_MEMORY: u64 = 16 << 20;
-
 fn parse_memory(s: &str) -> Result<ByteSize, String> {
     let size: ByteSize = s.parse()?;
-    if size.0 < MIN_MEMORY {
-        return Err(format!("'{s}' is below the minimum of {}", ByteSize(MIN_MEMORY)));
+    if size.0 < crate::memory::MIN_BUDGET {
+        return Err(format!("'{s}' is below the minimum of {}", ByteSize(crate::memory::MIN_BUDGET)));
     }
     Ok(size)
 }
@@ -780,9 +777,11 @@ const MAX_THREADS_PER_CORE: usize = 4;
 
 impl ResourceArgs {
     /// Sizes the global thread pool once, before any stage runs, and
-    /// returns the memory budget the stages get: a budget above the
-    /// machine's memory is taken down to it, with a warning, because a
-    /// stage that trusts it would ask for memory that is not there.
+    /// returns the share of the memory budget the stages divide
+    /// ([`crate::memory::working`]: the budget less what the process holds
+    /// whatever it does). A budget above the machine's memory is taken
+    /// down to it, with a warning, because a stage that trusts it would
+    /// ask for memory that is not there.
     fn apply(&self, progress: &Progress) -> anyhow::Result<ByteSize> {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let most = cores * MAX_THREADS_PER_CORE;
@@ -813,8 +812,9 @@ impl ResourceArgs {
             }
             _ => self.memory,
         };
-        crate::memory::set_budget(memory.0);
-        Ok(memory)
+        let working = crate::memory::working(memory.0);
+        crate::memory::set_budget(working);
+        Ok(ByteSize(working))
     }
 }
 

@@ -584,7 +584,7 @@ fn warn_pages_over_budget(over: OverBudget, memory: u64, progress: &Progress) {
          each was worked on alone, and the stage may have gone over the budget; give more --memory, \
          or --max-record-bytes {} or less to skip such pages",
         count(over.pages, "page", "pages"),
-        ByteSize(memory),
+        ByteSize(crate::memory::stated(memory)),
         ByteSize(over.largest_need),
         ByteSize(max_record_within(memory)),
     ));
@@ -599,13 +599,13 @@ fn max_record_within(memory: u64) -> u64 {
 /// Warns when `--max-record-bytes` is above `--memory`: a page of that
 /// size could not be worked on within the budget.
 fn warn_record_limit_over_budget(cfg: &FingerprintConfig, progress: &Progress) {
-    if cfg.read.max_record_bytes > cfg.memory {
+    if cfg.read.max_record_bytes > crate::memory::stated(cfg.memory) {
         progress.warn(&format!(
             "--max-record-bytes {} is more than --memory {}: a page near that size needs about {} \
              times its size while it is worked on, and would take the stage over the budget; \
              give --max-record-bytes {} or less to stay within it",
             ByteSize(cfg.read.max_record_bytes),
-            ByteSize(cfg.memory),
+            ByteSize(crate::memory::stated(cfg.memory)),
             read::budget::NEED_FACTOR,
             ByteSize(max_record_within(cfg.memory)),
         ));

@@ -51,11 +51,40 @@ impl fmt::Display for ByteSize {
     }
 }
 
-/// The command's `--memory`, once it is known (0 before).
+/// What a process of the tool holds resident whatever its budget and its
+/// crawl: the binary's code and the libraries it touches (about 7.5 MiB on
+/// Linux), the threads' stacks and the allocator's per-thread pools. Each
+/// stage of `overlap run` on the bundled sample peaks at 8.8 to 9.8 MiB
+/// (`--memory 32M`, release build): that much of any budget is never the
+/// stages' to divide, and sizing their shares from the whole of `--memory`
+/// took them past it at small budgets (at 16M, where it was two thirds of
+/// the budget, the fingerprint stage peaked at 27.9 MiB on an 856 MB
+/// crawl). The stages divide [`working`] instead.
+pub(crate) const BASE: u64 = 10 << 20;
+
+/// The smallest `--memory`: the [`BASE`] and 22 MiB for the stages, which
+/// is what every stage needs to stay within the budget + 15% on generated
+/// crawls of 213 MB to 3.4 GB (the table in docs/performance.md).
+pub(crate) const MIN_BUDGET: u64 = 32 << 20;
+
+/// The share of the `--memory` budget the stages divide among their
+/// buffers, sorts and spills: the budget less the process's [`BASE`].
+pub(crate) fn working(budget: u64) -> u64 {
+    budget.saturating_sub(BASE)
+}
+
+/// The `--memory` a working share comes from, for messages that tell the
+/// user what to give: the inverse of [`working`] at every budget from
+/// [`MIN_BUDGET`] up.
+pub(crate) fn stated(working: u64) -> u64 {
+    working.saturating_add(BASE)
+}
+
+/// The stages' working share of `--memory`, once it is known (0 before).
 static BUDGET: AtomicU64 = AtomicU64::new(0);
 
-/// Records the command's memory budget, for what sizes itself by it
-/// without being handed it ([`scan_window`]).
+/// Records the stages' working share of the budget ([`working`]), for
+/// what sizes itself by it without being handed it ([`scan_window`]).
 pub(crate) fn set_budget(bytes: u64) {
     BUDGET.store(bytes, Ordering::Relaxed);
 }

@@ -308,8 +308,8 @@ fn small_memory_budget_gives_the_same_outputs() {
         overlap_ok(&v);
     };
     run(&a, &[]);
-    run(&b, &["--memory", "16M"]);
-    assert_same_outputs(&a, &b, "--memory 16M vs default");
+    run(&b, &["--memory", "32M"]);
+    assert_same_outputs(&a, &b, "--memory 32M vs default");
 }
 
 #[test]
@@ -1260,5 +1260,31 @@ fn prefix_filtering_and_auto_are_forecast_before_they_generate_candidates() {
             "{last}"
         );
         assert!(!out.join("overlap.csv").exists(), "nothing counted");
+    }
+}
+
+#[test]
+fn a_budget_below_the_smallest_is_one_line_and_exit_2_and_the_smallest_runs() {
+    // About 10 MiB of any budget is the process itself; below 32M the
+    // stages could not keep within it, so it is refused before any work.
+    let tmp = tempdir();
+    let out = tmp.path().join("out");
+    for (memory, refused) in [("31M", true), ("1G", false), ("32M", false), ("16M", true)] {
+        let args: Vec<String> =
+            ["run", "testdata/sample.warc.gz", "--out", &arg(&out), "-q", "--memory", memory]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+        let run = overlap(&args);
+        let what = describe(&args, &run);
+        if refused {
+            assert_eq!(run.status.code(), Some(2), "{what}");
+            let lines = stderr_lines(&run);
+            assert_eq!(lines.len(), 1, "{what}");
+            assert!(lines[0].contains(&format!("'{memory}' is below the minimum of 32.0 MiB")), "{what}");
+        } else {
+            assert_eq!(run.status.code(), Some(0), "{what}");
+            assert!(read_docs(&out).len() > 300, "{what}");
+        }
     }
 }

@@ -256,7 +256,7 @@ fn the_digest_shortcut_gives_what_extraction_gives() {
 }
 
 /// More responses with a digest than the copy index's table holds at the
-/// smallest `--memory` (57,344 slots at 16 MiB), so that most originals
+/// smallest `--memory` (57,344 slots at 32 MiB), so that most originals
 /// are in runs on disk when their copies and revisits come: the outputs
 /// are those of a budget that holds them all.
 #[test]
@@ -302,9 +302,9 @@ fn copies_of_originals_spilled_to_disk_are_found_alike() {
         overlap_ok(["run", &arg(&input), "--out", &arg(out), "-T", "2", "--memory", memory, "-q"]);
     };
     let (small, large) = (tmp.path().join("small"), tmp.path().join("large"));
-    run(&small, "16M");
+    run(&small, "32M");
     run(&large, "1G");
-    assert_same_outputs(&small, &large, "--memory 16M (copy index spilled) vs 1G");
+    assert_same_outputs(&small, &large, "--memory 32M (copy index spilled) vs 1G");
     let fp = &read_stats(&small)["fingerprint"];
     assert_eq!(fp["payload_digest_copies"], expected_copies);
     assert_eq!(fp["revisits"], expected_revisits);

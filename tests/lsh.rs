@@ -315,7 +315,7 @@ fn approximate_tables_do_not_depend_on_threads_or_memory() {
     ]);
     for method in ["minhash", "simhash:6"] {
         let mut tables = Vec::new();
-        for (threads, memory) in [("1", "16M"), ("2", "1G"), ("4", "64M")] {
+        for (threads, memory) in [("1", "32M"), ("2", "1G"), ("4", "64M")] {
             overlap_ok([
                 "pairs",
                 out.to_str().unwrap(),

@@ -112,7 +112,7 @@ fn a_record_limit_above_the_budget_and_pages_beyond_it_are_warned_of() {
     );
     assert!(
         stderr.contains("2 pages needed more than half of --memory 32.0 MiB")
-            && stderr.contains("5.3 MiB or less"),
+            && stderr.contains("3.7 MiB or less"),
         "{}",
         describe(&args, &run)
     );

@@ -119,7 +119,7 @@ fn methods_agree_under_the_smallest_memory_budget() {
     // merges in rounds are checked by the unit tests of pairs::aggregate.)
     let spec = "words:3:1";
     let reference = Reference::new(&texts(&docs), Spec::parse(spec));
-    check_methods(tmp.path(), &input, spec, 40, &reference, &["--memory", "16M"]);
+    check_methods(tmp.path(), &input, spec, 40, &reference, &["--memory", "32M"]);
 }
 
 /// A skewed corpus: a few boilerplate lines are in most documents, so most

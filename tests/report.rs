@@ -833,7 +833,7 @@ fn a_crawl_tiled_three_times_has_three_times_every_count() {
     // times the crawl's, count by count, with its shares unchanged.
     let tmp = tempdir();
     let (one, three) = sample_tiled_three_times(tmp.path(), &[]);
-    overlap_ok(["report", &arg(&three), "-q", "--memory", "16M"]);
+    overlap_ok(["report", &arg(&three), "-q", "--memory", "32M"]);
 
     let (mut a, mut b) = (Vec::new(), Vec::new());
     numbers(&report_json(&one), String::new(), &mut a);
@@ -894,8 +894,8 @@ fn a_fingerprinted_crawl_tiled_three_times_has_three_times_every_exact_and_pair_
     // an independent copy, so their counts are three times the crawl's.
     let tmp = tempdir();
     let (one, three) = sample_tiled_three_times(tmp.path(), &["--from", "fingerprint"]);
-    overlap_ok(["exact", &arg(&three), "-q", "--memory", "16M"]);
-    overlap_ok(["pairs", &arg(&three), "-q", "--memory", "16M"]);
+    overlap_ok(["exact", &arg(&three), "-q", "--memory", "32M"]);
+    overlap_ok(["pairs", &arg(&three), "-q", "--memory", "32M"]);
 
     let stats = |dir: &Path| -> Value {
         serde_json::from_str(&fs::read_to_string(dir.join("stats.json")).unwrap()).unwrap()

@@ -398,7 +398,7 @@ impl<R: Record> Mapped<R> {
 
     /// Maps the file, `check`s its bytes against the manifest, then against
     /// its header.
-    fn map(path: &Path, check: impl FnOnce(&[u8]) -> anyhow::Result<()>) -> anyhow::Result<Self> {
+    fn map(path: &Path, check: impl FnOnce(&Mmap) -> anyhow::Result<()>) -> anyhow::Result<Self> {
         let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
         let len = file.metadata().with_context(|| format!("cannot read {}", path.display()))?.len();
         if len < HEADER_SIZE as u64 {

@@ -190,11 +190,16 @@ fn sort_records<R: Record + Ord>(
     }
     // `extsort` gathers a segment in a list that grows by doubling and is
     // written out once it holds one record more than the segment size: a
-    // segment of 2^k - 1 records keeps the list at 2^k, within the budget.
-    // (A segment of the budget's size grew the list to the next power of
-    // two, up to twice the budget: 84 MB for the report's URL entries on
-    // 2.1 million pages at a budget of 64 MB.)
-    let segment = (1u64 << max_in_memory.ilog2()) - 1;
+    // segment of 2^k - 1 records keeps the list at 2^k. (A segment of the
+    // budget's size grew the list to the next power of two, up to twice
+    // the budget: 84 MB for the report's URL entries on 2.1 million pages
+    // at a budget of 64 MB.) The list is at most half the budget, for the
+    // lists it grew through, which the thread's allocator pool keeps, and
+    // the merge's readers: with lists of up to the whole budget, the
+    // fingerprint stage's two partition sorts at `--memory 32M` on a
+    // generated crawl of 3.4 GB held 8 MiB lists each and the stage peaked
+    // at 40.4 MiB; with lists of half, 32.4.
+    let segment = (1u64 << (max_in_memory / 2).max(1024).ilog2()) - 1;
     // Each segment sorted on every thread of the pool, as in memory
     // ([`sort_in_memory`]): the pairs stage's postings at 23 million
     // documents are sorted in such segments, on one core of two before.

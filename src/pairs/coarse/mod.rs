@@ -515,8 +515,8 @@ impl CountingMethod for CoarseCounting {
                         "--counters {m} needs {} of counters ({arrays_at_once} x {m} of {bits} bits), \
                          more than half of --memory {}: give --memory {} or more, or fewer counters",
                         ByteSize(need),
-                        ByteSize(input.memory),
-                        ByteSize(need * 2)
+                        ByteSize(crate::memory::stated(input.memory)),
+                        ByteSize(crate::memory::stated(need * 2))
                     );
                 }
                 m
