@@ -466,6 +466,33 @@ mod tests {
         assert_eq!(&map[..], &bytes[..]);
     }
 
+    /// The resident bytes of the mapping that starts at `addr`, from
+    /// this process's `/proc/self/smaps`.
+    #[cfg(target_os = "linux")]
+    fn resident(addr: usize) -> u64 {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+        let start = format!("{addr:x}-");
+        let mut lines = smaps.lines().skip_while(|l| !l.starts_with(&start));
+        lines.next().expect("the mapping is listed");
+        let rss = lines.find(|l| l.starts_with("Rss:")).unwrap();
+        rss.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_file_summed_a_window_at_a_time_does_not_stay_resident() {
+        let dir = tempfile::tempdir().unwrap();
+        let bytes: Vec<u8> = (0..32u32 << 20).map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8).collect();
+        let whole = xxhash_rust::xxh3::xxh3_64(&bytes);
+        let map = mapped(dir.path(), "big.fpd", &bytes);
+        drop(bytes);
+        assert_eq!(sum_mapped_by(&map, 1 << 20), whole);
+        // Hashed whole, all 32 MiB stayed resident; a window at a time,
+        // none of it (each window let go of once hashed).
+        let after = resident(map.as_ptr() as usize);
+        assert!(after <= 2 << 20, "{after} bytes of 32 MiB resident after summing");
+    }
+
     #[test]
     fn known_files_are_checked_once_and_forgotten_when_written_anew() {
         let dir = tempfile::tempdir().unwrap();
