@@ -30,8 +30,8 @@ use std::path::PathBuf;
 use anyhow::{Context, bail};
 use serde::Serialize;
 
-use crate::pairs::{Criterion, Ratio};
 use crate::stats::count;
+use crate::store::criterion::{Criterion, Ratio};
 use count::{BINS, Found};
 use foreign::Kind;
 use side::{Analysis, NONE, Side, Sim, Urls};

@@ -15,7 +15,7 @@ use std::path::Path;
 use anyhow::{Context, bail};
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::pairs::{Criterion, Ratio};
+use crate::store::criterion::{Criterion, Ratio};
 use crate::store::docs::{self, DocTable};
 use crate::store::{Manifest, OutDir, overlap};
 

@@ -11,7 +11,6 @@
 
 pub(crate) mod aggregate;
 pub mod coarse;
-pub mod criterion;
 mod delta;
 mod forecast;
 mod lsh;
@@ -29,8 +28,8 @@ use std::str::FromStr;
 
 use rayon::prelude::*;
 
+pub use crate::store::criterion::{Criterion, Ratio};
 pub use coarse::CoarseVariant;
-pub use criterion::{Criterion, Ratio};
 pub use minhash::Bands;
 pub use stats::{AutoStats, PairsStats};
 pub use template::TemplateRule;
@@ -39,12 +38,12 @@ use crate::exact;
 use crate::progress::Progress;
 use crate::stage::{Outcome, Stage};
 pub use crate::store::Overlap;
+use crate::store::criterion::Measures;
 use crate::store::handles::DocIds;
 use crate::store::manifest::PairsSettings;
 use crate::store::overlap::{Columns, OverlapWriter};
 use crate::store::scopes::{Scope, ScopeId};
 use crate::store::{self, Center, ChunkRecord, Manifest, Mapped, OutDir, Stamp};
-use criterion::Measures;
 
 pub(crate) const STAGE: &str = "pairs";
 

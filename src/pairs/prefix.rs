@@ -22,7 +22,7 @@
 //!    parallel, in (i, j) order.
 //!
 //! With a similarity criterion (`--jaccard`, `--containment`, see
-//! [`super::criterion`]) the same lists give the set-similarity join of
+//! [`crate::store::criterion`]) the same lists give the set-similarity join of
 //! Bayardo, Ma & Srikant and Xiao et al.'s PPJoin: a document's unshared
 //! chunks (in no other counted document of its scope) can never be common,
 //! so they count as the rarest and sit before its list; the overlap a pair

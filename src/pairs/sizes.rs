@@ -1,6 +1,6 @@
 //! Each counted document's set size |A|: its distinct chunk fingerprints,
 //! less the stop chunks of its scope, which a similarity criterion divides
-//! by (see [`super::criterion`]). F leaves stop chunks out, so the sets do
+//! by (see [`crate::store::criterion`]). F leaves stop chunks out, so the sets do
 //! too; otherwise a page full of navigation lines could never reach a
 //! Jaccard threshold whatever it copied.
 //!

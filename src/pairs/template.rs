@@ -33,7 +33,7 @@ use std::str::FromStr;
 use rayon::prelude::*;
 
 use super::Counted;
-use super::criterion::Ratio;
+use crate::store::criterion::Ratio;
 use crate::store::docs::{DocTable, for_each_doc};
 use crate::store::scopes::{Scope, ScopeNumbers};
 use crate::store::{ChunkRecord, Header, Mapped, OutDir, RecordWriter};

@@ -145,7 +145,7 @@ pub(crate) struct PairsSettings {
 
 impl PairsSettings {
     /// The rule the Overlap table was counted with.
-    pub(crate) fn criterion(&self) -> anyhow::Result<crate::pairs::Criterion> {
+    pub(crate) fn criterion(&self) -> anyhow::Result<super::criterion::Criterion> {
         let ratio = |name: &str, value: &Option<String>| {
             value
                 .as_deref()
@@ -153,7 +153,7 @@ impl PairsSettings {
                 .transpose()
                 .map_err(|e: String| anyhow::anyhow!("manifest.json: pairs.{name}: {e}"))
         };
-        Ok(crate::pairs::Criterion {
+        Ok(super::criterion::Criterion {
             threshold: self.threshold,
             jaccard: ratio("jaccard", &self.jaccard)?,
             containment: ratio("containment", &self.containment)?,

@@ -111,6 +111,7 @@
 //! documents, more than the largest crawl one machine can process.
 
 pub(crate) mod changes;
+pub mod criterion;
 mod csv_out;
 pub(crate) mod docs;
 mod file;

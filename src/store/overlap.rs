@@ -15,9 +15,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 
+use super::criterion::Criterion;
+pub use super::criterion::Measures;
 use super::{CannotWrite, commit, temp_path};
-use crate::pairs::criterion::Criterion;
-pub use crate::pairs::criterion::Measures;
 
 const HEADER: &str = "doc_i,doc_j,shared";
 
