@@ -273,6 +273,22 @@ impl<R: Record> RecordWriter<R> {
     }
 }
 
+/// Lets go of the whole pages of `map` between bytes `start` and `end`, as
+/// [`Mapped::release`] does of all of them: they no longer count in the
+/// process's resident memory, and stay in the page cache.
+pub(crate) fn let_go(map: &Mmap, start: usize, end: usize) {
+    const PAGE: usize = 4096;
+    let (start, end) = (start.div_ceil(PAGE) * PAGE, end.min(map.len()) / PAGE * PAGE);
+    #[cfg(unix)]
+    if start < end {
+        // SAFETY: as in `Mapped::release`, on whole pages of a read-only
+        // mapping of a file that is not modified while mapped.
+        unsafe {
+            let _ = map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start);
+        }
+    }
+}
+
 /// A record file mapped into memory, checked against its header.
 pub struct Mapped<R: Record> {
     map: Mmap,
@@ -461,15 +477,7 @@ impl<R: Record> Mapped<R> {
     /// Lets go of the whole pages of the mapping before byte `end`, as
     /// [`Mapped::release`] does of all of them.
     fn release_before(&self, end: usize) {
-        const PAGE: usize = 4096;
-        let end = end / PAGE * PAGE;
-        #[cfg(unix)]
-        if end > 0 {
-            // SAFETY: as in `release`, on the mapping's first `end` bytes.
-            unsafe {
-                let _ = self.map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, 0, end);
-            }
-        }
+        let_go(&self.map, 0, end);
     }
 
     /// Lets go of the pages read so far, so that they no longer count in

@@ -89,13 +89,7 @@ fn sum_mapped_by(map: &memmap2::Mmap, window: usize) -> u64 {
     let mut hasher = xxhash_rust::xxh3::Xxh3::new();
     for (i, bytes) in map.chunks(window).enumerate() {
         hasher.update(bytes);
-        #[cfg(unix)]
-        // SAFETY: the range is whole pages of this read-only mapping of a
-        // file, which are read again from the page cache if touched later;
-        // no reference into them is held past this point but `map`'s own.
-        unsafe {
-            let _ = map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, i * window, bytes.len());
-        }
+        super::file::let_go(map, i * window, i * window + bytes.len());
     }
     hasher.digest()
 }
