@@ -197,8 +197,8 @@ fn sort_records<R: Record + Ord>(
     // lists it grew through, which the thread's allocator pool keeps, and
     // the merge's readers: with lists of up to the whole budget, the
     // fingerprint stage's two partition sorts at `--memory 32M` on a
-    // generated crawl of 3.4 GB held 8 MiB lists each and the stage peaked
-    // at 40.4 MiB; with lists of half, 32.4.
+    // generated crawl of 3.4 GB held 8 MiB lists each and the stage, as a
+    // process of its own, peaked at 40.9 MiB; with lists of half, 32.4.
     let segment = (1u64 << (max_in_memory / 2).max(1024).ilog2()) - 1;
     // Each segment sorted on every thread of the pool, as in memory
     // ([`sort_in_memory`]): the pairs stage's postings at 23 million
