@@ -14,17 +14,18 @@ use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use crate::chunk::Chunking;
 use crate::dedup::{self, DedupConfig};
 use crate::exact::{self, ExactConfig};
-use crate::fingerprint::{self, FingerprintConfig, FingerprintStats, PreviousConfig};
+use crate::fingerprint::{self, FingerprintConfig, PreviousConfig};
 use crate::memory::ByteSize;
 use crate::pairs::{self, CoarseVariant, Criterion, Method, PairsConfig, Ratio, TemplateRule};
 use crate::preset::{Defaults, Preset};
 use crate::progress::Progress;
 use crate::read::{InputFormat, ReadOptions};
 use crate::report::{self, FuzzyConfig, ReportConfig};
-use crate::stage::Outcome;
-use crate::stats::Summary;
 use crate::store::OutDir;
 use crate::store::scopes::Scope;
+use crate::store::stage::Outcome;
+use crate::store::stats::Summary;
+use crate::store::stats::{FingerprintStats, Section};
 use crate::{dump, eval, explain, export, export_tables, manual};
 
 /// Measures how much of a web crawl is copied: exact copies, and every pair
@@ -142,7 +143,7 @@ impl OutputArgs {
     /// for; after the fingerprint stage.
     fn export(&self, out: &OutDir, progress: &Progress) -> anyhow::Result<()> {
         if self.format == OutputFormat::Parquet {
-            report(progress, out, export::STAGE, export::run(out, progress)?);
+            report(progress, out, export::run(out, progress)?);
         }
         Ok(())
     }
@@ -150,7 +151,7 @@ impl OutputArgs {
     /// The Parquet export of every table, when asked for; after the report.
     fn export_tables(&self, out: &OutDir, progress: &Progress) -> anyhow::Result<()> {
         if self.format == OutputFormat::Parquet {
-            report(progress, out, export_tables::STAGE, export_tables::run(out, progress)?);
+            report(progress, out, export_tables::run(out, progress)?);
         }
         Ok(())
     }
@@ -830,19 +831,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             let out = args.input.out_dir()?;
             locked(&out, || {
                 let strict = read_inputs(&args.input, &defaults, &args.output, &out, memory, &progress)?;
-                report(
-                    &progress,
-                    &out,
-                    exact::STAGE,
-                    exact::run(&out, &args.scope.config(memory), &progress)?,
-                );
-                report(&progress, &out, pairs::STAGE, pairs::run(&out, &count, &progress)?);
-                report(
-                    &progress,
-                    &out,
-                    report::STAGE,
-                    report::run(&out, &args.audit.config(memory, &[]), &progress)?,
-                );
+                report(&progress, &out, exact::run(&out, &args.scope.config(memory), &progress)?);
+                report(&progress, &out, pairs::run(&out, &count, &progress)?);
+                report(&progress, &out, report::run(&out, &args.audit.config(memory, &[]), &progress)?);
                 args.output.export_tables(&out, &progress)?;
                 strict.map_or(Ok(()), check_strict)
             })
@@ -860,12 +851,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             let memory = args.resources.apply(&progress)?;
             let out = existing(&args.dir)?;
             locked(&out, || {
-                report(
-                    &progress,
-                    &out,
-                    exact::STAGE,
-                    exact::run(&out, &args.scope.config(memory), &progress)?,
-                );
+                report(&progress, &out, exact::run(&out, &args.scope.config(memory), &progress)?);
                 Ok(())
             })
         }
@@ -874,7 +860,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             let out = existing(&args.dir)?;
             let count = args.count.config(memory, &args.preset.defaults_of(&out), false)?;
             locked(&out, || {
-                report(&progress, &out, pairs::STAGE, pairs::run(&out, &count, &progress)?);
+                report(&progress, &out, pairs::run(&out, &count, &progress)?);
                 Ok(())
             })
         }
@@ -883,7 +869,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             let out = existing(&args.dir)?;
             locked(&out, || {
                 let cfg = args.audit.config(memory, &args.compare);
-                report(&progress, &out, report::STAGE, report::run(&out, &cfg, &progress)?);
+                report(&progress, &out, report::run(&out, &cfg, &progress)?);
                 args.output.export_tables(&out, &progress)
             })
         }
@@ -981,7 +967,7 @@ fn read_inputs(
 ) -> anyhow::Result<Option<FingerprintStats>> {
     let read = fingerprint::run(out, &input.config(memory, defaults)?, progress)?;
     let counts = read_counts(out, &read)?;
-    report(progress, out, fingerprint::STAGE, read);
+    report(progress, out, read);
     // Nothing to analyse is an error, whatever the flags: a scheduler's
     // run over the wrong files must not pass for an audit of no copies.
     if crate::store::Manifest::read(out)?.documents == 0 {
@@ -999,7 +985,7 @@ fn nothing_to_analyse(stats: &FingerprintStats) -> String {
             stats.inputs.iter().filter_map(|i| i.skipped.as_deref()).collect();
         why.push(format!(
             "{} skipped whole ({})",
-            crate::stats::count(stats.inputs_skipped, "input was", "inputs were"),
+            crate::progress::count(stats.inputs_skipped, "input was", "inputs were"),
             reasons.into_iter().collect::<Vec<_>>().join(", ")
         ));
     }
@@ -1009,7 +995,7 @@ fn nothing_to_analyse(stats: &FingerprintStats) -> String {
         let named: Vec<String> = reasons.iter().take(3).map(|(r, n)| format!("{r} {n}")).collect();
         why.push(format!(
             "{} read, none a document ({})",
-            crate::stats::count(stats.records, "record", "records"),
+            crate::progress::count(stats.records, "record", "records"),
             named.join(", ")
         ));
     } else if stats.inputs_skipped < stats.inputs.len() as u64 {
@@ -1023,7 +1009,7 @@ fn nothing_to_analyse(stats: &FingerprintStats) -> String {
 fn read_counts(out: &OutDir, outcome: &Outcome<FingerprintStats>) -> anyhow::Result<FingerprintStats> {
     match outcome {
         Outcome::Ran(stats) => Ok(stats.clone()),
-        Outcome::UpToDate => crate::stats::read_section(out, fingerprint::STAGE)?
+        Outcome::UpToDate => crate::store::stats::read_section(out)?
             .with_context(|| format!("{} has no fingerprint section", out.stats().display())),
     }
 }
@@ -1035,13 +1021,13 @@ fn check_strict(stats: FingerprintStats) -> anyhow::Result<()> {
     if stats.corrupt_records > 0 {
         why.push(format!(
             "{} skipped as corrupt",
-            crate::stats::count(stats.corrupt_records, "record was", "records were")
+            crate::progress::count(stats.corrupt_records, "record was", "records were")
         ));
     }
     if stats.inputs_skipped > 0 {
         why.push(format!(
             "{} skipped",
-            crate::stats::count(stats.inputs_skipped, "input was", "inputs were")
+            crate::progress::count(stats.inputs_skipped, "input was", "inputs were")
         ));
     }
     if stats.documents == 0 {
@@ -1082,17 +1068,13 @@ fn existing(dir: &std::path::Path) -> anyhow::Result<OutDir> {
 }
 
 /// A summary per stage, on a terminal or with `--stats`.
-fn report<S: Summary + serde::de::DeserializeOwned>(
-    progress: &Progress,
-    out: &OutDir,
-    stage: &str,
-    outcome: Outcome<S>,
-) {
+fn report<S: Summary + Section>(progress: &Progress, out: &OutDir, outcome: Outcome<S>) {
+    let stage = S::STAGE;
     match outcome {
         Outcome::Ran(stats) => progress.summary(&stats.summary()),
         // A rerun says what is there: the summary stats.json keeps, marked
         // as the work of an earlier run.
-        Outcome::UpToDate => match crate::stats::read_section::<S>(out, stage) {
+        Outcome::UpToDate => match crate::store::stats::read_section::<S>(out) {
             Ok(Some(stats)) => {
                 let text = stats.summary();
                 let (first, rest) =

@@ -37,15 +37,16 @@ use anyhow::bail;
 pub(crate) use output::Destination;
 
 use crate::progress::Progress;
+use crate::progress::count;
 use crate::report::host_column::HostColumnBuilder;
 use crate::report::input::{self, Docs, EMPTY};
 use crate::report::links::Links;
 use crate::report::savings;
-use crate::stats::{Summary, count};
 use crate::store::docs::Source;
 use crate::store::manifest::InputIdentity;
+use crate::store::registry::{self, StageName};
+use crate::store::stats::Summary;
 use crate::store::{Manifest, OutDir};
-use crate::{exact, fingerprint, pairs};
 
 /// In `stand_in`, a document that is kept.
 const KEPT: u32 = u32::MAX;
@@ -138,9 +139,9 @@ impl Summary for DedupStats {
 /// `cfg.format`, to `cfg.out`.
 pub(crate) fn run(out: &OutDir, cfg: &DedupConfig, progress: &Progress) -> anyhow::Result<DedupStats> {
     let started = Instant::now();
-    let stages: &[&str] = match cfg.level {
-        Level::Exact => &[fingerprint::STAGE, exact::STAGE],
-        Level::Near => &[fingerprint::STAGE, exact::STAGE, pairs::STAGE],
+    let stages: &'static StageName = match cfg.level {
+        Level::Exact => &registry::EXACT,
+        Level::Near => &registry::PAIRS,
     };
     let before = analysis_key(out, stages)?;
     let manifest = Manifest::read(out)?;
@@ -219,10 +220,11 @@ pub(crate) fn run(out: &OutDir, cfg: &DedupConfig, progress: &Progress) -> anyho
     Ok(stats)
 }
 
-/// The key of the analysis's `stages`, or the one line saying which stage
-/// is not complete (never run, or being redone by another command).
-fn analysis_key(out: &OutDir, stages: &[&str]) -> anyhow::Result<String> {
-    out.analysis_key(stages).map_err(|stage| {
+/// The key of the analysis through stage `last`, or the one line saying
+/// which stage is not complete (never run, or being redone by another
+/// command).
+fn analysis_key(out: &OutDir, last: &'static StageName) -> anyhow::Result<String> {
+    out.analysis_key(last).map_err(|stage| {
         out.unfinished(format!(
             "{} has no complete '{stage}' stage: run `overlap {stage}` (or `overlap run`) first",
             out.root().display()

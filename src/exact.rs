@@ -12,55 +12,18 @@
 //! copies) and the final `docs.csv`.
 
 use anyhow::bail;
-use serde::{Deserialize, Serialize};
 
-use crate::fingerprint;
 use crate::progress::Progress;
-use crate::stage::{Outcome, Stage};
-use crate::stats::Summary;
 use crate::store::changes::{ChangeTable, ChangesWriter, for_each_change};
 use crate::store::docs::{DocTable, DocsWriter, for_each_doc, for_each_row};
 use crate::store::handles::RowIds;
 use crate::store::manifest::ExactSettings;
+use crate::store::registry::EXACT;
 use crate::store::scopes::{Scope, ScopeId, ScopeNumbers};
-use crate::store::{self, Center, ExactRecord, Header, Manifest, Mapped, OutDir, RecordWriter, Stamp};
+use crate::store::stage::{Outcome, Stage};
+use crate::store::stats::ExactStats;
+use crate::store::{self, Center, ExactRecord, Header, Manifest, Mapped, OutDir, RecordWriter};
 use xxhash_rust::xxh3::xxh3_128;
-
-pub(crate) const STAGE: &str = "exact";
-
-/// The exact stage's section of `stats.json`.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub struct ExactStats {
-    pub documents: u64,
-    pub empty_documents: u64,
-    /// Groups of two or more documents with identical normalized text.
-    pub groups: u64,
-    /// Documents in those groups.
-    pub documents_in_groups: u64,
-    /// Non-center documents, left out of pair counting.
-    pub copies_removed: u64,
-    pub largest_group: u64,
-    /// With `--scope host` or `site`: the hosts or sites copies were looked
-    /// for in.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub scopes: Option<u64>,
-    pub seconds: f64,
-    pub peak_rss_bytes: Option<u64>,
-}
-
-impl Summary for ExactStats {
-    fn summary(&self) -> String {
-        format!(
-            "exact: {} of exact copies, {} removed, in {:.1} s",
-            crate::stats::count(self.groups, "group", "groups"),
-            crate::stats::count(self.copies_removed, "copy", "copies"),
-            self.seconds
-        )
-    }
-}
-
-crate::stats::measured!(ExactStats);
 
 /// What the exact stage needs to know.
 #[derive(Clone, Copy, Debug)]
@@ -77,13 +40,10 @@ pub(crate) fn run(
     cfg: &ExactConfig,
     progress: &Progress,
 ) -> anyhow::Result<Outcome<ExactStats>> {
-    let key = Stage::chained_key(out, STAGE, fingerprint::STAGE, &[cfg.scope.name()])?;
-    let Some(stage) = Stage::begin(out, STAGE, key, progress)? else {
+    let key = Stage::chained_key(out, &EXACT, &[cfg.scope.name()])?;
+    let Some(stage) = Stage::begin(out, &EXACT, key, progress)? else {
         return Ok(Outcome::UpToDate);
     };
-    // docs.csv is written anew with near_group empty: the report fills it
-    // in again even when its key is unchanged (see `store::docs`).
-    Stamp::remove(&out.stamp(crate::report::STAGE))?;
     let mut manifest = Manifest::read(out)?;
     let spec = manifest.chunk.clone();
     let scratch = stage.scratch()?;

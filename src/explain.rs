@@ -32,6 +32,7 @@ use crate::pairs::{Counted, Criterion, TemplateRule};
 use crate::reread::{self, Located, Reread};
 use crate::store::docs::{DocTable, for_each_doc};
 use crate::store::postings::Postings;
+use crate::store::registry;
 use crate::store::scopes::Scope;
 use crate::store::{ExactRecord, Manifest, Mapped, OutDir};
 
@@ -117,15 +118,14 @@ struct DocInfo {
 /// Explains the pair `a`, `b` (docIDs or URLs) of the analysis in `out`.
 pub(crate) fn explain(out: &OutDir, a: &str, b: &str) -> anyhow::Result<Explanation> {
     let manifest = Manifest::read(out)?;
-    out.analysis_key(&[crate::fingerprint::STAGE, crate::exact::STAGE]).map_err(|stage| {
+    out.analysis_key(&registry::EXACT).map_err(|stage| {
         out.unfinished(format!(
             "{} is not a complete analysis: its {stage} stage has not finished (run `overlap run` into it)",
             out.root().display()
         ))
     })?;
     // The pairs stage's settings, if its table is there to agree with.
-    let stages = [crate::fingerprint::STAGE, crate::exact::STAGE, crate::pairs::STAGE];
-    let pairs = out.analysis_key(&stages).ok().and(manifest.pairs.clone());
+    let pairs = out.analysis_key(&registry::PAIRS).ok().and(manifest.pairs.clone());
     let [doc_a, doc_b] = resolve(out, &manifest, [DocRef::parse(a), DocRef::parse(b)])?;
     if doc_a.row == doc_b.row {
         bail!("{a} and {b} are the same document (docID {}): give two documents", doc_a.id);
@@ -367,7 +367,7 @@ fn text(
         0 => "no other document has its text".to_string(),
         n => format!(
             "nor could {} with its text be read",
-            crate::stats::count(n as u64, "other document", "others")
+            crate::progress::count(n as u64, "other document", "others")
         ),
     };
     bail!("{}: its record {own}, {tried}", what())

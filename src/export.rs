@@ -8,20 +8,18 @@
 //! inputs skips the export too, and a run without `--format parquet` is the
 //! same as before. The layout is documented in [`crate::store::parquet`].
 
-use crate::fingerprint;
 use crate::progress::Progress;
-use crate::stage::{Outcome, Stage};
-use crate::stats::{Summary, count};
+use crate::progress::count;
 use crate::store::OutDir;
 use crate::store::parquet::{self, FINGERPRINT_EXPORT, LAYOUT, ParquetStats};
-
-pub const STAGE: &str = FINGERPRINT_EXPORT.stage;
+use crate::store::stage::{Outcome, Stage};
+use crate::store::stats::Summary;
 
 /// Writes `parquet/postings.parquet` and `parquet/fingerprint-docs.parquet`,
 /// unless they are up to date with the fingerprint stage's outputs.
 pub fn run(out: &OutDir, progress: &Progress) -> anyhow::Result<Outcome<ParquetStats>> {
-    let key = Stage::chained_key(out, STAGE, fingerprint::STAGE, &[LAYOUT])?;
-    let Some(stage) = Stage::begin(out, STAGE, key, progress)? else {
+    let key = Stage::chained_key(out, FINGERPRINT_EXPORT.stage, &[LAYOUT])?;
+    let Some(stage) = Stage::begin(out, FINGERPRINT_EXPORT.stage, key, progress)? else {
         return Ok(Outcome::UpToDate);
     };
     let mut stats = ParquetStats::default();
@@ -30,7 +28,7 @@ pub fn run(out: &OutDir, progress: &Progress) -> anyhow::Result<Outcome<ParquetS
     Ok(Outcome::Ran(stats))
 }
 
-crate::stats::measured!(ParquetStats);
+crate::store::stats::measured!(ParquetStats);
 
 impl Summary for ParquetStats {
     fn summary(&self) -> String {

@@ -6,22 +6,20 @@
 //! A stage of its own, chained on the report's stamp (whose key holds
 //! every earlier stage's), so that it is skipped when up to date and
 //! removed when any stage whose tables it copies runs again
-//! ([`crate::stage::remove_copies_of`]).
+//! ([`crate::store::stage::remove_copies_of`]).
 
 use crate::progress::Progress;
-use crate::report;
-use crate::stage::{Outcome, Stage};
-use crate::stats::{Summary, count};
+use crate::progress::count;
 use crate::store::OutDir;
 use crate::store::parquet::{self, LAYOUT, TABLES_EXPORT, TablesStats};
-
-pub const STAGE: &str = TABLES_EXPORT.stage;
+use crate::store::stage::{Outcome, Stage};
+use crate::store::stats::Summary;
 
 /// Writes `parquet/NAME.parquet` for every CSV table, unless they are up
 /// to date with the report's outputs.
 pub fn run(out: &OutDir, progress: &Progress) -> anyhow::Result<Outcome<TablesStats>> {
-    let key = Stage::chained_key(out, STAGE, report::STAGE, &[LAYOUT])?;
-    let Some(stage) = Stage::begin(out, STAGE, key, progress)? else {
+    let key = Stage::chained_key(out, TABLES_EXPORT.stage, &[LAYOUT])?;
+    let Some(stage) = Stage::begin(out, TABLES_EXPORT.stage, key, progress)? else {
         return Ok(Outcome::UpToDate);
     };
     let mut stats = TablesStats::default();
@@ -38,7 +36,7 @@ pub fn run(out: &OutDir, progress: &Progress) -> anyhow::Result<Outcome<TablesSt
     Ok(Outcome::Ran(stats))
 }
 
-crate::stats::measured!(TablesStats);
+crate::store::stats::measured!(TablesStats);
 
 impl Summary for TablesStats {
     fn summary(&self) -> String {
@@ -49,21 +47,5 @@ impl Summary for TablesStats {
             count(self.bytes, "byte", "bytes"),
             self.seconds
         )
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The exports follow the stages by the names the stages have.
-    #[test]
-    fn exports_follow_the_stages_by_name() {
-        use crate::{exact, export, fingerprint, pairs};
-        assert_eq!(parquet::FINGERPRINT_EXPORT.follows, [fingerprint::STAGE]);
-        assert_eq!(TABLES_EXPORT.follows, [fingerprint::STAGE, exact::STAGE, pairs::STAGE, report::STAGE]);
-        assert_ne!(export::STAGE, STAGE);
-        let followed: Vec<&str> = parquet::exports_following(pairs::STAGE).map(|e| e.stage).collect();
-        assert_eq!(followed, [STAGE]);
     }
 }

@@ -29,24 +29,24 @@ mod host;
 mod late;
 mod pipeline;
 mod previous;
-mod stats;
 mod urls;
 
-pub(crate) use previous::{PreviousConfig, STAGES as CARRIED_STAGES};
-pub(crate) use stats::{CORRUPT_SAMPLES, CorruptSample, FingerprintStats, InputStats};
+pub(crate) use previous::PreviousConfig;
 
 use crate::chunk::{Chunker, Chunking, exact_hash};
 use crate::extract;
 use crate::fuzzy;
 use crate::memory::ByteSize;
 use crate::progress::Progress;
+use crate::progress::count;
 use crate::read::budget::{OverBudget, Pages};
 use crate::read::{self, InputSkip, Item, Known, RawDoc, ReadOptions, Skip, SkipReason};
-use crate::stage::{Outcome, Stage};
-use crate::stats::count;
 use crate::store::docs::{Doc, DocTable, DocsWriter, Source, TextFields};
 use crate::store::handles::{Capture, CaptureKind, Payload, url_key};
 use crate::store::manifest::{FORMAT_VERSION, InputEntry, InputIdentity, ReadSettings};
+use crate::store::registry::FINGERPRINT;
+use crate::store::stage::{Outcome, Stage};
+use crate::store::stats::{CORRUPT_SAMPLES, CorruptSample, FingerprintStats, InputStats};
 use crate::store::{
     self, ChunkRecord, CsvOut, ExactRecord, FuzzySignature, Header, Manifest, Mapped, OutDir, RecordWriter,
     StageKey,
@@ -93,8 +93,6 @@ pub struct FingerprintConfig {
     pub previous: Option<PreviousConfig>,
 }
 
-pub(crate) const STAGE: &str = "fingerprint";
-
 /// Runs the fingerprint stage into `out`, unless its outputs are already up
 /// to date for these inputs and flags.
 pub(crate) fn run(
@@ -123,14 +121,14 @@ pub(crate) fn run(
         old.inputs.len() != identities.len()
             || old.inputs.iter().zip(&identities).any(|(a, b)| !a.identity.same_input(b))
     });
-    let Some(stage) = Stage::begin(out, STAGE, key, progress)? else {
+    let Some(stage) = Stage::begin(out, &FINGERPRINT, key, progress)? else {
         return Ok(Outcome::UpToDate);
     };
     if let Some(old) = replaced {
         progress.warn(&format!(
             "{} held an analysis of other inputs ({}, the first {}): it is replaced",
             out.root().display(),
-            crate::stats::count(old.inputs.len() as u64, "input", "inputs"),
+            crate::progress::count(old.inputs.len() as u64, "input", "inputs"),
             old.inputs.first().map_or("none", |i| i.identity.path.as_str())
         ));
     }
@@ -306,7 +304,7 @@ fn manifest(
 
 /// The key of this stage's outputs.
 fn stage_key(cfg: &FingerprintConfig, identities: &[InputIdentity], previous: Option<&Previous>) -> String {
-    let mut key = StageKey::new(STAGE);
+    let mut key = StageKey::new(FINGERPRINT.name);
     key.add(input_rules(&cfg.read))
         .add(&cfg.chunking.to_string())
         .add(cfg.read.format.name())

@@ -57,8 +57,6 @@ pub mod progress;
 pub mod read;
 pub(crate) mod report;
 pub(crate) mod reread;
-pub(crate) mod stage;
-pub(crate) mod stats;
 pub mod store;
 pub(crate) mod swar;
 #[cfg(test)]

@@ -94,6 +94,11 @@ impl Progress {
     }
 }
 
+/// `n` and the noun for it: `1 document`, `2 documents`.
+pub(crate) fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// Writes `overlap: {message}` and a newline to stderr, ignoring a failed
 /// write: `eprintln!` panics when stderr is closed, and a message nobody
 /// can read is no reason to stop.

@@ -58,7 +58,7 @@ const MESSAGE_FUNCTIONS: &[(&str, &str)] = &[
 /// Messages no user can meet, each with why: (file, a piece of the
 /// message, reason).
 const EXEMPT: &[(&str, &str, &str)] = &[
-    ("src/stats.rs", "cannot encode stats", "serializing the stats structs to JSON cannot fail"),
+    ("src/store/stats/mod.rs", "cannot encode stats", "serializing the stats structs to JSON cannot fail"),
     ("src/store/stamp.rs", "cannot encode stamp", "serializing a stamp to JSON cannot fail"),
     ("src/store/manifest.rs", "cannot encode manifest.json", "serializing the manifest to JSON cannot fail"),
     ("src/report/mod.rs", "cannot encode report.json", "serializing the report to JSON cannot fail"),

@@ -30,7 +30,7 @@ use std::path::PathBuf;
 use anyhow::{Context, bail};
 use serde::Serialize;
 
-use crate::stats::count;
+use crate::progress::count;
 use crate::store::criterion::{Criterion, Ratio};
 use count::{BINS, Found};
 use foreign::Kind;

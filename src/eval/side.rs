@@ -252,8 +252,7 @@ pub(super) fn read_analysis(dir: &Path, urls: &mut Urls) -> anyhow::Result<Analy
             dir.display()
         )));
     };
-    let stages = [crate::fingerprint::STAGE, crate::exact::STAGE, crate::pairs::STAGE];
-    if let Err(stage) = out.analysis_key(&stages) {
+    if let Err(stage) = out.analysis_key(&crate::store::registry::PAIRS) {
         return Err(out.unfinished(format!(
             "{} has no complete {stage} stage (it is being made again, or was left unfinished): \
              run `overlap {stage}` first",

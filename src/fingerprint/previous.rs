@@ -46,7 +46,6 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use rayon::prelude::*;
 
-use super::stats::ChainStats;
 use super::{FingerprintConfig, PARTITIONS};
 use crate::chunk::Chunking;
 use crate::progress::Progress;
@@ -57,6 +56,8 @@ use crate::store::handles::{
     WAS_CENTER, url_key,
 };
 use crate::store::manifest::{Chain, InputIdentity, ReadSettings};
+use crate::store::registry::REPORT;
+use crate::store::stats::ChainStats;
 use crate::store::{
     self, Center, ChunkRecord, CsvOut, ExactRecord, FuzzySignature, Header, Manifest, Mapped, OutDir,
     RecordReader, RecordWriter,
@@ -68,10 +69,6 @@ pub(crate) struct PreviousConfig {
     pub dir: PathBuf,
     pub keep_missing: u32,
 }
-
-/// The stages an analysis must have finished to be carried forward.
-pub(crate) const STAGES: [&str; 4] =
-    [super::STAGE, crate::exact::STAGE, crate::pairs::STAGE, crate::report::STAGE];
 
 /// A previous analysis, checked to be one this run can carry forward.
 pub(crate) struct Previous {
@@ -113,7 +110,7 @@ impl Previous {
         }
         let old = OutDir::new(&canonical);
         let manifest = Manifest::read(&old).with_context(|| format!("--previous {}", given.display()))?;
-        let key = old.analysis_key(&STAGES).map_err(|stage| {
+        let key = old.analysis_key(&REPORT).map_err(|stage| {
             old.unfinished(format!(
                 "--previous {} is an incomplete analysis: its {stage} stage has not finished \
                  (run `overlap run` into it first)",

@@ -35,31 +35,14 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
 
 use super::{CountInput, Criterion, GroupStats, Overlap, PairsStats, for_each_group, scan_groups, stop};
 use crate::store::docs::{DocTable, for_each_doc};
 use crate::store::handles::{DocIds, SAME_TEXT, WAS_CENTER};
 use crate::store::overlap::{OverlapWriter, for_each_row};
 use crate::store::scopes::{Scope, ScopeId};
+use crate::store::stats::DeltaStats;
 use crate::store::{Manifest, Mapped, OutDir};
-
-/// What counting only the change did (`pairs.delta` in stats.json).
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-pub(crate) struct DeltaStats {
-    /// Counted documents, and those whose pairs were counted again.
-    pub counted_documents: u64,
-    pub touched_documents: u64,
-    /// Of those, the ones touched only because a fingerprint they have
-    /// changed its stop status.
-    pub touched_by_stop_chunks: u64,
-    /// Rows of the previous table carried over.
-    pub carried_pairs: u64,
-    /// Candidate pairs of a touched document, each verified, and those with
-    /// F >= T.
-    pub candidates: u64,
-    pub counted_pairs: u64,
-}
 
 /// The previous analysis to count from, or why every pair is counted
 /// although there is one.
@@ -70,7 +53,7 @@ pub(crate) fn previous(manifest: &Manifest, criterion: &Criterion) -> Result<Pre
     }
     let Some(chain) = &manifest.chain else { return Err("no previous analysis".into()) };
     let old = OutDir::new(&chain.previous_canonical);
-    match old.analysis_key(&crate::fingerprint::CARRIED_STAGES) {
+    match old.analysis_key(&crate::store::registry::REPORT) {
         Ok(key) if key == chain.previous_key => {}
         _ => return Err(format!("{} is gone or was made again since", chain.previous)),
     }

@@ -29,12 +29,12 @@ use std::ops::Range;
 use std::path::PathBuf;
 
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
 
 use super::aggregate::{self, RunBuilder, RunDir, pack};
 use super::prefix::Lists;
 use super::sizes::for_each_set_group;
 use super::{CountInput, CountingMethod, Overlap, PairsStats};
+pub(crate) use crate::store::stats::LshStats;
 use crate::store::{self, ChunkRecord, Header, Mapped, RecordWriter};
 
 /// How a document's set becomes bucket keys.
@@ -54,55 +54,6 @@ pub(crate) trait Scheme: Sync {
     fn near(&self, a: u64, b: u64) -> bool;
     /// What stats.json says of the scheme.
     fn stats(&self) -> LshStats;
-}
-
-/// What a signature method did (`pairs.lsh` in stats.json).
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-#[serde(default)]
-pub(crate) struct LshStats {
-    /// `minhash` or `simhash`.
-    pub scheme: String,
-    /// MinHash: bands of rows, and the probability that a pair at the
-    /// Jaccard threshold shares a band, 1 - (1 - J^R)^B (when there is
-    /// one).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bands: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rows: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub probability_at_threshold: Option<f64>,
-    /// SimHash: the most differing bits, the tables and their key bits.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_distance: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tables: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub key_bits: Option<u32>,
-    /// Passes over the partitions (document ranges) signatures took.
-    pub signature_passes: u64,
-    /// Documents that got a signature: counted, with a set large enough
-    /// to pass with some partner.
-    pub documents: u64,
-    /// `(key, doc)` records sorted into buckets.
-    pub bucket_entries: u64,
-    /// Candidate pairs from buckets (a pair once per bucket it shares,
-    /// after the scheme's filter), and the distinct ones, each verified.
-    pub candidate_instances: u64,
-    pub candidates: u64,
-    /// Candidates that do not pass the criterion.
-    pub false_positives: u64,
-}
-
-impl LshStats {
-    /// The method in a few words, for the manifest and the report:
-    /// `MinHash-LSH 18x7`, `SimHash K=3`.
-    pub(crate) fn describe(&self) -> String {
-        match (self.bands, self.rows, self.max_distance) {
-            (Some(b), Some(r), _) => format!("MinHash-LSH {b}x{r}"),
-            (_, _, Some(k)) => format!("SimHash K={k}"),
-            _ => self.scheme.clone(),
-        }
-    }
 }
 
 /// Counting by candidates from a signature scheme, verified exactly.

@@ -21,7 +21,8 @@
 //! 0.9 10 of 12 (0.964), at 0.5 42 of 3 (0.996).
 
 use super::Ratio;
-use super::lsh::{LshStats, Scheme, mix};
+use super::lsh::{Scheme, mix};
+use crate::store::stats::LshStats;
 
 /// Bins of a signature.
 pub(crate) const BINS: usize = 128;

@@ -19,7 +19,6 @@ pub mod prefix;
 mod simhash;
 mod sizes;
 pub mod sort;
-mod stats;
 pub(crate) mod stop;
 pub mod template;
 
@@ -29,23 +28,22 @@ use std::str::FromStr;
 use rayon::prelude::*;
 
 pub use crate::store::criterion::{Criterion, Ratio};
+pub(crate) use crate::store::stats::AutoStats;
+pub use crate::store::stats::PairsStats;
 pub use coarse::CoarseVariant;
 pub use minhash::Bands;
-pub use stats::{AutoStats, PairsStats};
 pub use template::TemplateRule;
 
-use crate::exact;
 use crate::progress::Progress;
-use crate::stage::{Outcome, Stage};
 pub use crate::store::Overlap;
 use crate::store::criterion::Measures;
 use crate::store::handles::DocIds;
 use crate::store::manifest::PairsSettings;
 use crate::store::overlap::{Columns, OverlapWriter};
+use crate::store::registry::PAIRS;
 use crate::store::scopes::{Scope, ScopeId};
-use crate::store::{self, Center, ChunkRecord, Manifest, Mapped, OutDir, Stamp};
-
-pub(crate) const STAGE: &str = "pairs";
+use crate::store::stage::{Outcome, Stage};
+use crate::store::{self, Center, ChunkRecord, Manifest, Mapped, OutDir};
 
 /// How the Overlap table is counted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -464,16 +462,14 @@ pub(crate) fn run(
         format!("{:?}", cfg.max_df),
         cfg.template.map_or_else(|| "no template".to_string(), |t| format!("template {t}")),
     ];
-    let key = Stage::chained_key(out, STAGE, exact::STAGE, &flags.each_ref().map(String::as_str))?;
+    let key = Stage::chained_key(out, &PAIRS, &flags.each_ref().map(String::as_str))?;
     let threshold = criterion.threshold;
-    let Some(stage) = Stage::begin(out, STAGE, key, progress)? else {
+    let Some(stage) = Stage::begin(out, &PAIRS, key, progress)? else {
         return Ok(Outcome::UpToDate);
     };
     // Another Overlap table makes other groups: docs.csv's near_group,
-    // the report's, must not outlive the table it came from, and the
-    // report fills it in again even when its key is unchanged (see
-    // `store::docs`).
-    Stamp::remove(&out.stamp(crate::report::STAGE))?;
+    // the report's, must not outlive the table it came from (the report's
+    // stamp went when the stage began: `StageName::clears`).
     store::docs::clear_near_groups(out)?;
     let scratch = stage.scratch()?;
     let mut manifest = Manifest::read(out)?;

@@ -42,11 +42,11 @@
 use std::path::Path;
 
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
 
 use super::PairsStats;
 use super::aggregate::{self, RunBuilder, RunDir, pack};
 use super::{CountInput, CountingMethod, GroupStats, Overlap, for_each_group, scan_groups};
+use crate::store::stats::PrefixStats;
 use crate::store::{self, ChunkRecord, HEADER_SIZE, Header, Mapped, ReadAt, Record, RecordWriter};
 
 /// One shared fingerprint of one document with its document frequency.
@@ -101,27 +101,6 @@ impl Record for PrefixEntry {
         let u32_at = |at: usize| u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
         PrefixEntry { fprint: u64::from_le_bytes(f), doc: u32_at(8), as_smaller: u32_at(12) }
     }
-}
-
-/// What a prefix-filtering run reports in stats.json (`pairs.prefix`).
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-pub(crate) struct PrefixStats {
-    /// Shared fingerprints of counted documents, summed over documents.
-    pub postings: u64,
-    /// Documents with at least T shared fingerprints (under a similarity
-    /// criterion, at least the overlap their size needs): the only ones
-    /// that can be in the table; and the postings of their lists.
-    pub long_documents: u64,
-    pub postings_in_long_lists: u64,
-    /// Postings in the prefixes of those documents.
-    pub prefix_postings: u64,
-    /// Pairs generated from prefix groups, and the distinct ones among
-    /// them (each verified by intersecting two lists).
-    pub candidate_instances: u64,
-    pub candidates: u64,
-    /// Candidates that do not pass the criterion (F < T, or below the
-    /// similarity threshold).
-    pub false_positives: u64,
 }
 
 /// Candidates verified in one parallel batch.

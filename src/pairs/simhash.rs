@@ -20,7 +20,8 @@
 //! within them. A bucket's pairs are candidates when their signatures
 //! differ in at most K bits.
 
-use super::lsh::{LshStats, Scheme, mix};
+use super::lsh::{Scheme, mix};
+use crate::store::stats::LshStats;
 
 /// The most bits `simhash:K` may allow to differ.
 pub(crate) const MAX_DISTANCE: u32 = 16;

@@ -100,7 +100,7 @@ pub(crate) fn fill_texts(out: &OutDir) -> anyhow::Result<u64> {
         })?;
     }
     // A Parquet copy of the old file goes with it.
-    crate::stage::remove_copies_of(out, super::STAGE)?;
+    crate::store::stage::remove_copies_of(out, &crate::store::registry::PAIRS)?;
     write_csv(out, &stops, &manifest)?;
     Ok(stops.len() as u64)
 }

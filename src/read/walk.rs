@@ -33,12 +33,12 @@ impl Walked {
         let mut s = format!(
             "{}: reading its {} in name order",
             dir.display(),
-            crate::stats::count(self.files.len() as u64, "crawl file", "crawl files")
+            crate::progress::count(self.files.len() as u64, "crawl file", "crawl files")
         );
         if let Some(first) = &self.first_left_out {
             s.push_str(&format!(
                 " ({} no crawl format left out, such as {}: give such files by name, with --input-format)",
-                crate::stats::count(
+                crate::progress::count(
                     self.left_out,
                     "other file whose name says",
                     "other files whose names say"

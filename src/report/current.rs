@@ -10,37 +10,8 @@
 //! page has an exact copy, and is skippable when the kept page stands for
 //! it, as everywhere else in the report.
 
-use serde::{Deserialize, Serialize};
-
 use super::histogram::percent;
-
-/// report.json's `current_crawl` (and stats.json's).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct CurrentCrawl {
-    /// Documents read from this crawl's inputs (docs.csv's rows whose
-    /// `missing_for` is 0) ...
-    pub documents: u64,
-    /// ... of which empty.
-    pub empty_documents: u64,
-    /// Lost or orphaned pages the analysis keeps, not counted above.
-    pub kept_missing: u64,
-    /// Non-empty documents of this crawl with an exact copy in the
-    /// analysis, and in percent of its non-empty documents.
-    pub exact_copies: u64,
-    pub exact_copy_percent: f64,
-    /// The same for near-replicas (an exact copy, or a near-replica group
-    /// of two or more).
-    pub near_replicas: u64,
-    pub near_replica_percent: f64,
-    /// Documents of this crawl a recrawl could skip keeping one copy of
-    /// each exact group, and skipping near-replicas too; in percent of
-    /// its documents (the savings' rules).
-    pub skippable_exact: u64,
-    pub skippable_exact_percent: f64,
-    pub skippable_near: u64,
-    pub skippable_near_percent: f64,
-}
+pub(crate) use crate::store::stats::CurrentCrawl;
 
 /// What one document adds to [`CurrentCrawl`].
 #[derive(Clone, Copy, Debug, Default)]

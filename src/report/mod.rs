@@ -89,113 +89,17 @@ pub mod warnings;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use crate::pairs;
 use crate::progress::Progress;
-use crate::stage::{Outcome, Stage};
-use crate::stats::{Summary, count};
+use crate::store::registry::REPORT;
 use crate::store::scopes::Scope;
+use crate::store::stage::{Outcome, Stage};
+pub(crate) use crate::store::stats::ReportStats;
 use crate::store::{self, Manifest, OutDir};
 use url_side::UrlSource;
 
 pub use flags::FuzzyConfig;
-
-pub(crate) const STAGE: &str = "report";
-
-/// The report stage's section of `stats.json`.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub struct ReportStats {
-    pub documents: u64,
-    pub empty_documents: u64,
-    /// Non-empty documents with an exact copy elsewhere, in percent.
-    pub exact_copy_percent: f64,
-    /// Non-empty documents with a near-replica (or exact copy), in percent.
-    pub near_replica_percent: f64,
-    /// Pages that need not be fetched again, keeping one of each exact
-    /// group / skipping near-replicas too, in percent.
-    pub savings_exact_percent: f64,
-    pub savings_near_percent: f64,
-    /// Connected components of two or more documents.
-    pub groups: u64,
-    pub mirror_host_pairs: u64,
-    /// URL alias pairs of every kind, whatever their content ...
-    pub alias_pairs: u64,
-    /// ... of which the real aliases: the same text, or near-replicas ...
-    pub alias_same_content: u64,
-    /// ... and those whose content differs (or one is empty).
-    pub alias_different: u64,
-    /// Records the fingerprint stage skipped as corrupt.
-    pub corrupt_records: u64,
-    /// Documents whose text was read again for the fuzzy signature.
-    pub texts_read: u64,
-    /// report.json's `warnings`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
-    /// report.json's `current_crawl`, in an analysis carried forward.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub current_crawl: Option<current::CurrentCrawl>,
-    pub seconds: f64,
-    pub peak_rss_bytes: Option<u64>,
-}
-
-impl Summary for ReportStats {
-    /// A few lines: the figures a crawl's owner asks for first.
-    /// In an analysis carried forward, the first three lines are of this
-    /// crawl's documents, the pages kept while missing counted apart.
-    fn summary(&self) -> String {
-        let (documents, of_crawl, kept, [exact, near, skip_exact, skip_near]) = match &self.current_crawl {
-            Some(c) => (
-                [c.documents, c.empty_documents],
-                " of this crawl",
-                format!(" and {} kept while missing,", count(c.kept_missing, "page", "pages")),
-                [
-                    c.exact_copy_percent,
-                    c.near_replica_percent,
-                    c.skippable_exact_percent,
-                    c.skippable_near_percent,
-                ],
-            ),
-            None => (
-                [self.documents, self.empty_documents],
-                "",
-                String::new(),
-                [
-                    self.exact_copy_percent,
-                    self.near_replica_percent,
-                    self.savings_exact_percent,
-                    self.savings_near_percent,
-                ],
-            ),
-        };
-        let mut s = format!(
-            "report: {}{of_crawl} ({} empty){kept} in {:.1} s\n  \
-             {exact:.1}% have an exact copy, {near:.1}% a near-replica\n  \
-             a recrawl could skip {skip_exact:.1}% of pages keeping one copy of each exact group, {skip_near:.1}% skipping near-replicas too\n  \
-             {}, {}, {} with the same content ({} whose content differs): see report.html",
-            count(documents[0], "document", "documents"),
-            documents[1],
-            self.seconds,
-            count(self.groups, "replica group", "replica groups"),
-            count(self.mirror_host_pairs, "mirrored host pair", "mirrored host pairs"),
-            count(self.alias_same_content, "URL alias", "URL aliases"),
-            count(self.alias_different, "more URL pair", "more URL pairs"),
-        );
-        if self.corrupt_records > 0 {
-            s.push_str(&format!(
-                "\n  {} skipped as corrupt: see report.html's data quality",
-                count(self.corrupt_records, "record was", "records were")
-            ));
-        }
-        for w in &self.warnings {
-            s.push_str(&format!("\n  warning: {w}"));
-        }
-        s
-    }
-}
-
-crate::stats::measured!(ReportStats);
 
 /// How many groups report.json lists.
 pub const TOP_GROUPS: usize = 20;
@@ -382,8 +286,8 @@ pub(crate) fn run(
         flags.push(runs::key_of(dir)?);
     }
     let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-    let key = Stage::chained_key(out, STAGE, pairs::STAGE, &flags)?;
-    let Some(stage) = Stage::begin(out, STAGE, key, progress)? else {
+    let key = Stage::chained_key(out, &REPORT, &flags)?;
+    let Some(stage) = Stage::begin(out, &REPORT, key, progress)? else {
         return Ok(Outcome::UpToDate);
     };
     let report = build(out, cfg, progress, &stage.scratch()?)?;

@@ -3,7 +3,7 @@
 //! read every record. Taken from the fingerprint stage's section of
 //! `stats.json`, read into its own type ([`FingerprintStats`]): records,
 //! documents, records skipped by reason, corrupt records with their file
-//! and offset (the first [`crate::fingerprint::CORRUPT_SAMPLES`]), and
+//! and offset (the first [`crate::store::stats::CORRUPT_SAMPLES`]), and
 //! documents cut at `--max-doc-bytes`.
 //!
 //! The counts are of the inputs read by this analysis's fingerprint
@@ -14,9 +14,9 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::fingerprint::{self, CorruptSample, FingerprintStats, InputStats};
 use crate::read::SkipReason;
 use crate::store::OutDir;
+use crate::store::stats::{CorruptSample, FingerprintStats, InputStats};
 
 /// Inputs report.html lists one by one; stats.json has them all.
 pub const INPUTS_SHOWN: usize = 100;
@@ -67,7 +67,7 @@ pub fn is_corrupt(reason: &str) -> bool {
 /// The data quality of `out`, `None` when stats.json has no fingerprint
 /// section.
 pub fn read(out: &OutDir) -> anyhow::Result<Option<Quality>> {
-    let stats: Option<FingerprintStats> = crate::stats::read_section(out, fingerprint::STAGE)?;
+    let stats: Option<FingerprintStats> = crate::store::stats::read_section(out)?;
     Ok(stats.map(of))
 }
 

@@ -55,7 +55,7 @@ struct OtherSavings {
 /// includes so that it is redone when that report changes.
 pub fn key_of(dir: &Path) -> anyhow::Result<String> {
     let out = OutDir::new(dir);
-    match Stamp::read(&out.stamp(super::STAGE)) {
+    match Stamp::read(&out.stamp(crate::store::registry::REPORT.name)) {
         Some(stamp) => Ok(stamp.key),
         None => {
             bail!("{} has no complete report: run `overlap report {}` first", dir.display(), dir.display())

@@ -4,8 +4,8 @@
 //! 60 lines before a page can have a near-replica at all), and the share
 //! of the crawl's chunks that `--max-df` leaves out as stop chunks.
 
-use crate::pairs::{self, PairsStats};
 use crate::store::OutDir;
+use crate::store::stats::PairsStats;
 
 /// From this share of the documents too short to be in any pair, the
 /// report warns.
@@ -17,7 +17,7 @@ const STOP_SHARE: f64 = 0.25;
 /// The warnings of the analysis in `out`, each one sentence (none where
 /// stats.json has no pairs section).
 pub fn read(out: &OutDir) -> anyhow::Result<Vec<String>> {
-    let stats: Option<PairsStats> = crate::stats::read_section(out, pairs::STAGE)?;
+    let stats: Option<PairsStats> = crate::store::stats::read_section(out)?;
     Ok(stats.map(|s| of(&s)).unwrap_or_default())
 }
 

@@ -85,7 +85,7 @@
 //! Scratch files, which a stage writes in its scratch directory and removes
 //! before it ends, use the same header with kinds of their own, each
 //! described where it is written: 4, partial pair counts
-//! ([`crate::pairs`]' aggregation runs, 12 bytes); 5, the prefix method's
+//! (the pairs stage's aggregation runs, 12 bytes); 5, the prefix method's
 //! per-document postings (16 bytes); 7, the report's (center, host)
 //! entries and its (center, center) requests of host overlap (8 bytes); 8, the report's host-pair counts (16 bytes); 10,
 //! the URLs each record read names ([`handles::Capture`], 32 bytes); 15,
@@ -105,7 +105,7 @@
 //! process that wrote it (see its `url_side`). Kind 1 also
 //! serves scratch files of the same shape: the prefix index for F >= T,
 //! and the signature methods' `(bucket key, doc)` records
-//! ([`crate::pairs`]' `lsh`).
+//! (the pairs stage's `lsh.rs`).
 //!
 //! Document IDs are `u32`: one local run handles up to 4,294,967,294
 //! documents, more than the largest crawl one machine can process.
@@ -123,10 +123,13 @@ pub(crate) mod overlap;
 pub(crate) mod parquet;
 pub(crate) mod parquet_tables;
 pub(crate) mod postings;
+pub(crate) mod registry;
 pub(crate) mod replicas;
 pub(crate) mod scopes;
 pub mod sort;
+pub(crate) mod stage;
 mod stamp;
+pub mod stats;
 mod write_behind;
 
 pub(crate) use csv_out::{CsvOut, write_rows};
@@ -138,10 +141,10 @@ pub(crate) use file::{ExactRecord, FuzzySignature, HEADER_SIZE, RecordReader, le
 pub(crate) use stamp::{StageKey, Stamp, relative};
 
 impl OutDir {
-    /// The key of the analysis in this directory, made by `stages` (see
-    /// [`stamp::analysis_key`]).
-    pub(crate) fn analysis_key<'a>(&self, stages: &[&'a str]) -> Result<String, &'a str> {
-        stamp::analysis_key(&self.root, &self.private(), stages)
+    /// The key of the analysis in this directory through stage `last`
+    /// (see [`stamp::analysis_key`]).
+    pub(crate) fn analysis_key(&self, last: &'static registry::StageName) -> Result<String, &'static str> {
+        stamp::analysis_key(&self.root, &self.private(), last)
     }
 }
 

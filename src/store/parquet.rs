@@ -48,6 +48,7 @@ use serde::{Deserialize, Serialize};
 use super::handles::DocIds;
 use super::manifest::Manifest;
 use super::parquet_tables::{self, Column, FINGERPRINT_DOCS, Kind, TABLES};
+use super::registry::{self, StageName};
 use super::{CannotWrite, ChunkRecord, Mapped, OutDir, Stamp, commit, remove_file_if_exists, temp_path};
 
 /// Postings per row group: 1 Mi rows is 16 MiB of buffered values, small
@@ -66,16 +67,16 @@ pub(crate) const LAYOUT: &str = "parquet layout 2: fingerprint-docs.parquet, NAM
 /// An export stage: its name, the stages whose tables its files copy, and
 /// every file it can write.
 pub(crate) struct Export {
-    pub stage: &'static str,
-    pub follows: &'static [&'static str],
+    pub stage: &'static StageName,
+    pub follows: &'static [&'static StageName],
     pub files: fn(&OutDir) -> Vec<PathBuf>,
 }
 
 /// `postings.parquet` and `fingerprint-docs.parquet`, after the
 /// fingerprint stage (`fingerprint`, `run`).
 pub(crate) const FINGERPRINT_EXPORT: Export = Export {
-    stage: "parquet",
-    follows: &["fingerprint"],
+    stage: &registry::PARQUET,
+    follows: &[&registry::FINGERPRINT],
     files: |out| vec![out.parquet_postings(), out.parquet_table(FINGERPRINT_DOCS.name)],
 };
 
@@ -83,13 +84,13 @@ pub(crate) const FINGERPRINT_EXPORT: Export = Export {
 /// it copies tables of all four stages (docs.csv is the exact stage's and
 /// the report's).
 pub(crate) const TABLES_EXPORT: Export = Export {
-    stage: "parquet-tables",
-    follows: &["fingerprint", "exact", "pairs", "report"],
+    stage: &registry::PARQUET_TABLES,
+    follows: &registry::ANALYSIS,
     files: |out| TABLES.iter().map(|t| out.parquet_table(t.name)).collect(),
 };
 
 /// The exports whose files copy `stage`'s tables.
-pub(crate) fn exports_following(stage: &str) -> impl Iterator<Item = &'static Export> {
+pub(crate) fn exports_following(stage: &StageName) -> impl Iterator<Item = &'static Export> {
     [&FINGERPRINT_EXPORT, &TABLES_EXPORT].into_iter().filter(move |e| e.follows.contains(&stage))
 }
 
@@ -97,7 +98,7 @@ pub(crate) fn exports_following(stage: &str) -> impl Iterator<Item = &'static Ex
 /// write, not only those its stamp lists, so that a failed or killed
 /// export leaves nothing either.
 pub(crate) fn remove_export(out: &OutDir, export: &Export) -> anyhow::Result<()> {
-    Stamp::remove(&out.stamp(export.stage))?;
+    Stamp::remove(&out.stamp(export.stage.name))?;
     for file in (export.files)(out) {
         remove_file_if_exists(&file)?;
     }
@@ -278,4 +279,22 @@ fn write_postings(out: &OutDir, path: &Path) -> anyhow::Result<u64> {
     }
     writer.finish()?;
     Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each export follows the stages whose tables it copies, and a stage
+    /// that runs again finds the exports to remove.
+    #[test]
+    fn exports_follow_the_stages_whose_tables_they_copy() {
+        use super::registry::{EXACT, FINGERPRINT, PAIRS, REPORT};
+        assert_eq!(FINGERPRINT_EXPORT.follows, [&FINGERPRINT]);
+        assert_eq!(TABLES_EXPORT.follows, [&FINGERPRINT, &EXACT, &PAIRS, &REPORT]);
+        assert_ne!(FINGERPRINT_EXPORT.stage, TABLES_EXPORT.stage);
+        let followed = |stage| exports_following(stage).map(|e| e.stage.name).collect::<Vec<_>>();
+        assert_eq!(followed(&PAIRS), ["parquet-tables"]);
+        assert_eq!(followed(&FINGERPRINT), ["parquet", "parquet-tables"]);
+    }
 }

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::Xxh3;
 
 use super::manifest::InputIdentity;
+use super::registry::StageName;
 
 /// Builds a stage key from the things a stage's output depends on.
 #[derive(Clone)]
@@ -101,16 +102,22 @@ impl Stamp {
     }
 }
 
-/// The key of a whole analysis: the keys of its `stages`, each finished
-/// (its stamp there and its outputs with it). An analysis that carries
-/// this one forward records it, to know later that this is still the
-/// analysis it carried. `Err` names the first stage not finished.
-pub(crate) fn analysis_key<'a>(root: &Path, stamps: &Path, stages: &[&'a str]) -> Result<String, &'a str> {
+/// The key of a whole analysis through stage `last`: the keys of the
+/// stages of its chain, each finished (its stamp there and its outputs
+/// with it). An analysis that carries this one forward records it, to
+/// know later that this is still the analysis it carried. `Err` names the
+/// first stage not finished.
+pub(crate) fn analysis_key(
+    root: &Path,
+    stamps: &Path,
+    last: &'static StageName,
+) -> Result<String, &'static str> {
     let mut key = StageKey::new("analysis");
     key.add(&root.to_string_lossy());
-    for &stage in stages {
-        let stamp = Stamp::read(&stamps.join(format!("{stage}.stamp"))).filter(|s| s.holds(&s.key, root));
-        key.add(&stamp.ok_or(stage)?.key);
+    for stage in last.chain() {
+        let stamp =
+            Stamp::read(&stamps.join(format!("{}.stamp", stage.name))).filter(|s| s.holds(&s.key, root));
+        key.add(&stamp.ok_or(stage.name)?.key);
     }
     Ok(key.finish())
 }

@@ -7,8 +7,9 @@
 use std::collections::HashSet;
 use std::hash::{BuildHasher, Hasher};
 
-use super::{Bitmap, CoarseStats, Route, Scans, Selection, bucket, mix, pilot};
+use super::{Bitmap, Route, Scans, Selection, bucket, mix, pilot};
 use crate::pairs::aggregate::{self, PairFilter, pack};
+use crate::store::stats::CoarseStats;
 
 /// Sampled sightings a pair needs to be deferred. With one group in 16
 /// sampled, a pair seen 8 times shares about 128 fingerprints: deferring

@@ -44,12 +44,12 @@ use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU32, Ordering};
 use std::time::Instant;
 
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
 
 use super::PairsStats;
 use super::aggregate::{self, PairFilter, pack};
 use super::{CountInput, CountingMethod, GroupStats, Overlap, for_each_group, pair_instances};
 use crate::memory::{self, ByteSize, ZeroedArray};
+use crate::store::stats::{CoarseStats, PassStats};
 
 /// Which coarse-counting algorithm.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -123,49 +123,6 @@ impl fmt::Display for CoarseVariant {
             CoarseVariant::MultiStage => f.write_str("multi-stage"),
         }
     }
-}
-
-/// What a coarse run reports in stats.json (`pairs.coarse`).
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-pub(crate) struct CoarseStats {
-    pub variant: String,
-    pub hash_functions: u32,
-    /// Counters in each array.
-    pub counters_per_array: u64,
-    pub counter_bits: u32,
-    /// Heavy buckets (count >= T) in each array.
-    pub heavy_buckets: Vec<u64>,
-    /// Pair instances that passed every bitmap and were counted exactly.
-    pub candidate_instances: u64,
-    /// Distinct candidate pairs.
-    pub candidates: u64,
-    /// Candidates with F < T.
-    pub false_positives: u64,
-    /// Candidates with F >= T: the Overlap table.
-    pub true_pairs: u64,
-    /// Each pass (`pre-scan`, `pilot`, `hash-N`, `verify`) with its time
-    /// and peak memory.
-    pub passes: Vec<PassStats>,
-    /// DEFER-COUNT: pairs the pilot sample found heavy-looking, and how
-    /// many of them are in the table.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub deferred_pairs: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub deferred_true: Option<u64>,
-    /// MULTI-STAGE: first-level buckets the pilot sample marked, and the
-    /// counters of the shared second-level pool they point into.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub marked_buckets: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pool_counters: Option<u64>,
-}
-
-/// Time and peak memory of one pass.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-pub(crate) struct PassStats {
-    pub pass: String,
-    pub seconds: f64,
-    pub peak_rss_bytes: Option<u64>,
 }
 
 /// Times passes one after the other.

@@ -12,8 +12,9 @@
 //! or its pool counter when that bucket is marked), and the selection reads
 //! that same counter, so a pair with F >= T is always a candidate.
 
-use super::{Bitmap, CoarseStats, Route, Scans, Selection, bucket, pilot};
+use super::{Bitmap, Route, Scans, Selection, bucket, pilot};
 use crate::pairs::aggregate::PairFilter;
+use crate::store::stats::CoarseStats;
 
 /// The pool gets one counter in this many; the first level the rest.
 const POOL_SHARE: u64 = 4;

@@ -4,7 +4,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::stats::{Summary, count};
+use super::Summary;
+use crate::progress::count;
 
 /// How many corrupt records stats.json lists one by one.
 pub(crate) const CORRUPT_SAMPLES: usize = 100;
@@ -130,7 +131,7 @@ impl Summary for FingerprintStats {
     }
 }
 
-crate::stats::measured!(FingerprintStats);
+super::measured!(FingerprintStats);
 
 /// The fingerprint stage's `previous` section: an analysis carried forward.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

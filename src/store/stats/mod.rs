@@ -1,8 +1,11 @@
-//! `stats.json`: what each stage counted, one section per stage. Each
-//! stage owns the type of its section (`fingerprint::FingerprintStats`,
-//! `exact::ExactStats`, `pairs::PairsStats`, `report::ReportStats`,
-//! `store::parquet::ParquetStats` and `TablesStats`); this module only files the sections
-//! and reads one back into its owner's type.
+//! `stats.json`: what each stage counted, one section per stage. The
+//! types of the sections are model types of the store, one file each
+//! (`fingerprint.rs`, `exact.rs`, `pairs.rs`, `report.rs`; the exports'
+//! `ParquetStats` and `TablesStats` in `store/parquet.rs`), each tied to
+//! its stage's entry in the registry by [`Section`]: a stage fills its
+//! own, and a later stage or a command reads another's without importing
+//! the stage that wrote it. This module files the sections and reads one
+//! back into its type.
 //!
 //! Every field is deterministic for the same inputs and flags except
 //! `seconds` and `peak_rss_bytes`, which measure the run itself.
@@ -14,14 +17,52 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+use super::registry::StageName;
 use crate::store::{OutDir, write_atomic};
 
-/// The order of the stage sections; writing one removes the later ones,
-/// which a rerun of an earlier stage makes stale.
-const STAGES: [&str; 4] = ["fingerprint", "exact", "pairs", "report"];
+mod exact;
+mod fingerprint;
+mod pairs;
+mod report;
+
+pub(crate) use exact::ExactStats;
+pub(crate) use fingerprint::{CORRUPT_SAMPLES, ChainStats, CorruptSample, FingerprintStats, InputStats};
+pub use pairs::PairsStats;
+pub(crate) use pairs::{AutoStats, CoarseStats, DeltaStats, LshStats, PassStats, PrefixStats};
+pub(crate) use report::{CurrentCrawl, ReportStats};
+
+/// The type of one stage's section, and the stage it is the section of.
+pub(crate) trait Section: Serialize + DeserializeOwned {
+    const STAGE: &'static StageName;
+}
+
+impl Section for FingerprintStats {
+    const STAGE: &'static StageName = &super::registry::FINGERPRINT;
+}
+
+impl Section for ExactStats {
+    const STAGE: &'static StageName = &super::registry::EXACT;
+}
+
+impl Section for PairsStats {
+    const STAGE: &'static StageName = &super::registry::PAIRS;
+}
+
+impl Section for ReportStats {
+    const STAGE: &'static StageName = &super::registry::REPORT;
+}
+
+impl Section for super::parquet::ParquetStats {
+    const STAGE: &'static StageName = &super::registry::PARQUET;
+}
+
+impl Section for super::parquet::TablesStats {
+    const STAGE: &'static StageName = &super::registry::PARQUET_TABLES;
+}
 
 /// Writes one stage's section into `stats.json`, keeping the earlier ones.
-pub(crate) fn write_section<S: Serialize>(out: &OutDir, stage: &str, section: &S) -> anyhow::Result<()> {
+pub(crate) fn write_section<S: Section>(out: &OutDir, section: &S) -> anyhow::Result<()> {
+    let stage = S::STAGE;
     let path = out.stats();
     let mut root = match fs::read(&path) {
         Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {
@@ -30,13 +71,11 @@ pub(crate) fn write_section<S: Serialize>(out: &OutDir, stage: &str, section: &S
         },
         Err(_) => Map::new(),
     };
-    if let Some(pos) = STAGES.iter().position(|s| *s == stage) {
-        for later in &STAGES[pos + 1..] {
-            root.remove(*later);
-        }
+    for later in stage.later() {
+        root.remove(later.name);
     }
     root.insert("overlap_version".into(), Value::String(env!("CARGO_PKG_VERSION").into()));
-    root.insert(stage.into(), serde_json::to_value(section).context("cannot encode stats")?);
+    root.insert(stage.name.into(), serde_json::to_value(section).context("cannot encode stats")?);
     let mut json = serde_json::to_vec_pretty(&Value::Object(root)).context("cannot encode stats")?;
     json.push(b'\n');
     write_atomic(&path, &json)
@@ -44,11 +83,11 @@ pub(crate) fn write_section<S: Serialize>(out: &OutDir, stage: &str, section: &S
 
 /// Removes one stage's section from `stats.json`, when it is there: the
 /// section of an export whose files a rerun of an earlier stage removed.
-pub(crate) fn remove_section(out: &OutDir, stage: &str) -> anyhow::Result<()> {
+pub(crate) fn remove_section(out: &OutDir, stage: &StageName) -> anyhow::Result<()> {
     let path = out.stats();
     let Ok(bytes) = fs::read(&path) else { return Ok(()) };
     let Ok(Value::Object(mut root)) = serde_json::from_slice::<Value>(&bytes) else { return Ok(()) };
-    if root.remove(stage).is_none() {
+    if root.remove(stage.name).is_none() {
         return Ok(());
     }
     let mut json = serde_json::to_vec_pretty(&Value::Object(root)).context("cannot encode stats")?;
@@ -56,10 +95,11 @@ pub(crate) fn remove_section(out: &OutDir, stage: &str) -> anyhow::Result<()> {
     write_atomic(&path, &json)
 }
 
-/// Reads one stage's section of `stats.json` into its owner's type;
-/// `None` when the file or the section is not there (a stage not run, or
-/// run by another tool that does not write it).
-pub(crate) fn read_section<S: DeserializeOwned>(out: &OutDir, stage: &str) -> anyhow::Result<Option<S>> {
+/// Reads one stage's section of `stats.json` into its type; `None` when
+/// the file or the section is not there (a stage not run, or run by
+/// another tool that does not write it).
+pub(crate) fn read_section<S: Section>(out: &OutDir) -> anyhow::Result<Option<S>> {
+    let stage = S::STAGE.name;
     let path = out.stats();
     let bytes = match fs::read(&path) {
         Ok(bytes) => bytes,
@@ -76,11 +116,6 @@ pub(crate) fn read_section<S: DeserializeOwned>(out: &OutDir, stage: &str) -> an
     }
 }
 
-/// `n` and the noun for it: `1 document`, `2 documents`.
-pub(crate) fn count(n: u64, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
 /// A one-line human summary of a stage's work.
 pub(crate) trait Summary {
     fn summary(&self) -> String;
@@ -95,7 +130,7 @@ pub(crate) trait Measured {
 /// `peak_rss_bytes` fields.
 macro_rules! measured {
     ($($t:ty),*) => {$(
-        impl $crate::stats::Measured for $t {
+        impl $crate::store::stats::Measured for $t {
             fn measured(&mut self, seconds: f64, peak_rss_bytes: Option<u64>) {
                 self.seconds = seconds;
                 self.peak_rss_bytes = peak_rss_bytes;
