@@ -38,10 +38,10 @@ pub(crate) use output::Destination;
 
 use crate::progress::Progress;
 use crate::progress::count;
-use crate::report::host_column::HostColumnBuilder;
-use crate::report::input::{self, Docs, EMPTY};
-use crate::report::links::Links;
-use crate::report::savings;
+use crate::store::analysis::documents::{self, Docs, EMPTY};
+use crate::store::analysis::host_column::HostColumnBuilder;
+use crate::store::analysis::links::Links;
+use crate::store::analysis::savings;
 use crate::store::docs::Source;
 use crate::store::manifest::InputIdentity;
 use crate::store::registry::{self, StageName};
@@ -147,7 +147,7 @@ pub(crate) fn run(out: &OutDir, cfg: &DedupConfig, progress: &Progress) -> anyho
     let manifest = Manifest::read(out)?;
     cfg.out.check(out, &manifest)?;
     let docs =
-        input::load_docs(&out.docs(), manifest.documents, HostColumnBuilder::held(), |_, _, _| Ok(()))?;
+        documents::load_docs(&out.docs(), manifest.documents, HostColumnBuilder::held(), |_, _, _| Ok(()))?;
     // The kept page that stands for each skipped one (KEPT for a kept one).
     let stand_in: Vec<u32> = match cfg.level {
         Level::Exact => (0..docs.len() as u32)
@@ -180,7 +180,7 @@ pub(crate) fn run(out: &OutDir, cfg: &DedupConfig, progress: &Progress) -> anyho
         Format::Urls => {
             let mut sink = cfg.out.open()?;
             let bar = progress.items("dedup", stats.documents, "documents");
-            input::for_each_doc(&out.docs(), |row, doc| {
+            documents::for_each_doc(&out.docs(), |row, doc| {
                 bar.inc(1);
                 if !kept[row as usize] {
                     return Ok(());
@@ -323,7 +323,7 @@ impl<'a> Inputs<'a> {
 /// over docs.csv.
 fn wanted(out: &OutDir, inputs: &Inputs<'_>, kept: &[bool]) -> anyhow::Result<Vec<reread::Wanted>> {
     let mut wanted = Vec::new();
-    input::for_each_doc(&out.docs(), |row, doc| {
+    documents::for_each_doc(&out.docs(), |row, doc| {
         if kept[row as usize] {
             let Some(input) = inputs.index(doc.source.input) else {
                 bail!("source {} names an input manifest.json does not list", doc.source);

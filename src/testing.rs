@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 use std::io::{self, BufRead, Read};
 use std::path::Path;
 
-use crate::report::input::EMPTY;
+use crate::store::analysis::documents::EMPTY;
 
 /// A reader whose inner buffer hands out one byte at a time, to check
 /// lookahead across buffer boundaries, and that a reader's fast paths over

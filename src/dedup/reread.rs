@@ -21,7 +21,7 @@ use crate::extract;
 use crate::progress::Progress;
 use crate::read::warc::WarcReader;
 use crate::read::{self, InputFormat, Item, RawDoc, ReadOptions, Reader};
-use crate::report::input::Docs;
+use crate::store::analysis::documents::Docs;
 
 /// A kept document's record: its input (an index into the names the
 /// manifest gives), its offset there, and its row. Ordered so that a

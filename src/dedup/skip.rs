@@ -15,8 +15,8 @@ use std::collections::HashMap;
 use super::output::Destination;
 use super::{DedupStats, KEPT};
 use crate::progress::Progress;
-use crate::report::input::{self, Docs};
 use crate::store::OutDir;
+use crate::store::analysis::documents::{self, Docs};
 
 /// Writes the skip list; returns its rows.
 pub(super) fn write(
@@ -29,7 +29,7 @@ pub(super) fn write(
 ) -> anyhow::Result<u64> {
     let mut urls: HashMap<u32, String> =
         stand_in.iter().filter(|&&s| s != KEPT).map(|&s| (s, String::new())).collect();
-    input::for_each_doc(&out.docs(), |row, doc| {
+    documents::for_each_doc(&out.docs(), |row, doc| {
         if let Some(url) = urls.get_mut(&row) {
             url.push_str(doc.url);
         }
@@ -39,7 +39,7 @@ pub(super) fn write(
     sink.write(b"url,kept_url,why\n")?;
     let bar = progress.items("dedup", docs.len() as u64, "documents");
     let mut rows = 0;
-    input::for_each_doc(&out.docs(), |row, doc| {
+    documents::for_each_doc(&out.docs(), |row, doc| {
         bar.inc(1);
         let by = stand_in[row as usize];
         if by == KEPT {

@@ -20,7 +20,7 @@ use rustc_hash::FxHashMap;
 
 use super::count::choose2;
 use super::side::{Link, NONE, Side};
-use crate::report::components::UnionFind;
+use crate::store::analysis::union_find::UnionFind;
 
 /// The pair counts of two clusterings of the same items.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

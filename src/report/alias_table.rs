@@ -28,9 +28,9 @@ use std::path::Path;
 
 use super::aliases::{Alias, AliasCounts, AliasKind, Content};
 use super::fields::Cell;
-use super::input::{self, Docs};
 use super::url_side::UrlSource;
 use super::url_windows::{self, Window, Windows};
+use crate::store::analysis::documents::{self, Docs};
 use crate::store::sort::{Batched, SortedReader, SortedRecords};
 use crate::store::{CsvOut, Record, le_u32, le_u64};
 
@@ -195,7 +195,7 @@ impl Summary {
     }
 
     /// The examples with the URLs gathered in `urls`.
-    pub fn examples(&self, urls: &input::Urls) -> Vec<Example> {
+    pub fn examples(&self, urls: &documents::Urls) -> Vec<Example> {
         let url = |d: u32| urls.get(d).unwrap_or("").to_string();
         self.examples
             .iter()
@@ -246,7 +246,7 @@ impl AliasTable {
     }
 }
 
-fn write_row(out: &mut CsvOut, docs: &Docs, a: &Alias, urls: &input::Urls) -> anyhow::Result<()> {
+fn write_row(out: &mut CsvOut, docs: &Docs, a: &Alias, urls: &documents::Urls) -> anyhow::Result<()> {
     let url = |d: u32| urls.get(d).unwrap_or("");
     out.row([
         a.kind.name().into(),
@@ -268,7 +268,7 @@ pub fn write_csv(
     source: UrlSource<'_>,
     windows: Windows<'_, Alias>,
     first: Window,
-    urls: (input::Urls, Option<u32>),
+    urls: (documents::Urls, Option<u32>),
 ) -> anyhow::Result<()> {
     let header = ["kind", "doc_a", "doc_b", "url_a", "url_b", "content"];
     url_windows::write_csv(path, &header, source, windows, first, urls, |out, a, urls| {
@@ -281,9 +281,9 @@ mod tests {
     use std::collections::{BTreeSet, HashSet};
 
     use super::*;
-    use crate::report::host_column::HostColumnBuilder;
-    use crate::report::input::{Centers, EMPTY, load_docs};
     use crate::report::url_side;
+    use crate::store::analysis::documents::{Centers, EMPTY, load_docs};
+    use crate::store::analysis::host_column::HostColumnBuilder;
     use crate::testing::{XorShift, exact_centers};
 
     /// `n` documents, a fifth of them copies of an earlier text and some
@@ -425,7 +425,7 @@ mod tests {
         } else {
             None
         };
-        input::for_each_doc(docs_csv, |r, row| {
+        documents::for_each_doc(docs_csv, |r, row| {
             urls.add(r, row.url);
             side.iter_mut().for_each(|s| s.add(r, row.url));
             Ok(())

@@ -45,9 +45,9 @@ use xxhash_rust::xxh3::{xxh3_64, xxh3_128};
 
 use super::alias_table::Gathering;
 pub use super::alias_table::{Example, NearPairs};
-use super::input::{Docs, EMPTY};
 use super::marks::{self, MarkCursor, Marks};
 use crate::plain_url;
+use crate::store::analysis::documents::{Docs, EMPTY};
 use crate::store::sort::Batched;
 use crate::store::{Record, le_u32, le_u64};
 
@@ -562,9 +562,9 @@ mod tests {
     use std::collections::HashSet;
 
     use super::*;
-    use crate::report::host_column::HostColumnBuilder;
-    use crate::report::input::Centers;
-    use crate::report::input::load_docs;
+    use crate::store::analysis::documents::Centers;
+    use crate::store::analysis::documents::load_docs;
+    use crate::store::analysis::host_column::HostColumnBuilder;
 
     fn k(url: &str, kind: AliasKind) -> String {
         key(&parse(url).unwrap(), kind)

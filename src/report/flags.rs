@@ -27,12 +27,12 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::aliases::{UrlFlags, url_flags};
 use super::fields::{Cell, flag};
-use super::input::{Docs, EMPTY, for_each_doc};
 use super::marks::{self, MarkCursor, Marks};
 use crate::extract;
 use crate::fuzzy;
 use crate::progress::Progress;
 use crate::read::{self, Item, RawDoc, ReadOptions};
+use crate::store::analysis::documents::{Docs, EMPTY, for_each_doc};
 use crate::store::docs::Doc;
 use crate::store::sort::Batched;
 use crate::store::{CsvOut, FuzzySignature, Header, Manifest, Record, RecordReader, RecordWriter, le_u32};

@@ -29,10 +29,10 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use super::components;
 use super::fields::{self, Cell};
 use super::groups::Group;
-use super::input::{self, Docs, for_each_pair};
-use super::links::Links;
 use super::url_side::UrlSource;
 use super::url_windows::{self, Window, Windows};
+use crate::store::analysis::documents::{self, Docs, for_each_pair};
+use crate::store::analysis::links::Links;
 use crate::store::sort::{Batched, SortedRecords};
 use crate::store::{CsvOut, Record, le_u32, le_u64};
 
@@ -303,7 +303,7 @@ pub fn write_csv(
     source: UrlSource<'_>,
     windows: Windows<'_, GroupRecord>,
     first: Window,
-    urls: (input::Urls, Option<u32>),
+    urls: (documents::Urls, Option<u32>),
 ) -> anyhow::Result<()> {
     let header =
         ["group", "documents", "centers", "pairs", "hosts", "diameter", "density", "chained", "sample_url"];
@@ -327,7 +327,7 @@ pub fn write_csv(
 mod tests {
     use super::*;
     use crate::report::groups::reference;
-    use crate::report::input::Centers;
+    use crate::store::analysis::documents::Centers;
     use crate::testing::{XorShift, exact_centers, overlap_table};
 
     #[test]

@@ -6,8 +6,8 @@
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-use super::input::{Docs, EMPTY, Urls};
-use super::links::Links;
+use crate::store::analysis::documents::{Docs, EMPTY, Urls};
+use crate::store::analysis::links::Links;
 
 /// One component of two or more documents.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -169,9 +169,9 @@ pub(crate) mod reference {
     use rustc_hash::FxHashMap;
 
     use super::Group;
-    use crate::report::input::Docs;
-    use crate::report::links::Links;
     use crate::report::{components, group_table};
+    use crate::store::analysis::documents::Docs;
+    use crate::store::analysis::links::Links;
 
     /// Builds the groups: sizes from the link pass's components, diameters
     /// from further passes over the table for components small enough, with
@@ -257,9 +257,9 @@ pub(crate) mod reference {
 mod tests {
     use super::*;
     use crate::report::group_table;
-    use crate::report::host_column::HostColumnBuilder;
-    use crate::report::input::{self, load_docs, urls_of};
     use crate::report::url_side::{self, UrlSource};
+    use crate::store::analysis::documents::{self, load_docs, urls_of};
+    use crate::store::analysis::host_column::HostColumnBuilder;
 
     #[test]
     fn groups_with_sizes_hosts_and_chains() {
@@ -313,7 +313,7 @@ mod tests {
             };
             // A window per group: the second group's URL comes later.
             assert_eq!(side.is_some(), with_side);
-            input::for_each_doc(&docs_csv, |r, row| {
+            documents::for_each_doc(&docs_csv, |r, row| {
                 urls.add(r, row.url);
                 side.iter_mut().for_each(|s| s.add(r, row.url));
                 Ok(())

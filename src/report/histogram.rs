@@ -47,14 +47,7 @@ impl Histogram {
     }
 }
 
-/// `part` of `whole` in percent, rounded to four decimals so that
-/// report.json reads well and stays byte-identical; 0 when `whole` is 0.
-pub fn percent(part: u64, whole: u64) -> f64 {
-    if whole == 0 {
-        return 0.0;
-    }
-    (part as f64 * 100.0 / whole as f64 * 10_000.0).round() / 10_000.0
-}
+pub(crate) use crate::store::analysis::percent;
 
 #[cfg(test)]
 mod tests {

@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use super::fields::Cell;
 use super::hosts::HostTable;
-use super::input::Docs;
+use crate::store::analysis::documents::Docs;
 
 /// Partner hosts a row names, most shared first.
 pub const PARTNERS: usize = 3;

@@ -47,8 +47,8 @@ use serde::Serialize;
 
 use super::fields::{self, Cell};
 use super::histogram::percent;
-use super::host_names::HostNames;
-use super::input::{Docs, EMPTY, RankBits, for_each_pair};
+use crate::store::analysis::documents::{Docs, EMPTY, RankBits, for_each_pair};
+use crate::store::analysis::host_names::HostNames;
 use crate::store::sort::{Batched, SortedReader, SortedRecords, SpillFile};
 use crate::store::{Header, Record, RecordReader, RecordWriter, le_u32, le_u64};
 
@@ -616,7 +616,7 @@ mod tests {
     use std::collections::{BTreeMap, BTreeSet};
 
     use super::*;
-    use crate::report::input::Centers;
+    use crate::store::analysis::documents::Centers;
 
     #[test]
     fn mirror_rule() {

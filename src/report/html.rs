@@ -466,7 +466,7 @@ fn savings(h: &mut String, r: &Report) {
             ("of bytes", true),
         ],
     );
-    let row = |h: &mut String, what: &str, s: &super::savings::Skippable| {
+    let row = |h: &mut String, what: &str, s: &crate::store::analysis::savings::Skippable| {
         let _ = writeln!(
             h,
             "<tr><td>{what}</td>{}<td class=\"n\" data-v=\"{}\">{:.1}%</td><td class=\"n\" data-v=\"{}\">{}</td>\

@@ -10,8 +10,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
-use super::components::UnionFind;
 use super::hosts::HostPair;
+use crate::store::analysis::union_find::UnionFind;
 
 /// One site and its mirrors.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -6,8 +6,8 @@
 //! `stats.json`, `fuzzy.fpd`) and, for fuzzy signatures with other than
 //! the default parameters only, the inputs again.
 //! Memory grows with the documents by a few bits each and 8 bytes a copy
-//! ([`input::Docs`]), with the hosts by their names and a few numbers
-//! ([`host_names`]), and with the centers that have a pair ([`links`]), not
+//! ([`documents::Docs`]), with the hosts by their names and a few numbers
+//! ([`crate::store::analysis::host_names`]), and with the centers that have a pair ([`links`]), not
 //! with the Overlap table, which is streamed: once for components, savings,
 //! near-replica counts and which alias pairs are near-replicas, once each
 //! for group diameters and host overlap. docs.csv is read twice: for every
@@ -69,18 +69,13 @@ pub mod flags;
 pub mod group_table;
 pub mod groups;
 pub mod histogram;
-pub mod host_column;
-pub mod host_names;
 pub mod host_summary;
 pub mod hosts;
 pub mod html;
-pub mod input;
-pub mod links;
 pub mod marks;
 pub mod mirror_sets;
 pub mod quality;
 pub mod runs;
-pub mod savings;
 pub mod since;
 pub mod url_side;
 pub mod url_windows;
@@ -92,6 +87,7 @@ use anyhow::Context;
 use serde::Serialize;
 
 use crate::progress::Progress;
+use crate::store::analysis::{documents, host_column, links, savings};
 use crate::store::registry::REPORT;
 use crate::store::scopes::Scope;
 use crate::store::stage::{Outcome, Stage};
@@ -350,7 +346,7 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
         manifest.documents,
         scratch.join("hosts-column.fpd"),
     );
-    let docs = input::load_docs(&docs_csv, manifest.documents, host_column, |r, center, row| {
+    let docs = documents::load_docs(&docs_csv, manifest.documents, host_column, |r, center, row| {
         url_entries.add(r, center, row.url)?;
         titles.add(r, row.host, row.title())?;
         url_bytes += row.url.len() as u64;
@@ -431,7 +427,7 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
         url_side::for_later_windows(&group_windows, &first_groups, n, scratch.join("group-urls.bin"))?;
     let mut alias_side =
         url_side::for_later_windows(&alias_windows, &first_aliases, n, scratch.join("alias-urls.bin"))?;
-    let mut urls = input::UrlsWanted::new(&wanted);
+    let mut urls = documents::UrlsWanted::new(&wanted);
     // The savings' pages and bytes too: the report holds no payload sizes.
     let (mut exact_tally, mut near_tally) = (savings::Tally::default(), savings::Tally::default());
     let mut current = current::Tally::default();
@@ -596,7 +592,7 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
 /// The exact-group summary, the exact and near replica histograms over the
 /// non-empty documents, and the number of empty ones.
 fn histograms(
-    docs: &input::Docs,
+    docs: &documents::Docs,
     links: &links::Links,
 ) -> (ExactSummary, histogram::Histogram, histogram::Histogram, u64) {
     let mut exact_h = histogram::Histogram::default();

@@ -11,7 +11,7 @@ use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
 
 use super::histogram::Histogram;
-use super::savings::Skippable;
+use crate::store::analysis::savings::Skippable;
 use crate::store::{Manifest, OutDir, Stamp};
 
 /// One run's near-replica figures.

@@ -19,8 +19,8 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use super::histogram::percent;
-use super::input::{Docs, EMPTY};
-use super::links::Links;
+use crate::store::analysis::documents::{Docs, EMPTY};
+use crate::store::analysis::links::Links;
 use crate::store::changes::{Change, ChangeTable, for_each_change};
 use crate::store::replicas::{EMPTY_DOC, EXACT_COPY, NO_GROUP, ReplicaRecord, SKIP_EXACT, SKIP_NEAR};
 use crate::store::{Header, Mapped, OutDir, RecordWriter};

@@ -24,8 +24,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use super::input::{self, RankBits, Urls, UrlsWanted};
 use super::url_windows::{Window, Windows};
+use crate::store::analysis::documents::{self, RankBits, Urls, UrlsWanted};
 use crate::store::{self, CannotWrite, Record};
 
 /// The side file for the table of `windows` at `path`, when the table has
@@ -101,7 +101,7 @@ pub struct UrlSide {
 impl UrlSide {
     /// The URLs of the `wanted` rows (sorted, all of them rows of the
     /// file), within `cap` bytes unless it is `None`, as
-    /// [`input::urls_of`] gathers them from docs.csv. Reading stops at the
+    /// [`documents::urls_of`] gathers them from docs.csv. Reading stops at the
     /// last wanted row.
     pub fn urls_of(&self, wanted: &[u32], cap: Option<usize>) -> anyhow::Result<(Urls, Option<u32>)> {
         let mut urls = UrlsWanted::within(wanted, cap);
@@ -143,7 +143,7 @@ impl UrlSource<'_> {
     /// if it did.
     pub fn urls_of(&self, wanted: &[u32], cap: Option<usize>) -> anyhow::Result<(Urls, Option<u32>)> {
         match self {
-            UrlSource::Docs(path) => input::urls_of(path, wanted, cap),
+            UrlSource::Docs(path) => documents::urls_of(path, wanted, cap),
             UrlSource::Side(side) => side.urls_of(wanted, cap),
         }
     }
@@ -190,7 +190,7 @@ mod tests {
         let rows: Vec<u32> = (0..100).collect();
         let s = side(dir.path(), 100, &rows, |r| format!("u{r:03}"));
         // Four bytes a URL: the places of 100 rows and ten URLs.
-        let cap = 100 * input::URL_PLACE + 40;
+        let cap = 100 * documents::URL_PLACE + 40;
         let (urls, stopped) = s.urls_of(&rows, Some(cap)).unwrap();
         assert_eq!(stopped, Some(10));
         assert_eq!(urls.get(9), Some("u009"));

@@ -14,10 +14,10 @@
 
 use std::path::Path;
 
-use super::input::{self, RankBits, URL_PLACE, UrlsWanted};
 use super::url_side::UrlSource;
 use crate::store::CsvOut;
 use crate::store::Record;
+use crate::store::analysis::documents::{self, RankBits, URL_PLACE, UrlsWanted};
 use crate::store::sort::SortedRecords;
 
 /// Records of the table whose URLs are gathered in one pass over
@@ -117,8 +117,8 @@ impl<'a, R: Record> Windows<'a, R> {
         &mut self,
         out: &mut CsvOut,
         window: &Window,
-        urls: &input::Urls,
-        write_row: &mut impl FnMut(&mut CsvOut, &R, &input::Urls) -> anyhow::Result<()>,
+        urls: &documents::Urls,
+        write_row: &mut impl FnMut(&mut CsvOut, &R, &documents::Urls) -> anyhow::Result<()>,
     ) -> anyhow::Result<()> {
         let mut reader = self.table.reader_at(window.start)?;
         for _ in 0..window.len {
@@ -149,7 +149,7 @@ impl<'a, R: Record> Windows<'a, R> {
         &mut self,
         out: &mut CsvOut,
         source: UrlSource<'_>,
-        write_row: &mut impl FnMut(&mut CsvOut, &R, &input::Urls) -> anyhow::Result<()>,
+        write_row: &mut impl FnMut(&mut CsvOut, &R, &documents::Urls) -> anyhow::Result<()>,
     ) -> anyhow::Result<()> {
         let Some(r) = self.table.reader_at(self.next)?.next_record()? else { return Ok(()) };
         let mut rows = (self.rows_of)(&r).to_vec();
@@ -176,8 +176,8 @@ pub fn write_csv<R: Record>(
     source: UrlSource<'_>,
     mut windows: Windows<'_, R>,
     first: Window,
-    urls: (input::Urls, Option<u32>),
-    mut write_row: impl FnMut(&mut CsvOut, &R, &input::Urls) -> anyhow::Result<()>,
+    urls: (documents::Urls, Option<u32>),
+    mut write_row: impl FnMut(&mut CsvOut, &R, &documents::Urls) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     let mut out = CsvOut::create(path, header)?;
     let mut gathered = Some((first, urls));

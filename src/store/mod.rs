@@ -110,6 +110,7 @@
 //! Document IDs are `u32`: one local run handles up to 4,294,967,294
 //! documents, more than the largest crawl one machine can process.
 
+pub(crate) mod analysis;
 pub(crate) mod changes;
 pub mod criterion;
 mod csv_out;

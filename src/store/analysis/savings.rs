@@ -14,8 +14,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::histogram::percent;
-use super::input::{Docs, EMPTY};
+use super::documents::{Docs, EMPTY};
+use super::percent;
 
 /// The rule, as report.json and report.html state it.
 pub const RULE: &str = "Exact: keep the smallest docID of each exact group, skip the other copies. \
@@ -128,7 +128,7 @@ pub fn exact_kept(docs: &Docs, d: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::input::Centers;
+    use crate::store::analysis::documents::Centers;
 
     fn docs(center: Vec<u32>) -> Docs {
         let n = center.len();

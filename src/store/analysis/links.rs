@@ -25,8 +25,8 @@ use std::path::Path;
 
 use rustc_hash::FxHashMap;
 
-use super::components::UnionFind;
-use super::input::{self, Docs, EMPTY, RankBits};
+use super::documents::{self, Docs, EMPTY, RankBits};
+use super::union_find::UnionFind;
 
 /// A linked center no kept page links to.
 const NOT_COVERED: u32 = u32::MAX;
@@ -92,7 +92,7 @@ impl Links {
     ) -> anyhow::Result<Links> {
         let mut nodes = Nodes::default();
         let mut pairs = 0u64;
-        input::for_each_pair(overlap, docs, |i, j, _| {
+        documents::for_each_pair(overlap, docs, |i, j, _| {
             let (a, b) = (nodes.id(i), nodes.id(j));
             // i's verdict is final (see the module's doc); the first kept
             // i that links to j stands for it.
@@ -255,9 +255,9 @@ impl Links {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::components;
-    use crate::report::input::Centers;
-    use crate::report::savings::Greedy;
+    use crate::store::analysis::documents::Centers;
+    use crate::store::analysis::savings::Greedy;
+    use crate::store::analysis::union_find;
     use crate::testing::{XorShift, exact_centers, overlap_table};
 
     #[test]
@@ -284,7 +284,7 @@ mod tests {
 
             // The reference: union-find, the greedy rule and counts in a
             // list over every document.
-            let mut uf = components::UnionFind::new(n as usize);
+            let mut uf = union_find::UnionFind::new(n as usize);
             for d in 0..n {
                 let c = docs.center(d);
                 if c != EMPTY && c != d {
@@ -310,7 +310,7 @@ mod tests {
                 }
             }
             let label = uf.labels();
-            let size = components::sizes(&label);
+            let size = union_find::sizes(&label);
             let kept = greedy.finish(&docs);
             for d in 0..n {
                 let at = format!("case {case}, row {d}");

@@ -1,4 +1,4 @@
-//! Each row's host, by its number in [`super::input::Docs::hosts`]: the
+//! Each row's host, by its number in [`super::documents::Docs::hosts`]: the
 //! one column of docs.csv the report reads again after loading it, always
 //! in row order (the host tables, the groups' hosts, the per-host counts).
 //!
