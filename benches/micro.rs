@@ -18,22 +18,22 @@ use std::path::{Path, PathBuf};
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 
-use overlap::chunk::{Chunker, Chunking};
-use overlap::extract::html::html_to_text;
-use overlap::extract::normalize::normalize;
-use overlap::fuzzy;
-use overlap::pairs::PairsStats;
-use overlap::pairs::coarse::CoarseCounting;
-use overlap::pairs::prefix::PrefixCounting;
-use overlap::pairs::sort::SortCounting;
-use overlap::pairs::{
+use overlap::base::progress::Progress;
+use overlap::bytes::chunk::{Chunker, Chunking};
+use overlap::bytes::extract::html::html_to_text;
+use overlap::bytes::extract::normalize::normalize;
+use overlap::bytes::fuzzy;
+use overlap::bytes::read::Reader;
+use overlap::bytes::read::gz;
+use overlap::bytes::read::jsonl::JsonlReader;
+use overlap::bytes::read::warc::WarcReader;
+use overlap::stages::pairs::PairsStats;
+use overlap::stages::pairs::coarse::CoarseCounting;
+use overlap::stages::pairs::prefix::PrefixCounting;
+use overlap::stages::pairs::sort::SortCounting;
+use overlap::stages::pairs::{
     CoarseVariant, CountInput, Counted, CountingMethod, Criterion as PairCriterion, scan_groups,
 };
-use overlap::progress::Progress;
-use overlap::read::Reader;
-use overlap::read::gz;
-use overlap::read::jsonl::JsonlReader;
-use overlap::read::warc::WarcReader;
 use overlap::store::{Center, ChunkRecord, Header, Mapped, RecordWriter};
 
 mod common;
@@ -118,7 +118,7 @@ fn read_jsonl(c: &mut Criterion, input: &Input) {
                 let mut reader = JsonlReader::new(src, url_field, "text", 64 << 20);
                 let mut urls = 0u64;
                 while let Some(item) = reader.next_item().expect("reading memory") {
-                    if let overlap::read::Item::Doc(doc) = black_box(&item) {
+                    if let overlap::bytes::read::Item::Doc(doc) = black_box(&item) {
                         urls += u64::from(!doc.url.is_empty());
                     }
                 }

@@ -16,9 +16,9 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use overlap::chunk::{Chunker, Chunking};
-use overlap::extract::html::html_to_text;
-use overlap::extract::normalize::normalize;
+use overlap::bytes::chunk::{Chunker, Chunking};
+use overlap::bytes::extract::html::html_to_text;
+use overlap::bytes::extract::normalize::normalize;
 
 mod common;
 
@@ -100,10 +100,10 @@ fn main() {
     if wanted("fuzzy") {
         let r = measure(|| {
             for t in &normalized {
-                black_box(overlap::fuzzy::fuzzy(
+                black_box(overlap::bytes::fuzzy::fuzzy(
                     black_box(t),
-                    overlap::fuzzy::MIN_TOKEN_LEN,
-                    overlap::fuzzy::QUANT_RATE,
+                    overlap::bytes::fuzzy::MIN_TOKEN_LEN,
+                    overlap::bytes::fuzzy::QUANT_RATE,
                 ));
             }
         });

@@ -1,5 +1,5 @@
 //! The decompression floor of `overlap fingerprint`: reads every input
-//! through the same byte source the readers use (`overlap::read::gz`, with
+//! through the same byte source the readers use (`overlap::bytes::read::gz`, with
 //! the same inflate and zstd backends and buffer sizes), and does nothing with the
 //! bytes. `scripts/bench.sh` times it beside the fingerprint stage, so
 //! that the stage's cost is stated as a ratio to merely decompressing the
@@ -16,7 +16,7 @@ use std::process::ExitCode;
 
 use rayon::prelude::*;
 
-use overlap::read::gz;
+use overlap::bytes::read::gz;
 
 fn main() -> ExitCode {
     let mut files = Vec::new();

@@ -7,7 +7,7 @@ Usage: python3 scripts/check_report.py OUT_DIR
 
 Exits 0 when every number agrees, 1 with one line per difference
 otherwise. Standard library only. The definitions are those of
-src/report/mod.rs, computed the plain way: replica sets by breadth-first
+src/stages/report/mod.rs, computed the plain way: replica sets by breadth-first
 search instead of union-find, host replication by listing every
 document's replicas, aliases by comparing URLs with urllib. The fuzzy
 signature is not recomputed (it needs the inputs' text); its uniqueness

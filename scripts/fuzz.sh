@@ -9,7 +9,7 @@
 #   -j JOBS     fuzzing processes per target (default 1); with -n, each
 #               process makes RUNS / JOBS executions
 #   -s SANITIZER  none (default) or address. The code the targets drive
-#               (src/read, src/extract) has no unsafe block, so AddressSanitizer
+#               (src/bytes/read, src/bytes/extract) has no unsafe block, so AddressSanitizer
 #               finds nothing there that a panic would not while it costs
 #               executions; -s address checks the dependencies' unsafe code
 #               too (zstd's C decoder, charset decoders).

@@ -14,8 +14,8 @@
 
 use std::io::Cursor;
 
-use crate::read::gz::Source;
-use crate::read::{Item, Reader, arc, jsonl, pagefeed, warc};
+use crate::bytes::read::gz::Source;
+use crate::bytes::read::{Item, Reader, arc, jsonl, pagefeed, warc};
 
 /// The record limit the reader targets use: small, so that the
 /// too-large path is reached by inputs of a few KiB.
@@ -140,9 +140,9 @@ fn members(data: &[u8]) {
 /// HTML to text, over the input read as UTF-8 (lossily), then normalized.
 pub fn html(data: &[u8]) {
     let html = String::from_utf8_lossy(data);
-    let out = crate::extract::html::html_to_text(&html);
+    let out = crate::bytes::extract::html::html_to_text(&html);
     let mut text = String::new();
-    let lines = crate::extract::normalize(&out.text, &mut text);
+    let lines = crate::bytes::extract::normalize(&out.text, &mut text);
     assert_eq!(lines, if text.is_empty() { 0 } else { text.matches('\n').count() as u64 + 1 });
     assert!(!text.starts_with([' ', '\n']) && !text.ends_with([' ', '\n']), "text not trimmed");
 }
@@ -164,7 +164,7 @@ pub fn charset(data: &[u8]) {
     let Some((&mode, body)) = data.split_first() else { return };
     let declared = DECLARED[usize::from(mode) % DECLARED.len()];
     let html = mode & 8 != 0;
-    let decoded = crate::extract::charset::decode(body, declared, html);
+    let decoded = crate::bytes::extract::charset::decode(body, declared, html);
     // Valid UTF-8 with nothing declared and no byte order mark is UTF-8:
     // the text is the input unchanged.
     if declared.is_none()

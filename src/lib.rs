@@ -1,29 +1,28 @@
 //! `overlap`: how much of a web crawl is copied.
 //!
-//! The modules follow the pipeline, in the order data flows (after
-//! Shivakumar & Garcia-Molina, *Finding near-replicas of documents on the
-//! web*, 1998):
+//! The modules are the layers of the pipeline, each using only the layers
+//! before it (after Shivakumar & Garcia-Molina, *Finding near-replicas of
+//! documents on the web*, 1998):
 //!
-//! 1. [`read`]: crawl dumps (WARC, WET, JSONL, page feed) to raw records;
-//! 2. [`extract`]: a payload to normalized text lines;
-//! 3. [`chunk`]: text to chunk fingerprints;
-//! 4. [`store`]: the on-disk FPrint-DocID files and their layout;
-//!    [`fingerprint`] is the stage that drives 1-4, and [`export`] copies
-//!    its outputs to Parquet for cluster engines ([`export_tables`] copies
-//!    every table after the report);
-//! 5. [`exact`]: exact-copy groups and their centers;
-//! 6. [`pairs`]: the Overlap table, one file per counting method;
-//! 7. [`report`]: the crawl audit (replica histogram, savings, groups,
-//!    host overlap, URL aliases, per-document flags, report.html);
+//! 1. [`base`]: what every layer may use (the memory budget, the progress
+//!    line, the interrupt flag);
+//! 2. [`bytes`]: crawl dumps to records ([`bytes::read`]), a payload to
+//!    normalized text lines ([`bytes::extract`]), text to chunk
+//!    fingerprints ([`bytes::chunk`]);
+//! 3. [`store`]: the output directory, one owner per file (the
+//!    FPrint-DocID files, the tables, the manifest, the stamps), the
+//!    model types its tables hold, the stage registry
+//!    ([`store::registry`]) and the read-only view of a finished analysis
+//!    ([`store::analysis`]);
+//! 4. [`stages`]: fingerprint, exact, pairs (the Overlap table) and report
+//!    (the crawl audit), and the Parquet exports, each talking to the
+//!    others only through the store;
+//! 5. [`commands`]: what reads a finished analysis (`dedup`, `explain`,
+//!    `eval`, `dump`);
+//! 6. [`cli`]: the command line, its presets and its manual pages;
 //!
-//! with [`stats`] for what each stage counted, [`cli`] for the command
-//! line, [`manual`] for its completion scripts and man pages,
-//! [`dedup`] for writing out the documents a recrawl would keep,
-//! [`eval`] to measure a run (or another tool's answer) against an exact
-//! one, and [`reread`], which reads documents' texts again from their
-//! inputs for [`explain`] (what two documents share, chunk by chunk) and
-//! for the stop chunks' texts.
-//! `ARCHITECTURE.md` maps the stages and the store.
+//! and `main`, which only runs `cli`. `tests/layers.rs` checks that imports
+//! run this way; `ARCHITECTURE.md` maps every folder.
 //!
 //! The public surface is what the benchmarks and `main` need; the rest is
 //! `pub(crate)`. These docs are for the people who work on the code
@@ -31,33 +30,14 @@
 
 #![allow(rustdoc::private_intra_doc_links)]
 
-pub(crate) mod byteclass;
-pub mod chunk;
+pub mod base;
+pub mod bytes;
 pub mod cli;
-pub(crate) mod dedup;
-pub(crate) mod dump;
-pub(crate) mod eval;
-pub(crate) mod exact;
-pub(crate) mod explain;
-pub(crate) mod export;
-pub(crate) mod export_tables;
-pub mod extract;
-pub(crate) mod fingerprint;
+pub(crate) mod commands;
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;
-pub mod fuzzy;
-pub mod interrupt;
-pub(crate) mod manual;
-pub(crate) mod memory;
-pub mod pairs;
-pub(crate) mod plain_url;
-pub mod preset;
-pub mod progress;
-pub mod read;
-pub(crate) mod report;
-pub(crate) mod reread;
+pub mod stages;
 pub mod store;
-pub(crate) mod swar;
 #[cfg(test)]
 pub(crate) mod testing;

@@ -16,7 +16,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
         Err(e) => {
-            overlap::progress::line(&one_line_usage_error(&e));
+            overlap::base::progress::line(&one_line_usage_error(&e));
             return ExitCode::from(2);
         }
     };
@@ -24,17 +24,17 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         // Stopped by Ctrl-C or SIGTERM where it writes, what it left
         // removed: the shell's code for the signal, 128 + its number.
-        Err(_) if let Some(signal) = overlap::interrupt::received() => {
-            overlap::progress::line("interrupted; run the same command again to resume");
+        Err(_) if let Some(signal) = overlap::base::interrupt::received() => {
+            overlap::base::progress::line("interrupted; run the same command again to resume");
             ExitCode::from(128 + signal as u8)
         }
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) if e.is::<overlap::cli::Strict>() => {
-            overlap::progress::line(&format!("{e}"));
+            overlap::base::progress::line(&format!("{e}"));
             ExitCode::from(3)
         }
         Err(e) => {
-            overlap::progress::line(&format!("{e:#}"));
+            overlap::base::progress::line(&format!("{e:#}"));
             ExitCode::from(2)
         }
     }

@@ -32,27 +32,27 @@ const MIN_FRAGMENT: usize = 12;
 /// printed on stderr or under a command's output.
 const MESSAGE_FUNCTIONS: &[(&str, &str)] = &[
     // The flags' own checks (clap prints "invalid value ... : MESSAGE").
-    ("src/cli.rs", "parse_positive"),
-    ("src/cli.rs", "parse_rate"),
-    ("src/cli.rs", "parse_memory"),
+    ("src/cli/mod.rs", "parse_positive"),
+    ("src/cli/mod.rs", "parse_rate"),
+    ("src/cli/mod.rs", "parse_memory"),
     // "no document to analyse: ..." and "--strict: ...".
-    ("src/cli.rs", "nothing_to_analyse"),
-    ("src/cli.rs", "check_strict"),
+    ("src/cli/mod.rs", "nothing_to_analyse"),
+    ("src/cli/mod.rs", "check_strict"),
     // "FILE: skipped input (REASON): ...".
-    ("src/fingerprint.rs", "skip_input"),
+    ("src/stages/fingerprint/mod.rs", "skip_input"),
     // The warning naming a directory's files left out.
-    ("src/read/walk.rs", "note"),
+    ("src/bytes/read/walk.rs", "note"),
     // "FILE: its first record has no field ...".
-    ("src/read/jsonl.rs", "check_first_record"),
+    ("src/bytes/read/jsonl.rs", "check_first_record"),
     // Why a document cannot be read again (dedup, explain).
     ("src/store/manifest.rs", "fmt"),
     // "cannot read document N's text ...".
-    ("src/explain.rs", "text"),
+    ("src/commands/explain.rs", "text"),
     // The report's warnings (report.json, report.html, the summary).
-    ("src/report/warnings.rs", "of"),
+    ("src/stages/report/warnings.rs", "of"),
     // The notes under eval's tables.
-    ("src/eval/mod.rs", "notes"),
-    ("src/eval/mod.rs", "shown_bins"),
+    ("src/commands/eval/mod.rs", "notes"),
+    ("src/commands/eval/mod.rs", "shown_bins"),
 ];
 
 /// Messages no user can meet, each with why: (file, a piece of the
@@ -61,13 +61,17 @@ const EXEMPT: &[(&str, &str, &str)] = &[
     ("src/store/stats/mod.rs", "cannot encode stats", "serializing the stats structs to JSON cannot fail"),
     ("src/store/stamp.rs", "cannot encode stamp", "serializing a stamp to JSON cannot fail"),
     ("src/store/manifest.rs", "cannot encode manifest.json", "serializing the manifest to JSON cannot fail"),
-    ("src/report/mod.rs", "cannot encode report.json", "serializing the report to JSON cannot fail"),
-    ("src/eval/mod.rs", "cannot encode the evaluation", "serializing the evaluation to JSON cannot fail"),
+    ("src/stages/report/mod.rs", "cannot encode report.json", "serializing the report to JSON cannot fail"),
+    (
+        "src/commands/eval/mod.rs",
+        "cannot encode the evaluation",
+        "serializing the evaluation to JSON cannot fail",
+    ),
     ("src/store/parquet.rs", "bad Parquet schema", "the schema is a constant of the code"),
     ("src/store/parquet.rs", "too few columns given", "the columns are a constant of the code"),
-    ("src/pairs/coarse/multi_stage.rs", "two arrays expected", "the code always builds two"),
+    ("src/stages/pairs/coarse/multi_stage.rs", "two arrays expected", "the code always builds two"),
     (
-        "src/fingerprint.rs",
+        "src/stages/fingerprint/mod.rs",
         "no inputs given",
         "the command line requires an input, and an empty list is refused",
     ),

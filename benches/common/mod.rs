@@ -25,12 +25,13 @@ pub fn corpus(total: usize) -> (Rng, Vec<String>) {
 /// the inputs of the later cases are the outputs of the earlier ones, as in
 /// the pipeline.
 pub fn texts(pages: &[String]) -> (Vec<String>, Vec<String>) {
-    let texts: Vec<String> = pages.iter().map(|p| overlap::extract::html::html_to_text(p).text).collect();
+    let texts: Vec<String> =
+        pages.iter().map(|p| overlap::bytes::extract::html::html_to_text(p).text).collect();
     let normalized = texts
         .iter()
         .map(|t| {
             let mut out = String::new();
-            overlap::extract::normalize::normalize(t, &mut out);
+            overlap::bytes::extract::normalize::normalize(t, &mut out);
             out
         })
         .collect();

@@ -19,7 +19,7 @@ use anyhow::{Context, anyhow};
 
 use super::write_behind::WriteBehind;
 use super::{CannotWrite, commit, temp_path};
-use crate::swar;
+use crate::bytes::scan::swar;
 
 /// A CSV table being written, from a thread of its own once it passes a
 /// buffer's size ([`WriteBehind`]): docs.csv and flags.csv are gigabytes.
@@ -33,7 +33,7 @@ pub(crate) struct CsvOut {
 impl CsvOut {
     /// Starts `path` (under its temporary name) with its header row.
     pub(crate) fn create(path: &Path, header: &[&str]) -> anyhow::Result<CsvOut> {
-        crate::interrupt::check()?;
+        crate::base::interrupt::check()?;
         let tmp = temp_path(path);
         let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
         let mut out = CsvOut { path: path.to_path_buf(), out: WriteBehind::new(file), fields: None };

@@ -46,7 +46,7 @@ use anyhow::{Context, bail};
 
 use super::csv_out::CsvOut;
 use super::{CannotWrite, OutDir};
-use crate::swar;
+use crate::bytes::scan::swar;
 
 mod ahead;
 
@@ -514,7 +514,7 @@ impl DocsReader {
 /// smallest budgets (a 128th of it), where 1 MiB was a sixteenth of every
 /// stage's memory.
 fn read_size() -> usize {
-    crate::memory::sized_by_budget(128, 128 << 10, 1 << 20)
+    crate::base::memory::sized_by_budget(128, 128 << 10, 1 << 20)
 }
 
 /// Splits CSV records as the `csv` crate's reader does with

@@ -100,7 +100,7 @@ impl Record for Center {
 }
 
 /// The fuzzy signature of one document (YaCy's profile signature, see
-/// [`crate::fuzzy`]), 0 for an empty document.
+/// [`crate::bytes::fuzzy`]), 0 for an empty document.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) struct FuzzySignature(pub u128);
 
@@ -220,13 +220,13 @@ pub struct RecordWriter<R: Record> {
 /// budgets (a 1024th of it): the fingerprint stage writes 64 partitions at
 /// once, whose buffers of 64 KiB were 4 MiB, a quarter of `--memory 16M`.
 fn write_buffer() -> usize {
-    crate::memory::sized_by_budget(1024, 16 << 10, 64 << 10)
+    crate::base::memory::sized_by_budget(1024, 16 << 10, 64 << 10)
 }
 
 impl<R: Record> RecordWriter<R> {
     pub fn create(path: &Path, header: Header) -> anyhow::Result<Self> {
         debug_assert_eq!(header.kind, R::KIND);
-        crate::interrupt::check()?;
+        crate::base::interrupt::check()?;
         let tmp = temp_path(path);
         let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
         let mut out = BufWriter::with_capacity(write_buffer(), file);
@@ -243,7 +243,7 @@ impl<R: Record> RecordWriter<R> {
     pub fn push(&mut self, record: &R) -> anyhow::Result<()> {
         // Every 4,096 records (64 KiB to 128 KiB of them), stop if asked.
         if self.header.count.is_multiple_of(4096) {
-            crate::interrupt::check()?;
+            crate::base::interrupt::check()?;
         }
         record.encode(&mut self.buf[..R::SIZE]);
         self.header.count += 1;
@@ -455,7 +455,7 @@ impl<R: Record> Mapped<R> {
     }
 
     /// The records in order. The pages read are let go of behind the read
-    /// position, a window at a time ([`crate::memory::scan_window`],
+    /// position, a window at a time ([`crate::base::memory::scan_window`],
     /// [`Mapped::release_before`]): a file read through stayed resident
     /// whole, and the kernel maps a page cache's file in blocks of up to
     /// 1 MiB a touch, so one pass over the prefix index or a partition
@@ -463,7 +463,7 @@ impl<R: Record> Mapped<R> {
     pub fn iter(&self) -> impl Iterator<Item = R> + '_ {
         // One comparison a record, not an iterator of windows flattened:
         // that cost the pairs stage 5% of its time.
-        let window = (crate::memory::scan_window() / R::SIZE).max(1);
+        let window = (crate::base::memory::scan_window() / R::SIZE).max(1);
         let mut release_at = window;
         self.bytes().chunks_exact(R::SIZE).enumerate().map(move |(i, record)| {
             if i == release_at {

@@ -84,7 +84,7 @@ impl Record for DocIdRecord {
 }
 
 /// What a document's payload was: 64 bits of its `WARC-Payload-Digest`
-/// (normalized, [`crate::read::Digest`]) and 32 of how its body was
+/// (normalized, [`crate::bytes::read::Digest`]) and 32 of how its body was
 /// decoded (content type, charset, HTTP codings). Two records with the same
 /// payload decoded the same way make the same document, which is what lets
 /// a recrawl's unchanged pages go unextracted. `digest` 0: none known.

@@ -69,14 +69,14 @@ pub(crate) fn sum_file(path: &Path) -> anyhow::Result<(u64, u64)> {
 }
 
 /// The XXH3-64 of a mapped file's bytes, hashed a window at a time
-/// ([`crate::memory::scan_window`]) with the pages of each let go of once
+/// ([`crate::base::memory::scan_window`]) with the pages of each let go of once
 /// hashed. Hashed whole, a file stayed resident whole, and every stage's
 /// peak grew with the crawl: at `--memory 32M` on a generated crawl of
 /// 3.4 GB, two partitions of 12 and 14 MiB being summed side by side took
 /// the fingerprint stage to 41.2 MiB. The pages stay in the page cache,
 /// so a pass that reads the file next finds them there.
 pub(crate) fn sum_mapped(map: &memmap2::Mmap) -> u64 {
-    sum_mapped_by(map, crate::memory::scan_window())
+    sum_mapped_by(map, crate::base::memory::scan_window())
 }
 
 /// [`sum_mapped`] a window of about `window` bytes at a time.

@@ -33,8 +33,8 @@ use super::docs::Source;
 use super::integrity::{self, RecordFiles};
 use super::scopes::Scope;
 use super::{OutDir, write_atomic};
-use crate::chunk::Chunking;
-use crate::read::{InputFormat, ReadOptions};
+use crate::bytes::chunk::Chunking;
+use crate::bytes::read::{InputFormat, ReadOptions};
 
 /// What to do about a damaged manifest.
 const ANEW: &str = "remove manifest.json and run `overlap run` again to write the analysis anew";
@@ -182,12 +182,12 @@ pub(crate) struct InputIdentity {
 
 impl InputIdentity {
     /// The identity of `path` now; only the path for a stream (standard
-    /// input, a pipe, a FIFO: [`crate::read::Stream`], whose size and time
+    /// input, a pipe, a FIFO: [`crate::bytes::read::Stream`], whose size and time
     /// say nothing of what it will carry) or a file that cannot be
     /// examined.
     pub(crate) fn of(path: &Path) -> InputIdentity {
         let given = path.to_string_lossy().into_owned();
-        let meta = crate::read::stream(path).is_none().then(|| std::fs::metadata(path).ok()).flatten();
+        let meta = crate::bytes::read::stream(path).is_none().then(|| std::fs::metadata(path).ok()).flatten();
         let canonical = meta.as_ref().and_then(|_| std::fs::canonicalize(path).ok());
         let (Some(meta), Some(canonical)) = (meta, canonical) else {
             return InputIdentity { path: given, canonical: None, size: None, modified_ns: None };

@@ -126,6 +126,7 @@ pub(crate) mod parquet_tables;
 pub(crate) mod postings;
 pub(crate) mod registry;
 pub(crate) mod replicas;
+pub(crate) mod reread;
 pub(crate) mod scopes;
 pub mod sort;
 pub(crate) mod stage;
@@ -375,7 +376,7 @@ impl OutDir {
     /// A fresh scratch directory for one stage's spill files. Leftovers of
     /// a killed run are removed first.
     pub(crate) fn scratch(&self, stage: &str) -> anyhow::Result<PathBuf> {
-        crate::interrupt::check()?;
+        crate::base::interrupt::check()?;
         let dir = self.scratch_path(stage);
         remove_dir_if_exists(&dir)?;
         fs::create_dir_all(&dir).with_context(|| format!("cannot create directory {}", dir.display()))?;
@@ -519,7 +520,7 @@ pub(crate) fn commit(path: &Path) -> anyhow::Result<()> {
 
 /// Writes a whole small file atomically (temporary name, then rename).
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    crate::interrupt::check()?;
+    crate::base::interrupt::check()?;
     let tmp = temp_path(path);
     fs::write(&tmp, bytes).with_context(|| CannotWrite(tmp.clone()))?;
     commit(path)

@@ -79,7 +79,7 @@ pub(crate) struct OverlapWriter {
 
 impl OverlapWriter {
     pub(crate) fn create(path: &Path, columns: Columns) -> anyhow::Result<OverlapWriter> {
-        crate::interrupt::check()?;
+        crate::base::interrupt::check()?;
         let tmp = temp_path(path);
         let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
         let mut w = OverlapWriter {

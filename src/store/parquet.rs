@@ -211,7 +211,7 @@ impl Writer {
             Type::group_type_builder("schema").with_fields(fields).build().context("bad Parquet schema")?,
         );
         let props = Arc::new(WriterProperties::builder().set_compression(Compression::SNAPPY).build());
-        crate::interrupt::check()?;
+        crate::base::interrupt::check()?;
         let tmp = temp_path(path);
         let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
         let inner =

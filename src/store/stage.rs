@@ -10,8 +10,8 @@ use super::integrity::{self, RecordFiles};
 use super::registry::StageName;
 use super::stats::{self, Measured, Section};
 use super::{Manifest, OutDir, StageKey, Stamp, parquet};
-use crate::memory;
-use crate::progress::Progress;
+use crate::base::memory;
+use crate::base::progress::Progress;
 use crate::store;
 
 /// Whether a stage ran or found its outputs up to date.

@@ -79,7 +79,7 @@ impl WriteBehind {
 
     #[cold]
     fn hand_off(&mut self) -> io::Result<()> {
-        crate::interrupt::check()?;
+        crate::base::interrupt::check()?;
         if let State::Direct(_) = self.state {
             self.start();
         }

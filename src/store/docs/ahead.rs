@@ -30,7 +30,7 @@ use super::{Doc, DocTable, DocsReader, ReadRow, Row, RowsReader, Source, TextFie
 /// with their rows and field bounds, took 9 to 14 MiB of each stage's peak
 /// at `--memory 16M`.
 fn batch_bytes() -> usize {
-    crate::memory::sized_by_budget(128, 128 << 10, 1 << 20)
+    crate::base::memory::sized_by_budget(128, 128 << 10, 1 << 20)
 }
 
 /// Rows read ahead, their texts end to end.

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::Summary;
-use crate::progress::count;
+use crate::base::progress::count;
 
 /// How many corrupt records stats.json lists one by one.
 pub(crate) const CORRUPT_SAMPLES: usize = 100;
@@ -16,7 +16,7 @@ pub struct CorruptSample {
     pub file: String,
     pub offset: u64,
     /// The record's line, for a format whose records are lines (JSONL),
-    /// while it is known (see [`crate::read::Skip::line`]).
+    /// while it is known (see [`crate::bytes::read::Skip::line`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<u64>,
     pub reason: String,

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::Summary;
-use crate::progress::count;
+use crate::base::progress::count;
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::Summary;
-use crate::progress::count;
+use crate::base::progress::count;
 /// The report stage's section of `stats.json`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]

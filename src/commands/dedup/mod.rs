@@ -1,0 +1,342 @@
+//! `overlap dedup`: the documents a recrawl would keep, written out.
+//!
+//! The kept set is the report's: [`savings::exact_kept`] for `--level
+//! exact` (one copy of each exact group, its center), [`Links::stands_for`]
+//! for `--level near` (the greedy pass over the Overlap table), empty
+//! documents always. One implementation, so what `dedup` writes is what
+//! report.json's `savings` counts as kept.
+//!
+//! It reads the analysis (docs.csv, overlap.csv, the manifest) and, for
+//! `jsonl` and `warc`, the kept documents' records again from the inputs,
+//! each input once, front to back ([`reread`]): a record is found by the
+//! offset docs.csv gives, read by the same reader with the same settings
+//! as in the analysis, so it is the record the analysis read. `urls` needs
+//! no input: the URLs are in docs.csv.
+//!
+//! Memory: the report's per-document arrays (about 30 bytes a document,
+//! [`Docs`]), 16 bytes per kept document for where its record is, and a
+//! few batches of records in flight (each at most a sixteenth of
+//! `--memory`); never a text beyond those batches.
+//!
+//! The analysis is only read, and not locked: `dump` and `report
+//! --compare` do not lock what they read either, and a command that only
+//! reads must not fail because another one writes. What a lock would
+//! guard against (tables of two analyses, read while a stage is being
+//! redone) is checked instead: the stages' stamps, which a stage removes
+//! before it rewrites its tables and writes back last, must say the same
+//! before and after the tables are read.
+
+mod output;
+mod reread;
+mod skip;
+
+use std::time::Instant;
+
+use anyhow::bail;
+
+pub(crate) use output::Destination;
+
+use crate::base::progress::Progress;
+use crate::base::progress::count;
+use crate::store::analysis::documents::{self, Docs, EMPTY};
+use crate::store::analysis::host_column::HostColumnBuilder;
+use crate::store::analysis::links::Links;
+use crate::store::analysis::savings;
+use crate::store::docs::Source;
+use crate::store::manifest::InputIdentity;
+use crate::store::registry::{self, StageName};
+use crate::store::stats::Summary;
+use crate::store::{Manifest, OutDir};
+
+/// In `stand_in`, a document that is kept.
+const KEPT: u32 = u32::MAX;
+
+/// Which documents are kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Level {
+    /// One copy of each exact group.
+    Exact,
+    /// Near-replicas skipped too.
+    Near,
+}
+
+/// What is written for each kept document.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Format {
+    /// `{"doc_id", "url", "source", "text"}` per line, the normalized text.
+    Jsonl,
+    /// The document's WARC record, byte for byte, one gzip member each.
+    Warc,
+    /// Its URL, one per line.
+    Urls,
+    /// The skip list: CSV `url,kept_url,why`, a row for each skipped
+    /// document with a URL, naming the kept document that stands for it.
+    Skip,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct DedupConfig {
+    pub level: Level,
+    pub format: Format,
+    pub out: Destination,
+    /// Memory budget in bytes.
+    pub memory: u64,
+}
+
+/// What `dedup` did, for `--stats` (nothing is written into the analysis).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct DedupStats {
+    /// Documents in the analysis.
+    pub documents: u64,
+    pub kept: u64,
+    /// Skipped: a copy of an exact group whose center is kept or skipped.
+    pub exact_copies: u64,
+    /// Skipped: a center that is a kept page's near-replica (an Overlap-table pair).
+    pub near_replicas: u64,
+    /// Kept documents without text (the rule keeps them).
+    pub empty: u64,
+    /// Kept documents whose record holds no page of its own (a revisit, an
+    /// HTTP 304 standing for an unchanged page): `jsonl` writes them with
+    /// a null text.
+    pub no_page: u64,
+    /// Kept documents without a URL, which `urls` does not list.
+    pub no_url: u64,
+    /// Lines or records written.
+    pub written: u64,
+    /// What is written: `line`, `record` or `URL`.
+    pub unit: &'static str,
+    pub bytes: u64,
+    pub seconds: f64,
+}
+
+impl Summary for DedupStats {
+    fn summary(&self) -> String {
+        let mut also = String::new();
+        for (n, what) in [
+            (self.empty, "empty"),
+            (self.no_page, "without a page of their own"),
+            (self.no_url, "without a URL (not listed)"),
+        ] {
+            if n > 0 {
+                also.push_str(&format!(", {n} kept {what}"));
+            }
+        }
+        format!(
+            "dedup: {} of {} kept ({} skipped as exact copies, {} as near-replicas{also}); \
+             {} written ({}) in {:.1} s",
+            self.kept,
+            count(self.documents, "document", "documents"),
+            self.exact_copies,
+            self.near_replicas,
+            count(self.written, self.unit, &format!("{}s", self.unit)),
+            count(self.bytes, "byte", "bytes"),
+            self.seconds
+        )
+    }
+}
+
+/// Writes the documents the savings rule keeps at `cfg.level`, in
+/// `cfg.format`, to `cfg.out`.
+pub(crate) fn run(out: &OutDir, cfg: &DedupConfig, progress: &Progress) -> anyhow::Result<DedupStats> {
+    let started = Instant::now();
+    let stages: &'static StageName = match cfg.level {
+        Level::Exact => &registry::EXACT,
+        Level::Near => &registry::PAIRS,
+    };
+    let before = analysis_key(out, stages)?;
+    let manifest = Manifest::read(out)?;
+    cfg.out.check(out, &manifest)?;
+    let docs =
+        documents::load_docs(&out.docs(), manifest.documents, HostColumnBuilder::held(), |_, _, _| Ok(()))?;
+    // The kept page that stands for each skipped one (KEPT for a kept one).
+    let stand_in: Vec<u32> = match cfg.level {
+        Level::Exact => (0..docs.len() as u32)
+            .map(|d| if savings::exact_kept(&docs, d) { KEPT } else { docs.center(d) })
+            .collect(),
+        Level::Near => {
+            let links = Links::build(&docs, &out.overlap(), |_, _| Ok(()))?;
+            (0..docs.len() as u32).map(|d| links.stands_for(&docs, d).unwrap_or(KEPT)).collect()
+        }
+    };
+    let kept: Vec<bool> = stand_in.iter().map(|&s| s == KEPT).collect();
+    let mut stats = counts(&docs, &kept);
+    stats.unit = match cfg.format {
+        Format::Jsonl => "line",
+        Format::Warc => "record",
+        Format::Urls => "URL",
+        Format::Skip => "row",
+    };
+    let inputs = Inputs::of(&manifest);
+    let unchanged = |out: &OutDir| -> anyhow::Result<()> {
+        if analysis_key(out, stages)? != before {
+            bail!(
+                "{} changed while dedup read it (another overlap command wrote into it): run dedup again",
+                out.root().display()
+            );
+        }
+        Ok(())
+    };
+    match cfg.format {
+        Format::Urls => {
+            let mut sink = cfg.out.open()?;
+            let bar = progress.items("dedup", stats.documents, "documents");
+            documents::for_each_doc(&out.docs(), |row, doc| {
+                bar.inc(1);
+                if !kept[row as usize] {
+                    return Ok(());
+                }
+                if doc.url.is_empty() {
+                    stats.no_url += 1;
+                    return Ok(());
+                }
+                sink.write(&output::url_line(doc.url))?;
+                stats.written += 1;
+                Ok(())
+            })?;
+            bar.finish_and_clear();
+            unchanged(out)?;
+            stats.bytes = sink.finish()?;
+        }
+        Format::Skip => {
+            stats.written = skip::write(out, &docs, &stand_in, &cfg.out, &mut stats, progress)?;
+            unchanged(out)?;
+        }
+        Format::Jsonl | Format::Warc => {
+            let wanted = wanted(out, &inputs, &kept)?;
+            unchanged(out)?;
+            let files = inputs.files(&wanted, cfg.format, &manifest)?;
+            let mut sink = cfg.out.open()?;
+            let settings = reread::Settings {
+                read: manifest.read.options(),
+                max_doc_bytes: usize::try_from(manifest.read.max_doc_bytes).unwrap_or(usize::MAX),
+                format: cfg.format,
+                batch_bytes: (cfg.memory / 16).clamp(1 << 20, 16 << 20) as usize,
+            };
+            reread::write(&files, &wanted, &docs, &settings, &mut sink, &mut stats, progress)?;
+            stats.bytes = sink.finish()?;
+        }
+    }
+    stats.seconds = started.elapsed().as_secs_f64();
+    Ok(stats)
+}
+
+/// The key of the analysis through stage `last`, or the one line saying
+/// which stage is not complete (never run, or being redone by another
+/// command).
+fn analysis_key(out: &OutDir, last: &'static StageName) -> anyhow::Result<String> {
+    out.analysis_key(last).map_err(|stage| {
+        out.unfinished(format!(
+            "{} has no complete '{stage}' stage: run `overlap {stage}` (or `overlap run`) first",
+            out.root().display()
+        ))
+    })
+}
+
+/// The counts of the kept set.
+fn counts(docs: &Docs, kept: &[bool]) -> DedupStats {
+    let mut stats = DedupStats { documents: docs.len() as u64, ..DedupStats::default() };
+    for d in 0..docs.len() as u32 {
+        if kept[d as usize] {
+            stats.kept += 1;
+            if docs.center(d) == EMPTY {
+                stats.empty += 1;
+            }
+        } else if docs.is_center(d) {
+            stats.near_replicas += 1;
+        } else {
+            stats.exact_copies += 1;
+        }
+    }
+    stats
+}
+
+/// The inputs documents' `source` names, each by its name there, in the
+/// order the manifest lists them: this analysis's inputs, then those of
+/// earlier analyses that kept documents are read from.
+struct Inputs<'a> {
+    names: Vec<&'a str>,
+    /// Every identity the manifest gives each name (the same spelling may
+    /// name inputs of two crawls of a chain).
+    identities: Vec<Vec<&'a InputIdentity>>,
+}
+
+impl<'a> Inputs<'a> {
+    fn of(manifest: &'a Manifest) -> Inputs<'a> {
+        let mut inputs = Inputs { names: Vec::new(), identities: Vec::new() };
+        for identity in manifest.sources() {
+            match inputs.names.iter().position(|&n| n == identity.path) {
+                Some(i) => inputs.identities[i].push(identity),
+                None => {
+                    inputs.names.push(&identity.path);
+                    inputs.identities.push(vec![identity]);
+                }
+            }
+        }
+        inputs
+    }
+
+    fn index(&self, name: &str) -> Option<u32> {
+        self.names.iter().position(|&n| n == name).map(|i| i as u32)
+    }
+
+    /// The file of each input that holds a kept document, checked before
+    /// anything is written: it can be read again (not standard input, the
+    /// same size and modification time as when the analysis read it), and
+    /// for `warc`, it is WARC.
+    fn files(
+        &self,
+        wanted: &[reread::Wanted],
+        format: Format,
+        manifest: &Manifest,
+    ) -> anyhow::Result<Vec<reread::File>> {
+        let opts = manifest.read.options();
+        let mut files = Vec::new();
+        let mut start = 0;
+        while start < wanted.len() {
+            let input = wanted[start].input;
+            let end = start + wanted[start..].partition_point(|w| w.input == input);
+            let name = self.names[input as usize];
+            let identities = &self.identities[input as usize];
+            let path = match identities.iter().find_map(|i| i.reread().ok()) {
+                Some(path) => path,
+                None => {
+                    let why = identities[0].reread().expect_err("no identity was readable");
+                    bail!("cannot read input {name} again: {why} (--format urls reads no input)");
+                }
+            };
+            let warc = reread::is_warc(&path, &opts)?;
+            if format == Format::Warc && !warc {
+                bail!(
+                    "--format warc: input {name} is not WARC, so its documents have no WARC record to copy \
+                     (--format jsonl or urls write them)"
+                );
+            }
+            files.push(reread::File { name: name.to_string(), path, range: start..end });
+            start = end;
+        }
+        Ok(files)
+    }
+}
+
+/// Where each kept document's record is, in input order (the inputs in the
+/// manifest's order; the documents of one input by offset): a second pass
+/// over docs.csv.
+fn wanted(out: &OutDir, inputs: &Inputs<'_>, kept: &[bool]) -> anyhow::Result<Vec<reread::Wanted>> {
+    let mut wanted = Vec::new();
+    documents::for_each_doc(&out.docs(), |row, doc| {
+        if kept[row as usize] {
+            let Some(input) = inputs.index(doc.source.input) else {
+                bail!("source {} names an input manifest.json does not list", doc.source);
+            };
+            wanted.push(reread::Wanted { input, offset: doc.source.offset, row });
+        }
+        Ok(())
+    })?;
+    wanted.sort_unstable();
+    Ok(wanted)
+}
+
+/// `INPUT:OFFSET`, as docs.csv writes a source.
+fn source(input: &str, offset: u64) -> String {
+    Source { input, offset }.to_string()
+}

@@ -1,0 +1,93 @@
+//! `--format skip`: the skip list a recrawl can be planned from. CSV
+//! `url,kept_url,why`, in docID order, a row for each document the savings
+//! rule skips: its URL, the URL of the kept document that stands for it
+//! (an exact copy's center, or the first kept page in docID order that is
+//! a near-replica of its group's center), and `exact` or `near`. A
+//! skipped document without a URL has no row; one whose stand-in has no
+//! URL has an empty `kept_url`.
+//!
+//! Two passes over docs.csv: the first gathers the URLs of the kept
+//! documents that stand for another (held until the end: a URL per such
+//! document, not per document), the second writes the rows.
+
+use std::collections::HashMap;
+
+use super::output::Destination;
+use super::{DedupStats, KEPT};
+use crate::base::progress::Progress;
+use crate::store::OutDir;
+use crate::store::analysis::documents::{self, Docs};
+
+/// Writes the skip list; returns its rows.
+pub(super) fn write(
+    out: &OutDir,
+    docs: &Docs,
+    stand_in: &[u32],
+    dest: &Destination,
+    stats: &mut DedupStats,
+    progress: &Progress,
+) -> anyhow::Result<u64> {
+    let mut urls: HashMap<u32, String> =
+        stand_in.iter().filter(|&&s| s != KEPT).map(|&s| (s, String::new())).collect();
+    documents::for_each_doc(&out.docs(), |row, doc| {
+        if let Some(url) = urls.get_mut(&row) {
+            url.push_str(doc.url);
+        }
+        Ok(())
+    })?;
+    let mut sink = dest.open()?;
+    sink.write(b"url,kept_url,why\n")?;
+    let bar = progress.items("dedup", docs.len() as u64, "documents");
+    let mut rows = 0;
+    documents::for_each_doc(&out.docs(), |row, doc| {
+        bar.inc(1);
+        let by = stand_in[row as usize];
+        if by == KEPT {
+            return Ok(());
+        }
+        if doc.url.is_empty() {
+            stats.no_url += 1;
+            return Ok(());
+        }
+        let why = if docs.is_center(row) { "near" } else { "exact" };
+        let mut line = String::with_capacity(doc.url.len() * 2 + 8);
+        field(&mut line, doc.url);
+        line.push(',');
+        field(&mut line, &urls[&by]);
+        line.push(',');
+        line.push_str(why);
+        line.push('\n');
+        sink.write(line.as_bytes())?;
+        rows += 1;
+        Ok(())
+    })?;
+    bar.finish_and_clear();
+    stats.bytes = sink.finish()?;
+    Ok(rows)
+}
+
+/// One CSV field, quoted when it holds a comma, a quote or a line break.
+fn field(line: &mut String, value: &str) {
+    if value.contains([',', '"', '\n', '\r']) {
+        line.push('"');
+        line.push_str(&value.replace('"', "\"\""));
+        line.push('"');
+    } else {
+        line.push_str(value);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::field;
+
+    #[test]
+    fn fields_are_quoted_only_when_they_must_be() {
+        let mut line = String::new();
+        for v in ["http://a/b", "http://a/?x=1,2", "say \"hi\"", "a\nb"] {
+            field(&mut line, v);
+            line.push('|');
+        }
+        assert_eq!(line, "http://a/b|\"http://a/?x=1,2\"|\"say \"\"hi\"\"\"|\"a\nb\"|");
+    }
+}
