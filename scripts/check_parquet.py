@@ -60,7 +60,7 @@ def main():
 
     with open(exact_csv, newline="") as f:
         hashes = {int(r["doc_id"]): r["hash"] for r in csv.DictReader(f)}
-    with open(os.path.join(out, "fingerprint-docs.csv"), newline="") as f:
+    with open(os.path.join(out, "records", "fingerprint-docs.csv"), newline="") as f:
         table = list(csv.DictReader(f))
     got = con.execute(
         "SELECT doc_id, url, host, source, bytes, lines, chunks, title, missing_for, exact_hash, "

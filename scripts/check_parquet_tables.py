@@ -40,8 +40,10 @@ PANDAS = {"int": "Int64", "float": "Float64", "bool": "boolean", "text": "string
 
 def copied(directory):
     """The tables whose CSV the export copies, by name."""
-    names = sorted(p.stem for p in Path(directory).glob("*.csv"))
-    return [n for n in names if n != "fingerprint-changes"]
+    top = [p.stem for p in Path(directory).glob("*.csv")]
+    # The fingerprint stage's document table is with the record files.
+    fingerprint = [p.stem for p in (Path(directory) / "records").glob("fingerprint-docs.csv")]
+    return sorted(n for n in top + fingerprint if n != "fingerprint-changes")
 
 
 def parquet_names(directory):

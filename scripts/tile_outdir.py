@@ -58,6 +58,9 @@ import shutil
 import struct
 import sys
 
+# Where an analysis keeps its record files (src/store/layout.rs).
+RECORDS = 'records'
+
 
 def tiled_url(url, tag):
     """`url` with its host, written as in the URL (an IDNA host may be in
@@ -243,13 +246,13 @@ def tile_fingerprint(src, dst, k, jobs):
     if os.path.exists(os.path.join(src, 'parquet')) or any(o.startswith('parquet/') for o in stamp['outputs']):
         fail('the source has Parquet outputs, which are not tiled')
     os.makedirs(os.path.join(dst, '.overlap'))
-    os.makedirs(os.path.join(dst, 'fprint-docid'))
+    os.makedirs(os.path.join(dst, RECORDS, 'fprint-docid'))
     csv.field_size_limit(1 << 30)
 
     # The chunk fingerprints, a partition file at a time, in parallel.
-    parts = sorted(p for p in os.listdir(os.path.join(src, 'fprint-docid'))
+    parts = sorted(p for p in os.listdir(os.path.join(src, RECORDS, 'fprint-docid'))
                    if p.startswith('part-') and p.endswith('.fpd'))
-    work = [(os.path.join(src, 'fprint-docid', p), os.path.join(dst, 'fprint-docid', p), k, n) for p in parts]
+    work = [(os.path.join(src, RECORDS, 'fprint-docid', p), os.path.join(dst, RECORDS, 'fprint-docid', p), k, n) for p in parts]
     with concurrent.futures.ProcessPoolExecutor(max_workers=jobs) as pool:
         fingerprints = sum(pool.map(tile_partition, work))
 
@@ -268,7 +271,7 @@ def tile_fingerprint(src, dst, k, jobs):
     def redirect_row(header, row, t, off):
         row[1], row[3] = tiled_url(row[1], f't{t}'), tiled_url(row[3], f't{t}')
 
-    rows = tile_table(os.path.join(src, 'fingerprint-docs.csv'), os.path.join(dst, 'fingerprint-docs.csv'), k, n,
+    rows = tile_table(os.path.join(src, RECORDS, 'fingerprint-docs.csv'), os.path.join(dst, RECORDS, 'fingerprint-docs.csv'), k, n,
                       doc_row)
     if rows != n:
         fail(f'fingerprint-docs.csv has {rows} rows; the manifest says {n} documents')
@@ -277,7 +280,7 @@ def tile_fingerprint(src, dst, k, jobs):
                            redirect_row)
 
     # Whole-text hashes: one per non-empty document, in docID order.
-    head, data = read_records(os.path.join(src, 'fprint-exact.fpd'), 2, EXACT.size)
+    head, data = read_records(os.path.join(src, RECORDS, 'fprint-exact.fpd'), 2, EXACT.size)
     records = list(EXACT.iter_unpack(data))
     del data
 
@@ -287,31 +290,31 @@ def tile_fingerprint(src, dst, k, jobs):
             off = t * n
             yield b''.join(EXACT.pack(a ^ lo, b ^ hi, d + off) for a, b, d in records)
 
-    write_records(os.path.join(dst, 'fprint-exact.fpd'), head, len(records) * k, exact_tiles())
+    write_records(os.path.join(dst, RECORDS, 'fprint-exact.fpd'), head, len(records) * k, exact_tiles())
     exact = len(records)
     del records
 
     # Fuzzy signatures, one per row.
-    head, data = read_records(os.path.join(src, 'fuzzy.fpd'), 6, 16)
+    head, data = read_records(os.path.join(src, RECORDS, 'fuzzy.fpd'), 6, 16)
     if len(data) // 16 != n:
         fail('fuzzy.fpd does not hold one record per document')
-    write_records(os.path.join(dst, 'fuzzy.fpd'), head, n * k,
+    write_records(os.path.join(dst, RECORDS, 'fuzzy.fpd'), head, n * k,
                   [data] + [tiled_signatures(data, t) for t in range(1, k)])
 
     # Each row's docID.
-    path = os.path.join(src, 'doc-ids.fpd')
+    path = os.path.join(src, RECORDS, 'doc-ids.fpd')
     if os.path.exists(path):
         head, data = read_records(path, 11, DOC_ID.size)
         records = list(DOC_ID.iter_unpack(data))
         if len(records) != n or any(r[0] != i for i, r in enumerate(records)):
             fail('doc-ids.fpd does not give each row its own docID (not a first analysis)')
         tiles = (b''.join(DOC_ID.pack(d + t * n, m, fl) for d, m, fl in records) for t in range(k))
-        write_records(os.path.join(dst, 'doc-ids.fpd'), head, n * k, tiles)
+        write_records(os.path.join(dst, RECORDS, 'doc-ids.fpd'), head, n * k, tiles)
         del records
 
     # Each URL's docID, sorted by key: tile t's key is the source's xor t,
     # as for fingerprints, so each record is followed by its copies.
-    path = os.path.join(src, 'urls.fpd')
+    path = os.path.join(src, RECORDS, 'urls.fpd')
     if os.path.exists(path):
         head, data = read_records(path, 9, URL.size)
         bits = tile_bits(k)
@@ -328,7 +331,7 @@ def tile_fingerprint(src, dst, k, jobs):
                 URL.pack_into(out, pos, lo ^ t, hi, doc if doc == NONE else doc + t * n, digest, decoding)
                 pos += URL.size
         del data
-        write_records(os.path.join(dst, 'urls.fpd'), head, urls * k, [out])
+        write_records(os.path.join(dst, RECORDS, 'urls.fpd'), head, urls * k, [out])
         del out
 
     # The manifest: K times the documents, no later stage's settings, and
@@ -377,6 +380,7 @@ def main():
         tile_fingerprint(src, dst, k, max(1, args.jobs))
         return
     os.makedirs(os.path.join(dst, '.overlap'))
+    os.makedirs(os.path.join(dst, RECORDS))
     csv.field_size_limit(1 << 30)
 
     with open(os.path.join(src, 'docs.csv'), newline='', encoding='utf-8') as f:
@@ -411,14 +415,14 @@ def main():
             off = t * n
             f.write(''.join(f'{int(i) + off},{int(j) + off},{s}\n' for i, j, s in pairs))
 
-    fuzzy = os.path.join(src, 'fuzzy.fpd')
+    fuzzy = os.path.join(src, RECORDS, 'fuzzy.fpd')
     if os.path.exists(fuzzy):
         with open(fuzzy, 'rb') as f:
             head, records = bytearray(f.read(64)), f.read()
         if struct.unpack_from('<Q', head, 32)[0] != n:
             sys.exit(f'tile_outdir.py: {fuzzy} does not hold one record per row of docs.csv')
         struct.pack_into('<Q', head, 32, n * k)
-        with open(os.path.join(dst, 'fuzzy.fpd'), 'wb') as f:
+        with open(os.path.join(dst, RECORDS, 'fuzzy.fpd'), 'wb') as f:
             f.write(head)
             f.write(records)
             for t in range(1, k):

@@ -34,7 +34,7 @@ Usage:
    executors and concatenated in order by streaming, so the driver never
    holds the Overlap table or the document table: manifest.json (the
    maps' input identities with the docIDs of the whole run), docs.csv,
-   overlap.csv, stop-chunks.csv, fuzzy.fpd, redirects.csv, copies.csv,
+   overlap.csv, stop-chunks.csv, records/fuzzy.fpd, redirects.csv, copies.csv,
    stats.json (fingerprint, exact, pairs and spark sections) and the stage
    stamps that `overlap report` chains on.
 
@@ -62,6 +62,10 @@ import time
 from pyspark.sql import SparkSession, functions as F
 
 VERSION = "2"
+
+# Where an analysis keeps its record files (format version 2, see
+# src/store/layout.rs).
+RECORDS = "records"
 
 # The fuzzy.fpd header (see src/store/mod.rs): the record count is the
 # only field that differs between one input's file and the whole run's.
@@ -131,10 +135,11 @@ def run(spark, args, out):
     write_sorted_csv(docs_lines(tables["centers"]), os.path.join(out, "docs.csv"),
                      "doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for,near_group",
                      os.path.join(private, "spark", "docs"))
-    concat_fuzzy(maps, os.path.join(out, "fuzzy.fpd"))
+    os.makedirs(os.path.join(out, RECORDS), exist_ok=True)
+    concat_fuzzy(maps, os.path.join(out, RECORDS, "fuzzy.fpd"))
     concat_redirects(maps, os.path.join(out, "redirects.csv"))
     concat_copies(maps, offsets, os.path.join(out, "copies.csv"))
-    outputs = ["docs.csv", "overlap.csv", "fuzzy.fpd", "redirects.csv", "copies.csv"]
+    outputs = ["docs.csv", "overlap.csv", RECORDS + "/fuzzy.fpd", "redirects.csv", "copies.csv"]
     timer.lap("outputs")
 
     summary = tables["summary"]
@@ -396,7 +401,7 @@ def write_stop_chunks(stops, path):
 def concat_fuzzy(maps, path):
     """fuzzy.fpd of the whole run: the inputs' records in docID order under
     one header whose record count is their sum."""
-    files = [os.path.join(d, "fuzzy.fpd") for d in maps]
+    files = [os.path.join(d, RECORDS, "fuzzy.fpd") for d in maps]
     headers = []
     for f in files:
         with open(f, "rb") as r:
@@ -537,7 +542,7 @@ def write_stamps(private, args, outputs):
     for value in [VERSION, args.chunk, str(args.threshold), str(args.max_df)] + inputs_key(args.inputs):
         key.update(len(value).to_bytes(8, "little") + value.encode())
     stages = {
-        "fingerprint": ["manifest.json", "fuzzy.fpd", "redirects.csv", "copies.csv"],
+        "fingerprint": ["manifest.json", RECORDS + "/fuzzy.fpd", "redirects.csv", "copies.csv"],
         "exact": ["docs.csv"],
         "pairs": [o for o in outputs if o in ("overlap.csv", "stop-chunks.csv")],
     }

@@ -195,7 +195,7 @@ fn stray_scratch_and_partial_files_are_removed_by_the_next_command() {
     fs::create_dir_all(dir.join(".overlap/tmp-x/deep")).unwrap();
     fs::write(dir.join(".overlap/tmp-x/deep/run"), b"spilled").unwrap();
     fs::write(dir.join("overlap.csv.partial"), b"half").unwrap();
-    fs::write(dir.join("fprint-docid/part-00000.fpd.partial"), b"half").unwrap();
+    fs::write(dir.join("records/fprint-docid/part-00000.fpd.partial"), b"half").unwrap();
     // A user's files beside the tables are not the tool's, whatever their
     // names.
     fs::write(dir.join("notes.partial"), b"mine").unwrap();
@@ -204,7 +204,7 @@ fn stray_scratch_and_partial_files_are_removed_by_the_next_command() {
     overlap_ok(["report", &arg(&dir), "-q"]);
     assert!(!dir.join(".overlap/tmp-x").exists());
     assert!(!dir.join("overlap.csv.partial").exists());
-    assert!(!dir.join("fprint-docid/part-00000.fpd.partial").exists());
+    assert!(!dir.join("records/fprint-docid/part-00000.fpd.partial").exists());
     assert_eq!(fs::read(dir.join("notes.partial")).unwrap(), b"mine");
     assert_eq!(fs::read(dir.join("crawl.warc.gz.partial")).unwrap(), b"mine");
     // A run with an input named so in the directory reads it and keeps it.
@@ -230,9 +230,13 @@ fn inputs_inside_the_tools_own_files_and_an_out_inside_previous_are_refused() {
     let dir = tmp.path().join("out");
     overlap_ok(["run", SAMPLE, "--out", &arg(&dir), "-q"]);
     let before = analysis_files(&dir);
-    for inside in
-        ["fprint-docid/crawl.warc.gz", "parquet/crawl.warc.gz", ".overlap/crawl.warc.gz", "docs.csv"]
-    {
+    for inside in [
+        "records/fprint-docid/crawl.warc.gz",
+        "records/crawl.warc.gz",
+        "parquet/crawl.warc.gz",
+        ".overlap/crawl.warc.gz",
+        "docs.csv",
+    ] {
         let input = dir.join(inside);
         if !inside.ends_with(".csv") {
             fs::create_dir_all(input.parent().unwrap()).unwrap();
@@ -325,7 +329,7 @@ fn a_failed_write_names_the_file_written_not_the_row_being_read() {
     // docs.csv passes it, and the 64 KiB its writer buffers, so that a
     // row's write fails (in the pass over docs.csv), not the last flush.
     let limit = 48 << 10;
-    assert!(fs::metadata(dir.join("replicas.fpd")).unwrap().len() < limit);
+    assert!(fs::metadata(dir.join("records/replicas.fpd")).unwrap().len() < limit);
     let docs = fs::read(dir.join("docs.csv")).unwrap();
     assert!(docs.len() > 2 * (64 << 10));
     // With fuzzy signatures the report is redone.
@@ -428,4 +432,118 @@ fn an_interrupted_run_leaves_nothing_half_made_and_resumes() {
         assert_same_outputs(&whole, &dir, "a resumed run");
     }
     assert!(stopped >= 3, "only {stopped} of 5 runs were stopped by their signal");
+}
+
+/// Turns an analysis of this layout into one of format version 1, as an
+/// earlier overlap wrote it: the record files at the top, the stamps and
+/// the manifest naming them there. (The files themselves are the same in
+/// both layouts.)
+fn to_format_1(dir: &Path) {
+    let records = dir.join("records");
+    for entry in fs::read_dir(&records).unwrap() {
+        let entry = entry.unwrap();
+        fs::rename(entry.path(), dir.join(entry.file_name())).unwrap();
+    }
+    fs::remove_dir(&records).unwrap();
+    let strip = |v: &serde_json::Value| {
+        v.as_str().unwrap().strip_prefix("records/").unwrap_or(v.as_str().unwrap()).to_string()
+    };
+    for entry in fs::read_dir(dir.join(".overlap")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "stamp") {
+            let mut stamp: serde_json::Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+            let outputs: Vec<String> = stamp["outputs"].as_array().unwrap().iter().map(strip).collect();
+            stamp["outputs"] = outputs.into();
+            fs::write(&path, serde_json::to_vec_pretty(&stamp).unwrap()).unwrap();
+        }
+    }
+    let path = dir.join("manifest.json");
+    let mut manifest: serde_json::Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+    let files: serde_json::Map<String, serde_json::Value> = manifest["record_files"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(name, file)| (strip(&name.as_str().into()), file.clone()))
+        .collect();
+    manifest["record_files"] = files.into();
+    manifest["format_version"] = 1.into();
+    fs::write(&path, serde_json::to_vec_pretty(&manifest).unwrap()).unwrap();
+    assert!(dir.join("fprint-exact.fpd").exists() && dir.join("fprint-docid/part-00000.fpd").exists());
+}
+
+/// The tables users read are at the top of an analysis, the record files
+/// in records/; an analysis of the earlier layout (everything at the top)
+/// is refused in one line by a command that only reads it, moved by
+/// `overlap migrate` and by any command that writes into it, and is then
+/// the same analysis: the same bytes, up to date, and still the previous
+/// analysis that a chain recorded.
+#[test]
+fn an_analysis_of_the_earlier_layout_is_refused_by_readers_and_moved_by_writers() {
+    let tmp = tempdir();
+    let (old, next) = (tmp.path().join("old"), tmp.path().join("next"));
+    overlap_ok(["run", SAMPLE, "--out", &arg(&old), "-q"]);
+    overlap_ok(["run", SAMPLE, "--out", &arg(&next), "--previous", &arg(&old), "-q"]);
+    let top: Vec<String> = fs::read_dir(&old)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    assert!(
+        top.iter().all(|n| !n.ends_with(".fpd") && n != "fprint-docid" && !n.starts_with("fingerprint-")),
+        "{top:?}"
+    );
+    assert!(old.join("records/fprint-docid/part-00000.fpd").exists());
+    let before = analysis_files(&old);
+
+    to_format_1(&old);
+    let urls = tmp.path().join("urls.txt");
+    let hint = format!("run `overlap migrate {}`", arg(&old));
+    for args in [
+        vec!["dedup".to_string(), arg(&old), "--format".into(), "urls".into(), "-o".into(), arg(&urls)],
+        vec!["explain".into(), arg(&old), "0".into(), "1".into()],
+        vec!["dump".into(), arg(&old)],
+        vec![
+            "run".into(),
+            SAMPLE.into(),
+            "--out".into(),
+            arg(&tmp.path().join("x")),
+            "--previous".into(),
+            arg(&old),
+        ],
+    ] {
+        let out = overlap(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{}", describe(&args, &out));
+        assert_eq!(stderr.lines().count(), 1, "one line\n{}", describe(&args, &out));
+        assert!(stderr.contains("earlier overlap") && stderr.contains(&hint), "{stderr}");
+    }
+    assert!(!urls.exists());
+
+    let moved = overlap_ok(["migrate", &arg(&old)]);
+    assert!(String::from_utf8_lossy(&moved.stderr).contains("moved the analysis of an earlier overlap"));
+    assert_eq!(analysis_files(&old), before, "the same files with the same bytes, in their new place");
+    let again = overlap_ok(["migrate", &arg(&old)]);
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already in this overlap's layout"));
+    // Up to date: every stage, and the chain that carried it forward.
+    for (dir, previous) in [(&old, None), (&next, Some(&old))] {
+        let mut args = vec!["run".to_string(), SAMPLE.into(), "--out".into(), arg(dir), "--stats".into()];
+        if let Some(p) = previous {
+            args.extend(["--previous".into(), arg(p)]);
+        }
+        let out = overlap_ok(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let ran: Vec<&str> = stderr
+            .lines()
+            .filter(|l| l.contains(": ") && l.contains(" in ") && !l.contains("(up to date)"))
+            .collect();
+        assert!(ran.iter().all(|l| l.starts_with("  ")), "a stage ran again:\n{stderr}");
+        assert_eq!(stderr.matches("(up to date)").count(), 4, "{stderr}");
+    }
+    assert_eq!(analysis_files(&old), before);
+
+    // A command that writes into the directory moves it first, by itself.
+    to_format_1(&old);
+    let report = overlap_ok(["report", &arg(&old)]);
+    assert!(String::from_utf8_lossy(&report.stderr).contains("moved the analysis of an earlier overlap"));
+    assert_eq!(analysis_files(&old), before);
 }

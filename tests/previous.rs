@@ -918,15 +918,18 @@ fn a_previous_that_cannot_be_carried_forward_is_one_line_and_exit_2() {
     overlap_ok(["run", "testdata/sample.warc.gz", "--out", &arg(&cluster), "-q"]);
     // As the job leaves it: no doc-ids.fpd or partitions, stamps that do
     // not name them.
-    fs::remove_file(cluster.join("doc-ids.fpd")).unwrap();
-    fs::remove_dir_all(cluster.join("fprint-docid")).unwrap();
+    fs::remove_file(cluster.join("records/doc-ids.fpd")).unwrap();
+    fs::remove_dir_all(cluster.join("records/fprint-docid")).unwrap();
     let stamp = cluster.join(".overlap/fingerprint.stamp");
     let mut st: serde_json::Value = serde_json::from_slice(&fs::read(&stamp).unwrap()).unwrap();
     let outputs: Vec<serde_json::Value> = st["outputs"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|o| !o.as_str().unwrap().starts_with("fprint-docid") && o.as_str() != Some("doc-ids.fpd"))
+        .filter(|o| {
+            !o.as_str().unwrap().starts_with("records/fprint-docid")
+                && o.as_str() != Some("records/doc-ids.fpd")
+        })
         .cloned()
         .collect();
     st["outputs"] = outputs.into();

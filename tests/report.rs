@@ -602,7 +602,7 @@ fn stored_fuzzy_signatures_equal_those_of_the_texts_read_again() {
 
     // Without them (as in an output directory of an earlier version), and
     // with the report no longer up to date, the texts are read again.
-    fs::remove_file(out.join("fuzzy.fpd")).unwrap();
+    fs::remove_file(out.join("records/fuzzy.fpd")).unwrap();
     fs::remove_file(out.join(".overlap").join("report.stamp")).unwrap();
     overlap_ok(["report", "-q", &arg(&out)]);
     let stats = read_stats(&out);

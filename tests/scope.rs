@@ -254,7 +254,7 @@ fn run_takes_the_scope_and_a_later_exact_may_change_it() {
     assert_matches_reference(&out, &scoped_reference(&docs, "host", spec, None).0, 2, "run --scope host");
     overlap_ok(base);
     assert_matches_reference(&out, &scoped_reference(&docs, "crawl", spec, None).0, 2, "run");
-    assert!(!out.join("scopes.fpd").exists(), "a crawl-wide analysis has no scopes.fpd");
+    assert!(!out.join("records/scopes.fpd").exists(), "a crawl-wide analysis has no scopes.fpd");
 }
 
 #[test]

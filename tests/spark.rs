@@ -36,7 +36,7 @@ const FLAGS: [&str; 6] = ["-T", "3", "--max-df", "5", "--skew-limit", "2"];
 /// run, which reads the inputs in one pass. docs.csv is compared after the
 /// report, which fills in its near_group column. manifest.json is compared
 /// apart: the job records no checksums of record files.)
-const SAME: [&str; 4] = ["overlap.csv", "stop-chunks.csv", "fuzzy.fpd", "redirects.csv"];
+const SAME: [&str; 4] = ["overlap.csv", "stop-chunks.csv", "records/fuzzy.fpd", "redirects.csv"];
 
 /// Files `overlap report` writes, the same on the job's output as on the
 /// local run's.

@@ -153,7 +153,7 @@ fn a_split_file_gives_what_one_reader_gives() {
     let copies = stats["fingerprint"]["payload_digest_copies"].as_u64().unwrap();
     assert!(copies > 100, "copies are found by their digest ({copies})");
     assert_eq!(read_stats(&whole)["fingerprint"]["payload_digest_copies"].as_u64().unwrap(), copies);
-    for name in ["copies.csv", "fingerprint-docs.csv"] {
+    for name in ["copies.csv", "records/fingerprint-docs.csv"] {
         let rows = |dir: &Path| -> Vec<Vec<String>> {
             let (header, rows) = read_csv(&dir.join(name));
             let keep: Vec<usize> = (0..header.len()).filter(|&i| header[i] != "source").collect();
@@ -161,7 +161,7 @@ fn a_split_file_gives_what_one_reader_gives() {
         };
         assert_eq!(rows(&one), rows(&whole), "{name} differs");
     }
-    for name in ["fprint-exact.fpd", "fuzzy.fpd", "groups.csv"] {
+    for name in ["records/fprint-exact.fpd", "records/fuzzy.fpd", "groups.csv"] {
         assert!(fs::read(one.join(name)).unwrap() == fs::read(whole.join(name)).unwrap(), "{name} differs");
     }
     // Every record offset is a member start, in order.

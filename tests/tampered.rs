@@ -39,7 +39,7 @@ fn drop_checksums(dir: &Path) {
 }
 
 fn part(dir: &Path, p: u32) -> PathBuf {
-    dir.join("fprint-docid").join(format!("part-{p:05}.fpd"))
+    dir.join("records/fprint-docid").join(format!("part-{p:05}.fpd"))
 }
 
 /// The `(fprint, row)` records of a partition.
@@ -83,10 +83,10 @@ fn the_manifest_records_every_record_file_with_its_size() {
     let out = analysis(tmp.path(), "out");
     let m = manifest(&out);
     let recorded = m["record_files"].as_object().unwrap();
-    let mut on_disk: Vec<String> = fs::read_dir(&out)
+    let mut on_disk: Vec<String> = fs::read_dir(out.join("records"))
         .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .chain((0..64).map(|p| format!("fprint-docid/part-{p:05}.fpd")))
+        .map(|e| format!("records/{}", e.unwrap().file_name().to_string_lossy()))
+        .chain((0..64).map(|p| format!("records/fprint-docid/part-{p:05}.fpd")))
         .filter(|n| n.ends_with(".fpd"))
         .collect();
     on_disk.sort();
@@ -95,8 +95,8 @@ fn the_manifest_records_every_record_file_with_its_size() {
         assert_eq!(file["bytes"], fs::metadata(out.join(name)).unwrap().len(), "{name}");
         assert_eq!(file["xxh3"].as_str().unwrap().len(), 16, "{name}");
         let stage = match name.as_str() {
-            "centers.fpd" | "scopes.fpd" => "exact",
-            "replicas.fpd" => "report",
+            "records/centers.fpd" | "records/scopes.fpd" => "exact",
+            "records/replicas.fpd" => "report",
             _ => "fingerprint",
         };
         assert_eq!(file["stage"], stage, "{name}");
@@ -199,7 +199,7 @@ fn a_flipped_byte_in_the_centers_is_refused() {
         if !checksums {
             drop_checksums(&old);
         }
-        let centers = old.join("centers.fpd");
+        let centers = old.join("records/centers.fpd");
         let mut bytes = fs::read(&centers).unwrap();
         bytes[HEADER + 4 * 5 + 1] ^= 0xff;
         fs::write(&centers, bytes).unwrap();
@@ -265,7 +265,7 @@ fn an_analysis_without_checksums_is_still_read() {
 fn a_record_file_of_another_length_is_written_anew_by_its_stage() {
     let tmp = tempdir();
     let out = analysis(tmp.path(), "out");
-    let centers = out.join("centers.fpd");
+    let centers = out.join("records/centers.fpd");
     let good = fs::read(&centers).unwrap();
     let mut longer = good.clone();
     longer.extend_from_slice(&[0; 4]);

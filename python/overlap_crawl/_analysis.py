@@ -60,6 +60,13 @@ TABLES: Dict[str, Dict[str, str]] = {
 # table of TABLES has its Parquet copy beside it with `--format parquet`
 # (`parquet/NAME.parquet`), which `relation` reads when it is there.
 _PARQUET = {"postings": "parquet/postings.parquet"}
+# The tables that are not at the top of the directory: the fingerprint
+# stage's document table is with the record files, in `records/`.
+_CSV = {"fingerprint-docs": "records/fingerprint-docs.csv"}
+
+
+def _csv(name: str) -> str:
+    return _CSV.get(name, f"{name}.csv")
 
 _SQL = {"int": "BIGINT", "float": "DOUBLE", "bool": "BOOLEAN", "text": "VARCHAR"}
 
@@ -83,7 +90,7 @@ class Analysis:
 
     def tables(self) -> List[str]:
         """The tables this analysis holds, by name (`docs`, `overlap`, ...)."""
-        names = [n for n in TABLES if (self.path / f"{n}.csv").is_file()]
+        names = [n for n in TABLES if (self.path / _csv(n)).is_file()]
         return names + [n for n, rel in _PARQUET.items() if (self.path / rel).is_file()]
 
     def file(self, name: str) -> Path:
@@ -93,7 +100,7 @@ class Analysis:
         if name in _PARQUET:
             path = self.path / _PARQUET[name]
         elif name in TABLES:
-            path = self.path / f"{name}.csv"
+            path = self.path / _csv(name)
         else:
             raise KeyError(f"no table {name!r}: the tables are {', '.join([*TABLES, *_PARQUET])}")
         if not path.is_file():

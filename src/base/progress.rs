@@ -78,6 +78,15 @@ impl Progress {
         }
     }
 
+    /// A one-line message about what was done to the user's files beyond
+    /// the command's outputs (an analysis moved to this overlap's layout),
+    /// shown wherever warnings are: a scheduler's log keeps it.
+    pub(crate) fn tell(&self, message: &str) {
+        if self.warnings {
+            line(message);
+        }
+    }
+
     /// A one-line note about what a stage did (e.g. that it was up to date);
     /// shown only on a terminal.
     pub(crate) fn note(&self, message: &str) {

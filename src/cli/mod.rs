@@ -65,6 +65,13 @@ enum Command {
     Dedup(DedupArgs),
     /// Print the FPrint-DocID records of an output directory as CSV.
     Dump(DumpArgs),
+    /// Move an analysis written by an earlier overlap to this one's layout: its record files into
+    /// records/, the same bytes, still up to date.
+    ///
+    /// Every command that writes into a directory does this first; a command that only reads an
+    /// analysis (dedup, explain, eval, dump, and a --previous) refuses one of an earlier layout and
+    /// names this command.
+    Migrate(MigrateArgs),
     /// Show what two documents share: F, their Jaccard similarity and the text of every shared
     /// chunk.
     ///
@@ -367,6 +374,12 @@ struct DumpArgs {
     /// Print FPrint-DocID-Exact (whole-text hashes) instead of the chunk fingerprints.
     #[arg(long)]
     exact: bool,
+}
+
+#[derive(Args, Debug)]
+struct MigrateArgs {
+    /// Output directory of an earlier overlap.
+    dir: PathBuf,
 }
 
 #[derive(Args, Debug)]
@@ -833,7 +846,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             let defaults = args.preset.defaults(args.input.previous.as_deref(), &progress);
             let count = args.count.config(memory, &defaults, args.input.strict)?;
             let out = args.input.out_dir()?;
-            locked(&out, || {
+            locked(&out, &progress, || {
                 let strict = read_inputs(&args.input, &defaults, &args.output, &out, memory, &progress)?;
                 report(&progress, &out, exact::run(&out, &args.scope.config(memory), &progress)?);
                 report(&progress, &out, pairs::run(&out, &count, &progress)?);
@@ -846,7 +859,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             let memory = args.resources.apply(&progress)?;
             let out = args.input.out_dir()?;
             let defaults = args.preset.defaults(args.input.previous.as_deref(), &progress);
-            locked(&out, || {
+            locked(&out, &progress, || {
                 let strict = read_inputs(&args.input, &defaults, &args.output, &out, memory, &progress)?;
                 strict.map_or(Ok(()), check_strict)
             })
@@ -854,7 +867,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Exact(args) => {
             let memory = args.resources.apply(&progress)?;
             let out = existing(&args.dir)?;
-            locked(&out, || {
+            locked(&out, &progress, || {
                 report(&progress, &out, exact::run(&out, &args.scope.config(memory), &progress)?);
                 Ok(())
             })
@@ -863,7 +876,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             let memory = args.resources.apply(&progress)?;
             let out = existing(&args.dir)?;
             let count = args.count.config(memory, &args.preset.defaults_of(&out), false)?;
-            locked(&out, || {
+            locked(&out, &progress, || {
                 report(&progress, &out, pairs::run(&out, &count, &progress)?);
                 Ok(())
             })
@@ -871,7 +884,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Report(args) => {
             let memory = args.resources.apply(&progress)?;
             let out = existing(&args.dir)?;
-            locked(&out, || {
+            locked(&out, &progress, || {
                 let cfg = args.audit.config(memory, &args.compare);
                 report(&progress, &out, report::run(&out, &cfg, &progress)?);
                 args.output.export_tables(&out, &progress)
@@ -890,7 +903,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::StopTexts(args) => {
             let out = existing(&args.dir)?;
-            locked(&out, || pairs::stop::fill_texts(&out).map(drop))
+            locked(&out, &progress, || pairs::stop::fill_texts(&out).map(drop))
         }
         Command::Completions(args) => {
             Ok(manual::completions(args.shell, Cli::command(), &mut io::stdout().lock())?)
@@ -930,7 +943,37 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             let out = existing(&args.dir)?;
             to_stdout(|w| if args.exact { dump::exact(&out, w) } else { dump::chunks(&out, w) })
         }
+        Command::Migrate(args) => {
+            let out = existing(&args.dir)?;
+            match crate::store::layout::version_of(&out) {
+                None => anyhow::bail!(
+                    "{} has no manifest.json that says its format version: it is not an overlap analysis",
+                    out.root().display()
+                ),
+                // Refused as every command refuses it.
+                Some(v) if v > crate::store::manifest::FORMAT_VERSION => {
+                    crate::store::Manifest::read_unchecked(&out)?;
+                }
+                Some(_) => {}
+            }
+            let lock = out.lock()?;
+            if !lock.migrated() {
+                progress.tell(&format!("{}: already in this overlap's layout", out.root().display()));
+            } else {
+                progress.tell(&migrated(&out));
+            }
+            Ok(())
+        }
     }
+}
+
+/// The note for an analysis moved to this overlap's layout.
+fn migrated(out: &OutDir) -> String {
+    format!(
+        "{}: moved the analysis of an earlier overlap to this one's layout (record files in {}/)",
+        out.root().display(),
+        crate::store::RECORDS
+    )
 }
 
 /// Runs `print` on standard output, buffered (a closed pipe ends the
@@ -949,8 +992,15 @@ fn to_stdout(print: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>) -> anyhow
 ///
 /// Ctrl-C and SIGTERM stop it the same way, once its threads have stopped
 /// where they write ([`crate::base::interrupt`]).
-fn locked(out: &OutDir, work: impl FnOnce() -> anyhow::Result<()>) -> anyhow::Result<()> {
+fn locked(
+    out: &OutDir,
+    progress: &Progress,
+    work: impl FnOnce() -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
     let lock = out.lock()?;
+    if lock.migrated() {
+        progress.tell(&migrated(out));
+    }
     crate::base::interrupt::install();
     let result = work();
     if result.is_err() {

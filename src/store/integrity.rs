@@ -120,16 +120,21 @@ pub(crate) fn row_beyond(root: &Path, name: &str, row: u32, documents: u64) -> S
 }
 
 /// [`row_beyond`] for the record file at `path`, named under its output
-/// directory (the folder it is in, or above `fprint-docid/`).
+/// directory (`records/centers.fpd`, `records/fprint-docid/part-00007.fpd`;
+/// a scratch file under the folder it is in).
 pub(crate) fn row_beyond_file(path: &Path, row: u32, documents: u64) -> String {
-    let file = path.file_name().unwrap_or_default().to_string_lossy();
-    let folder = path.parent().unwrap_or(Path::new("."));
-    match folder.parent() {
-        Some(root) if folder.file_name().is_some_and(|d| d == "fprint-docid") => {
-            row_beyond(root, &format!("fprint-docid/{file}"), row, documents)
+    let mut name = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
+    let mut folder = path.parent().unwrap_or(Path::new("."));
+    for expected in ["fprint-docid", super::RECORDS] {
+        if let (Some(dir), Some(up)) = (folder.file_name(), folder.parent())
+            && dir == expected
+            && (expected == super::RECORDS || up.file_name().is_some_and(|d| d == super::RECORDS))
+        {
+            name = format!("{}/{name}", dir.to_string_lossy());
+            folder = up;
         }
-        _ => row_beyond(folder, &file, row, documents),
     }
+    row_beyond(folder, &name, row, documents)
 }
 
 /// Checks that every center in `centers` (read from `path`) is a row of
@@ -302,10 +307,10 @@ pub(crate) fn check_streamed(path: &Path, file: &File) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The partitions of `fprint-docid/` the manifest of `out` records, by
+/// The partitions of `records/fprint-docid/` the manifest of `out` records, by
 /// file name, sorted, if it records them.
 fn recorded_parts(out: &OutDir) -> Option<Vec<String>> {
-    let dir = std::fs::canonicalize(out.root()).ok()?.join("fprint-docid");
+    let dir = std::fs::canonicalize(out.root()).ok()?.join(out.fprint_dir().strip_prefix(out.root()).ok()?);
     let guard = expected();
     let known = guard.as_ref()?;
     let mut parts: Vec<String> = known
@@ -319,14 +324,14 @@ fn recorded_parts(out: &OutDir) -> Option<Vec<String>> {
 
 fn missing_part(out: &OutDir, name: &str) -> anyhow::Error {
     anyhow::anyhow!(
-        "{}: fprint-docid/{name} is missing (run `overlap fingerprint` or `overlap run` again to write it anew)",
+        "{}: records/fprint-docid/{name} is missing (run `overlap fingerprint` or `overlap run` again to write it anew)",
         damaged(out.root())
     )
 }
 
 fn extra_part(out: &OutDir, name: &str) -> anyhow::Error {
     anyhow::anyhow!(
-        "{}: fprint-docid/{name} was not written by this analysis (remove it)",
+        "{}: records/fprint-docid/{name} was not written by this analysis (remove it)",
         damaged(out.root())
     )
 }
@@ -362,7 +367,7 @@ pub(crate) fn check_parts(out: &OutDir, parts: &[PathBuf]) -> anyhow::Result<()>
         let partitions = *count.get_or_insert(header.partitions);
         if header.partition != i as u32 || header.partitions != partitions {
             bail!(
-                "{}: fprint-docid/{name} holds partition {} of {}, not {i} of {partitions} (it was not \
+                "{}: records/fprint-docid/{name} holds partition {} of {}, not {i} of {partitions} (it was not \
                  written as this file by this analysis: remove it and run `overlap fingerprint` or \
                  `overlap run` again)",
                 damaged(out.root()),
@@ -496,7 +501,7 @@ mod tests {
         std::fs::write(&path, b"abcd").unwrap();
         let mut files = RecordFiles::new();
         record(&out, "exact", &[path.clone(), out.docs()], &mut files).unwrap();
-        assert_eq!(files.keys().collect::<Vec<_>>(), ["centers.fpd"]);
+        assert_eq!(files.keys().collect::<Vec<_>>(), ["records/centers.fpd"]);
         assert!(present(&out, "exact", &files));
         // Known as verified: a change is not looked for again ...
         std::fs::write(&path, b"abce").unwrap();
@@ -504,7 +509,7 @@ mod tests {
         // ... until the manifest is read again.
         expect(&out, &RecordFiles::new());
         let mut stale = files.clone();
-        stale.get_mut("centers.fpd").unwrap().xxh3 = hex(1);
+        stale.get_mut("records/centers.fpd").unwrap().xxh3 = hex(1);
         expect(&out, &stale);
         let e = check_mapped(&path, &mapped(dir.path(), "abce", b"abce")).unwrap_err().to_string();
         assert!(e.contains("centers.fpd does not match its checksum in manifest.json"), "{e}");

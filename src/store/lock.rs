@@ -25,12 +25,15 @@ pub(crate) struct OutLock {
     out: OutDir,
     /// Whether this command made the directory.
     created: bool,
+    /// Whether the analysis there was of an earlier layout, moved to this
+    /// overlap's when the lock was taken ([`super::layout`]).
+    migrated: bool,
 }
 
 impl OutDir {
-    /// Takes the directory's lock, creating the directory if needed, and
-    /// removes what killed runs left behind. Fails when another process
-    /// holds it.
+    /// Takes the directory's lock, creating the directory if needed, moves
+    /// an analysis of an earlier layout to this overlap's, and removes what
+    /// killed runs left behind. Fails when another process holds it.
     pub(crate) fn lock(&self) -> anyhow::Result<OutLock> {
         let created = !self.root.exists();
         for dir in [self.root.clone(), self.private()] {
@@ -57,8 +60,9 @@ impl OutDir {
             .and_then(|()| file.rewind())
             .and_then(|()| writeln!(file, "{}", std::process::id()))
             .with_context(|| CannotWrite(path.clone()))?;
+        let migrated = super::layout::migrate(self)?;
         self.remove_leftovers()?;
-        Ok(OutLock { _file: file, out: self.clone(), created })
+        Ok(OutLock { _file: file, out: self.clone(), created, migrated })
     }
 
     /// Removes temporary files (`*.partial`) and scratch directories
@@ -66,7 +70,8 @@ impl OutDir {
     /// the top of the directory, only the temporary names of the tool's
     /// own files ([`super::ROOT_FILES`]) are removed.
     fn remove_leftovers(&self) -> anyhow::Result<()> {
-        for dir in [self.root.clone(), self.fprint_dir(), self.parquet_dir(), self.private()] {
+        for dir in [self.root.clone(), self.records(), self.fprint_dir(), self.parquet_dir(), self.private()]
+        {
             let ours = |name: &str| {
                 dir != self.root
                     || name.strip_suffix(".partial").is_some_and(|n| super::ROOT_FILES.contains(&n))
@@ -140,6 +145,11 @@ fn holder(file: &mut File) -> String {
 }
 
 impl OutLock {
+    /// Whether taking the lock moved an analysis of an earlier layout.
+    pub(crate) fn migrated(&self) -> bool {
+        self.migrated
+    }
+
     /// After a failed command: removes the temporary files and scratch it
     /// left, and the directory itself when this command made it and no
     /// stage finished in it. Complete outputs of earlier stages stay.

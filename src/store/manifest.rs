@@ -7,7 +7,7 @@
 //!
 //! | key | meaning |
 //! |---|---|
-//! | `format_version` | `1`; a later overlap that changes the store's layout raises it, and an overlap refuses a store newer than it reads |
+//! | `format_version` | `2`; a later overlap that changes the store's layout raises it, and an overlap refuses a store newer than it reads; one of an earlier layout it moves to its own ([`super::layout`]) |
 //! | `overlap_version` | the version of the overlap that wrote it |
 //! | `chunk` | the chunk spec in canonical form (`lines:4:4`) |
 //! | `read` | `input_format`, `url_field`, `text_field`, `max_record_bytes`, `max_doc_bytes`: how records were read and cut; `input_rules`, the revision of what records become (documents, copies, skips) and how they are extracted |
@@ -17,7 +17,7 @@
 //! | `chain` | with `--previous` only: `previous` (the analysis carried forward, as given), `previous_canonical` and `previous_key` (the key of its stages, which says it is still the analysis carried forward), `analysis` (1 for the first analysis made with `--previous`, counting up along the chain), `keep_missing`, and `carried_inputs`: the identities of earlier analyses' inputs that documents kept from them are read from (their `source` names the canonical path) |
 //! | `exact` | once the exact stage ran: `scope` (`crawl`, `host` or `site`), where copies and pairs are looked for |
 //! | `pairs` | once the pairs stage ran: `threshold` (T) and `max_df` (null without `--max-df`) |
-//! | `record_files` | every record file (`.fpd`) of the analysis by its path under the output directory (`fprint-docid/part-00007.fpd`): the `stage` that wrote it, its length in `bytes` and `xxh3`, the XXH3-64 of its bytes as 16 hex digits; each stage replaces its own entries when it finishes (see [`super::integrity`]); absent in an analysis written before it was recorded |
+//! | `record_files` | every record file (`.fpd`) of the analysis by its path under the output directory (`records/fprint-docid/part-00007.fpd`): the `stage` that wrote it, its length in `bytes` and `xxh3`, the XXH3-64 of its bytes as 16 hex digits; each stage replaces its own entries when it finishes (see [`super::integrity`]); absent in an analysis written before it was recorded |
 //!
 //! An input's identity is its canonical path, size and modification time:
 //! `./a.warc.gz` and `a.warc.gz` are the same input, and a file rewritten
@@ -40,7 +40,7 @@ use crate::bytes::read::{InputFormat, ReadOptions};
 const ANEW: &str = "remove manifest.json and run `overlap run` again to write the analysis anew";
 
 /// The layout version this overlap writes and reads.
-pub(crate) const FORMAT_VERSION: u32 = 1;
+pub(crate) const FORMAT_VERSION: u32 = 2;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Manifest {
@@ -269,7 +269,7 @@ impl Manifest {
             && header.count != self.documents
         {
             bail!(
-                "{}: manifest.json says {} documents, fuzzy.fpd holds {} ({ANEW})",
+                "{}: manifest.json says {} documents, records/fuzzy.fpd holds {} ({ANEW})",
                 integrity::damaged(out.root()),
                 self.documents,
                 header.count
@@ -299,6 +299,9 @@ impl Manifest {
         }
         let version: Version = serde_json::from_slice(&bytes)
             .with_context(|| format!("{} is not an overlap manifest", path.display()))?;
+        if version.format_version < FORMAT_VERSION {
+            bail!("{}", super::layout::earlier(out.root(), version.format_version));
+        }
         if version.format_version > FORMAT_VERSION {
             bail!(
                 "{} has format version {}; this overlap reads version {FORMAT_VERSION} (upgrade overlap)",
@@ -306,7 +309,14 @@ impl Manifest {
                 version.format_version
             );
         }
-        serde_json::from_slice(&bytes).with_context(|| format!("{} is damaged", path.display()))
+        Manifest::parse(&path, &bytes)
+    }
+
+    /// The manifest in `bytes` (read from `path`), whatever the format
+    /// version it says: the layouts differ in where files are, not in the
+    /// manifest's keys ([`super::layout`]).
+    pub(super) fn parse(path: &Path, bytes: &[u8]) -> anyhow::Result<Manifest> {
+        serde_json::from_slice(bytes).with_context(|| format!("{} is damaged", path.display()))
     }
 
     pub(crate) fn write(&self, out: &OutDir) -> anyhow::Result<()> {
@@ -473,10 +483,15 @@ mod tests {
         assert_eq!(m.chunking().unwrap(), Chunking::default());
         assert_eq!(m.read.options().url_field, "url");
         let text = std::fs::read_to_string(out.manifest()).unwrap();
-        std::fs::write(out.manifest(), text.replace("\"format_version\": 1", "\"format_version\": 9"))
+        std::fs::write(out.manifest(), text.replace("\"format_version\": 2", "\"format_version\": 9"))
             .unwrap();
         let e = format!("{:#}", Manifest::read(&out).unwrap_err());
         assert!(e.contains("format version 9"), "{e}");
+        // An earlier layout: one line naming the move.
+        std::fs::write(out.manifest(), text.replace("\"format_version\": 2", "\"format_version\": 1"))
+            .unwrap();
+        let e = format!("{:#}", Manifest::read(&out).unwrap_err());
+        assert!(e.contains("earlier overlap") && e.contains("overlap migrate"), "{e}");
         std::fs::write(out.manifest(), "{}").unwrap();
         assert!(format!("{:#}", Manifest::read(&out).unwrap_err()).contains("not an overlap manifest"));
     }

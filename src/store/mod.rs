@@ -1,28 +1,30 @@
-//! Stage 4, `store`: the on-disk formats, all documented here.
+//! The store: the output directory and its on-disk formats, all
+//! documented here.
 //!
-//! An output directory (`--out DIR`) holds:
+//! An output directory (`--out DIR`) holds the tables users read at its
+//! top, and the stages' record files in `records/`:
 //!
 //! | file | written by | what |
 //! |---|---|---|
 //! | `manifest.json` | fingerprint; exact and pairs add their settings, each stage its record files' sizes and checksums | the chunk spec, how inputs were read, each input's identity and docIDs: what later stages read their configuration from ([`manifest`]); every record file's size and checksum ([`integrity`]) |
-//! | `fprint-docid/part-NNNNN.fpd` | fingerprint | FPrint-DocID-Chunk: `(fprint, doc_id)` records of one fingerprint range, sorted by `(fprint, doc_id)`, no duplicates |
-//! | `fprint-exact.fpd` | fingerprint | FPrint-DocID-Exact: one `(hash, doc_id)` record per non-empty document, in docID order |
-//! | `fuzzy.fpd` | fingerprint | one fuzzy signature per document, in docID order |
-//! | `fingerprint-docs.csv` | fingerprint | `doc_id,url,host,source,bytes,lines,chunks,title,missing_for` ([`docs`]) |
-//! | `doc-ids.fpd`, `urls.fpd` | fingerprint | each row's docID; each URL's docID, through a chain of analyses ([`handles`]) |
-//! | `fingerprint-changes.csv` | fingerprint, with `--previous` | `doc_id,url,change,missing_for,kept,center_before` ([`changes`]) |
+//! | `records/fprint-docid/part-NNNNN.fpd` | fingerprint | FPrint-DocID-Chunk: `(fprint, doc_id)` records of one fingerprint range, sorted by `(fprint, doc_id)`, no duplicates |
+//! | `records/fprint-exact.fpd` | fingerprint | FPrint-DocID-Exact: one `(hash, doc_id)` record per non-empty document, in docID order |
+//! | `records/fuzzy.fpd` | fingerprint | one fuzzy signature per document, in docID order |
+//! | `records/fingerprint-docs.csv` | fingerprint | `doc_id,url,host,source,bytes,lines,chunks,title,missing_for` ([`docs`]) |
+//! | `records/doc-ids.fpd`, `records/urls.fpd` | fingerprint | each row's docID; each URL's docID, through a chain of analyses ([`handles`]) |
+//! | `records/fingerprint-changes.csv` | fingerprint, with `--previous` | `doc_id,url,change,missing_for,kept,center_before` ([`changes`]) |
 //! | `redirects.csv` | fingerprint | `source,url,status,target`: HTTP redirects |
 //! | `copies.csv` | fingerprint | `doc_id,original,kind`: documents that copy another without extraction (`revisit`, `payload_digest`) |
-//! | `centers.fpd` | exact | one `center` record per document, in docID order |
-//! | `scopes.fpd` | exact, with `--scope host` or `site` | each document's scope ([`scopes`]) |
-//! | `previous-replicas.fpd` | fingerprint, with `--previous` | the previous analysis's `replicas.fpd`, for the report's comparison ([`replicas`]) |
+//! | `records/centers.fpd` | exact | one `center` record per document, in docID order |
+//! | `records/scopes.fpd` | exact, with `--scope host` or `site` | each document's scope ([`scopes`]) |
+//! | `records/previous-replicas.fpd` | fingerprint, with `--previous` | the previous analysis's `replicas.fpd`, for the report's comparison ([`replicas`]) |
 //! | `docs.csv` | exact; the report fills `near_group` in | `doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for,near_group` ([`docs`]) |
 //! | `changes.csv` | exact, with `--previous` | the change table with `center_after` ([`changes`]) |
 //! | `overlap.csv` | pairs | `doc_i,doc_j,shared`, sorted by `(doc_i, doc_j)` ([`overlap`]) |
 //! | `stop-chunks.csv` | pairs, with `--max-df` | `fprint,df,pairs,example_doc,text`, most frequent first |
 //! | `report.json`, `report.html` | report | the crawl audit (see `report`) |
 //! | `groups.csv`, `hosts.csv`, `host-summary.csv`, `aliases.csv`, `flags.csv` | report | near-replica groups, host overlap, each host's replication, URL aliases, per-document flags |
-//! | `replicas.fpd` | report | each document's near-replica group and recrawl verdicts, for the next analysis of a chain ([`replicas`]) |
+//! | `records/replicas.fpd` | report | each document's near-replica group and recrawl verdicts, for the next analysis of a chain ([`replicas`]) |
 //! | `parquet/postings.parquet`, `parquet/fingerprint-docs.parquet` | the `parquet` export after fingerprint, with `--format parquet` | the postings and fingerprint-docs.csv, for Spark and DuckDB (see [`parquet`]) |
 //! | `parquet/NAME.parquet` | the `parquet-tables` export after report, with `--format parquet` | every CSV table `NAME.csv` but the fingerprint stage's, with its columns typed ([`parquet_tables`]) |
 //! | `stats.json` | every stage | one section per stage |
@@ -118,6 +120,7 @@ pub(crate) mod docs;
 mod file;
 pub(crate) mod handles;
 pub(crate) mod integrity;
+pub(crate) mod layout;
 mod lock;
 pub(crate) mod manifest;
 pub(crate) mod overlap;
@@ -156,6 +159,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
+/// The folder of the stages' record files (`.fpd`) and of the fingerprint
+/// stage's working tables (`fingerprint-docs.csv`,
+/// `fingerprint-changes.csv`): what the stages read and users need not.
+pub(crate) const RECORDS: &str = "records";
+
 /// The names of the files in an output directory, in one place.
 #[derive(Clone, Debug)]
 pub(crate) struct OutDir {
@@ -166,21 +174,11 @@ pub(crate) struct OutDir {
 /// shares with whatever else a user keeps there: the leftover sweep
 /// removes a `.partial` file there only when it is one of these with
 /// `.partial` appended (a user's `notes.partial` beside the tables stays).
-/// The tool's own folders (`fprint-docid/`, `parquet/`, `.overlap/`) hold
+/// The tool's own folders (`records/`, `parquet/`, `.overlap/`) hold
 /// nothing else, and no input may lie inside them ([`OutDir::owns`]).
-pub(crate) const ROOT_FILES: [&str; 25] = [
+pub(crate) const ROOT_FILES: [&str; 15] = [
     "manifest.json",
-    "doc-ids.fpd",
-    "urls.fpd",
-    "fingerprint-changes.csv",
     "changes.csv",
-    "fprint-exact.fpd",
-    "fuzzy.fpd",
-    "fingerprint-docs.csv",
-    "scopes.fpd",
-    "replicas.fpd",
-    "previous-replicas.fpd",
-    "centers.fpd",
     "docs.csv",
     "redirects.csv",
     "copies.csv",
@@ -203,7 +201,7 @@ impl OutDir {
 
     /// Creates the directory and its private subdirectories if needed.
     pub(crate) fn create(&self) -> anyhow::Result<()> {
-        for dir in [self.root.clone(), self.private(), self.fprint_dir()] {
+        for dir in [self.root.clone(), self.private(), self.records(), self.fprint_dir()] {
             fs::create_dir_all(&dir).with_context(|| format!("cannot create directory {}", dir.display()))?;
         }
         Ok(())
@@ -212,7 +210,7 @@ impl OutDir {
     /// The folders only the tool writes into: inputs inside them would be
     /// removed or replaced by a stage.
     pub(crate) fn own_folders(&self) -> [PathBuf; 3] {
-        [self.fprint_dir(), self.parquet_dir(), self.private()]
+        [self.records(), self.parquet_dir(), self.private()]
     }
 
     /// Whether `path` (canonical) is a file the tool writes here: one of
@@ -240,16 +238,22 @@ impl OutDir {
         self.root.join("manifest.json")
     }
 
+    /// The stages' record files and working tables, kept apart from the
+    /// tables users read ([`RECORDS`]).
+    pub(crate) fn records(&self) -> PathBuf {
+        self.root.join(RECORDS)
+    }
+
     pub(crate) fn doc_ids(&self) -> PathBuf {
-        self.root.join("doc-ids.fpd")
+        self.records().join("doc-ids.fpd")
     }
 
     pub(crate) fn urls(&self) -> PathBuf {
-        self.root.join("urls.fpd")
+        self.records().join("urls.fpd")
     }
 
     pub(crate) fn fingerprint_changes(&self) -> PathBuf {
-        self.root.join("fingerprint-changes.csv")
+        self.records().join("fingerprint-changes.csv")
     }
 
     pub(crate) fn changes(&self) -> PathBuf {
@@ -257,7 +261,7 @@ impl OutDir {
     }
 
     pub(crate) fn fprint_dir(&self) -> PathBuf {
-        self.root.join("fprint-docid")
+        self.records().join("fprint-docid")
     }
 
     pub(crate) fn fprint_part(&self, index: u32) -> PathBuf {
@@ -265,15 +269,15 @@ impl OutDir {
     }
 
     pub(crate) fn fprint_exact(&self) -> PathBuf {
-        self.root.join("fprint-exact.fpd")
+        self.records().join("fprint-exact.fpd")
     }
 
     pub(crate) fn fuzzy(&self) -> PathBuf {
-        self.root.join("fuzzy.fpd")
+        self.records().join("fuzzy.fpd")
     }
 
     pub(crate) fn fingerprint_docs(&self) -> PathBuf {
-        self.root.join("fingerprint-docs.csv")
+        self.records().join("fingerprint-docs.csv")
     }
 
     pub(crate) fn parquet_dir(&self) -> PathBuf {
@@ -291,19 +295,19 @@ impl OutDir {
     }
 
     pub(crate) fn scopes(&self) -> PathBuf {
-        self.root.join("scopes.fpd")
+        self.records().join("scopes.fpd")
     }
 
     pub(crate) fn replicas(&self) -> PathBuf {
-        self.root.join("replicas.fpd")
+        self.records().join("replicas.fpd")
     }
 
     pub(crate) fn previous_replicas(&self) -> PathBuf {
-        self.root.join("previous-replicas.fpd")
+        self.records().join("previous-replicas.fpd")
     }
 
     pub(crate) fn centers(&self) -> PathBuf {
-        self.root.join("centers.fpd")
+        self.records().join("centers.fpd")
     }
 
     pub(crate) fn docs(&self) -> PathBuf {
@@ -535,17 +539,7 @@ mod tests {
         let out = OutDir::new("/o");
         let files = [
             out.manifest(),
-            out.doc_ids(),
-            out.urls(),
-            out.fingerprint_changes(),
             out.changes(),
-            out.fprint_exact(),
-            out.fuzzy(),
-            out.fingerprint_docs(),
-            out.scopes(),
-            out.replicas(),
-            out.previous_replicas(),
-            out.centers(),
             out.docs(),
             out.redirects(),
             out.copies(),
@@ -560,19 +554,38 @@ mod tests {
             out.flags(),
             out.stats(),
         ];
+        // The record files and working tables are in records/, which the
+        // tool owns whole.
+        let records = [
+            out.doc_ids(),
+            out.urls(),
+            out.fingerprint_changes(),
+            out.fprint_exact(),
+            out.fuzzy(),
+            out.fingerprint_docs(),
+            out.scopes(),
+            out.replicas(),
+            out.previous_replicas(),
+            out.centers(),
+            out.fprint_part(0),
+        ];
+        for p in &records {
+            assert!(p.starts_with(out.records()), "{}", p.display());
+        }
         let names: Vec<&str> = files.iter().map(|p| p.file_name().unwrap().to_str().unwrap()).collect();
         assert_eq!(names, ROOT_FILES);
         let root = Path::new("/o");
-        for p in files.iter().chain([
-            &out.parquet_table("docs"),
-            &out.fprint_dir().join("p00.fpd"),
-            &out.stamp("s"),
-        ]) {
+        for p in files.iter().chain(&records).chain([&out.parquet_table("docs"), &out.stamp("s")]) {
             assert!(OutDir::owns(root, p), "{}", p.display());
         }
-        for p in
-            ["/o/crawl.warc.gz", "/o/notes.partial", "/o/sub/docs.csv", "/other/docs.csv", "/o/fprint-docid2"]
-        {
+        for p in [
+            "/o/crawl.warc.gz",
+            "/o/notes.partial",
+            "/o/sub/docs.csv",
+            "/other/docs.csv",
+            "/o/records2",
+            "/o/centers.fpd",
+        ] {
             assert!(!OutDir::owns(root, Path::new(p)), "{p}");
         }
     }

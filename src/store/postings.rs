@@ -32,7 +32,11 @@ impl Postings {
         let mut names = Vec::new();
         for path in out.fprint_parts()? {
             parts.push(Mapped::<ChunkRecord>::open_for_lookup(&path)?);
-            names.push(format!("fprint-docid/{}", path.file_name().unwrap_or_default().to_string_lossy()));
+            names.push(format!(
+                "{}/fprint-docid/{}",
+                super::RECORDS,
+                path.file_name().unwrap_or_default().to_string_lossy()
+            ));
         }
         let count = parts.len() as u32;
         let whole = count.is_power_of_two()

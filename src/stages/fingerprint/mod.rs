@@ -384,7 +384,7 @@ fn expand_directories(inputs: &[PathBuf], progress: &Progress) -> anyhow::Result
 }
 
 /// Refuses an input that is one of the files the analysis writes, or lies
-/// inside its own folders (`fprint-docid/`, `parquet/`, `.overlap/`): the
+/// inside its own folders (`records/`, `parquet/`, `.overlap/`): the
 /// stage would replace or remove it before it was read.
 fn check_inputs_outside(out: &OutDir, inputs: &[PathBuf]) -> anyhow::Result<()> {
     let Ok(root) = store::canonical_target(out.root()) else { return Ok(()) };
