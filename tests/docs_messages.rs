@@ -51,7 +51,7 @@ const MESSAGE_FUNCTIONS: &[(&str, &str)] = &[
     // The report's warnings (report.json, report.html, the summary).
     ("src/stages/report/warnings.rs", "of"),
     // An analysis of an earlier layout, and its move to this one's.
-    ("src/store/layout.rs", "earlier"),
+    ("src/store/manifest.rs", "earlier"),
     ("src/cli/mod.rs", "migrated"),
     // The notes under eval's tables.
     ("src/commands/eval/mod.rs", "notes"),

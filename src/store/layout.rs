@@ -24,7 +24,6 @@
 //! [`Manifest::read`]: super::Manifest::read
 
 use std::fs;
-use std::path::Path;
 
 use anyhow::Context;
 use serde_json::Value;
@@ -114,19 +113,10 @@ pub(crate) fn migrate(out: &OutDir) -> anyhow::Result<bool> {
     Ok(true)
 }
 
-/// The one line for an analysis of an earlier layout that a command only
-/// reads.
-pub(crate) fn earlier(dir: &Path, version: u32) -> String {
-    format!(
-        "{} is an analysis of an earlier overlap (store format {version}, its record files at the top): \
-         run `overlap migrate {}` to move them into {RECORDS}/, or run the analysis again",
-        dir.display(),
-        dir.display()
-    )
-}
-
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
 
     #[test]

@@ -42,6 +42,18 @@ const ANEW: &str = "remove manifest.json and run `overlap run` again to write th
 /// The layout version this overlap writes and reads.
 pub(crate) const FORMAT_VERSION: u32 = 2;
 
+/// The one line for an analysis of an earlier layout that a command only
+/// reads: [`super::layout::migrate`] moves it.
+fn earlier(dir: &Path, version: u32) -> String {
+    format!(
+        "{} is an analysis of an earlier overlap (store format {version}, its record files at the top): \
+         run `overlap migrate {}` to move them into {}/, or run the analysis again",
+        dir.display(),
+        dir.display(),
+        super::RECORDS
+    )
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Manifest {
     pub format_version: u32,
@@ -300,7 +312,7 @@ impl Manifest {
         let version: Version = serde_json::from_slice(&bytes)
             .with_context(|| format!("{} is not an overlap manifest", path.display()))?;
         if version.format_version < FORMAT_VERSION {
-            bail!("{}", super::layout::earlier(out.root(), version.format_version));
+            bail!("{}", earlier(out.root(), version.format_version));
         }
         if version.format_version > FORMAT_VERSION {
             bail!(
