@@ -47,10 +47,15 @@ def missing(v) -> bool:
 def check(directory: str) -> int:
     audit = Analysis(directory)
     present = audit.tables()
-    on_disk = sorted(p.stem for p in Path(directory).glob("*.csv"))
+    # The tables at the top, and the fingerprint stage's working tables
+    # with the record files.
+    on_disk = sorted(p.stem for d in ("", "records") for p in (Path(directory) / d).glob("*.csv"))
     unknown = [n for n in on_disk if n not in TABLES]
     if unknown:
         fail(f"{directory}: tables the module does not list: {unknown}")
+    unseen = [n for n in on_disk if n not in present]
+    if unseen:
+        fail(f"{directory}: tables the module does not find: {unseen}")
     checked = 0
     parquet_tables = 0
     for name in present:

@@ -61,8 +61,11 @@ TABLES: Dict[str, Dict[str, str]] = {
 # (`parquet/NAME.parquet`), which `relation` reads when it is there.
 _PARQUET = {"postings": "parquet/postings.parquet"}
 # The tables that are not at the top of the directory: the fingerprint
-# stage's document table is with the record files, in `records/`.
-_CSV = {"fingerprint-docs": "records/fingerprint-docs.csv"}
+# stage's working tables are with the record files, in `records/`.
+_CSV = {
+    "fingerprint-docs": "records/fingerprint-docs.csv",
+    "fingerprint-changes": "records/fingerprint-changes.csv",
+}
 
 
 def _csv(name: str) -> str:
