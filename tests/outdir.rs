@@ -496,6 +496,8 @@ fn an_analysis_of_the_earlier_layout_is_refused_by_readers_and_moved_by_writers(
     let before = analysis_files(&old);
 
     to_format_1(&old);
+    // What a killed run of the earlier overlap left.
+    fs::write(old.join("centers.fpd.partial"), b"half").unwrap();
     let urls = tmp.path().join("urls.txt");
     let hint = format!("run `overlap migrate {}`", arg(&old));
     for args in [
@@ -521,6 +523,7 @@ fn an_analysis_of_the_earlier_layout_is_refused_by_readers_and_moved_by_writers(
 
     let moved = overlap_ok(["migrate", &arg(&old)]);
     assert!(String::from_utf8_lossy(&moved.stderr).contains("moved the analysis of an earlier overlap"));
+    assert!(!old.join("centers.fpd.partial").exists());
     assert_eq!(analysis_files(&old), before, "the same files with the same bytes, in their new place");
     let again = overlap_ok(["migrate", &arg(&old)]);
     assert!(String::from_utf8_lossy(&again.stderr).contains("already in this overlap's layout"));

@@ -77,6 +77,9 @@ pub(crate) fn migrate(out: &OutDir) -> anyhow::Result<bool> {
     fs::create_dir_all(out.records())
         .with_context(|| format!("cannot create directory {}", out.records().display()))?;
     for name in MOVED_TO_RECORDS {
+        // What a killed run of the earlier overlap left of this file: the
+        // leftover sweep looks for it in records/ from now on.
+        super::remove_file_if_exists(&root.join(format!("{name}.partial")))?;
         let (from, to) = (root.join(name), out.records().join(name));
         if !from.exists() {
             continue;
