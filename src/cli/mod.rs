@@ -5,6 +5,9 @@
 //! (`FingerprintConfig`, `PairsConfig`) are built from them; nothing below
 //! this module sees a raw string.
 
+pub(crate) mod manual;
+pub mod preset;
+
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
 
@@ -15,7 +18,6 @@ use crate::base::memory::ByteSize;
 use crate::base::progress::Progress;
 use crate::bytes::chunk::Chunking;
 use crate::bytes::read::{InputFormat, ReadOptions};
-use crate::cli::preset::{Defaults, Preset};
 use crate::commands::dedup::{self, DedupConfig};
 use crate::commands::{dump, eval, explain};
 use crate::stages::exact::{self, ExactConfig};
@@ -26,11 +28,8 @@ use crate::stages::{export, export_tables};
 use crate::store::OutDir;
 use crate::store::scopes::Scope;
 use crate::store::stage::Outcome;
-use crate::store::stats::Summary;
-use crate::store::stats::{FingerprintStats, Section};
-
-pub(crate) mod manual;
-pub mod preset;
+use crate::store::stats::{FingerprintStats, Section, Summary};
+use preset::{Defaults, Preset};
 
 /// Measures how much of a web crawl is copied: exact copies, and every pair
 /// of documents sharing at least T chunk fingerprints (the Overlap table).

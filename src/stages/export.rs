@@ -8,8 +8,7 @@
 //! inputs skips the export too, and a run without `--format parquet` is the
 //! same as before. The layout is documented in [`crate::store::parquet`].
 
-use crate::base::progress::Progress;
-use crate::base::progress::count;
+use crate::base::progress::{Progress, count};
 use crate::store::OutDir;
 use crate::store::parquet::{self, FINGERPRINT_EXPORT, LAYOUT, ParquetStats};
 use crate::store::stage::{Outcome, Stage};

@@ -8,8 +8,7 @@
 //! removed when any stage whose tables it copies runs again
 //! ([`crate::store::stage::remove_copies_of`]).
 
-use crate::base::progress::Progress;
-use crate::base::progress::count;
+use crate::base::progress::{Progress, count};
 use crate::store::OutDir;
 use crate::store::parquet::{self, LAYOUT, TABLES_EXPORT, TablesStats};
 use crate::store::stage::{Outcome, Stage};

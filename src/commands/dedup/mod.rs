@@ -36,8 +36,7 @@ use anyhow::bail;
 
 pub(crate) use output::Destination;
 
-use crate::base::progress::Progress;
-use crate::base::progress::count;
+use crate::base::progress::{Progress, count};
 use crate::store::analysis::documents::{self, Docs, EMPTY};
 use crate::store::analysis::host_column::HostColumnBuilder;
 use crate::store::analysis::links::Links;

@@ -34,8 +34,7 @@ mod urls;
 pub(crate) use previous::PreviousConfig;
 
 use crate::base::memory::ByteSize;
-use crate::base::progress::Progress;
-use crate::base::progress::count;
+use crate::base::progress::{Progress, count};
 use crate::bytes::chunk::{Chunker, Chunking, exact_hash};
 use crate::bytes::extract;
 use crate::bytes::fuzzy;
