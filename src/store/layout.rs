@@ -26,7 +26,6 @@
 use std::fs;
 
 use anyhow::Context;
-use serde_json::Value;
 
 use super::manifest::FORMAT_VERSION;
 use super::{Manifest, OutDir, RECORDS, Stamp};
@@ -60,9 +59,7 @@ fn renamed(name: &str) -> String {
 /// The format version of the analysis in `out`, read from its manifest
 /// whatever its layout; `None` without one that says.
 pub(crate) fn version_of(out: &OutDir) -> Option<u32> {
-    let bytes = fs::read(out.manifest()).ok()?;
-    let manifest: Value = serde_json::from_slice(&bytes).ok()?;
-    manifest.get("format_version")?.as_u64().and_then(|v| u32::try_from(v).ok())
+    Manifest::version_in(&fs::read(out.manifest()).ok()?).ok()
 }
 
 /// Moves an analysis of an earlier layout in `out` to this overlap's;
@@ -70,7 +67,9 @@ pub(crate) fn version_of(out: &OutDir) -> Option<u32> {
 /// lock. An analysis of this layout, a newer one, or no analysis at all is
 /// left as it is.
 pub(crate) fn migrate(out: &OutDir) -> anyhow::Result<bool> {
-    if version_of(out) != Some(1) {
+    let path = out.manifest();
+    let Ok(bytes) = fs::read(&path) else { return Ok(false) };
+    if Manifest::version_in(&bytes).ok() != Some(1) {
         return Ok(false);
     }
     let root = out.root();
@@ -104,8 +103,6 @@ pub(crate) fn migrate(out: &OutDir) -> anyhow::Result<bool> {
             }
         }
     }
-    let path = out.manifest();
-    let bytes = fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
     let mut manifest = Manifest::parse(&path, &bytes)?;
     manifest.record_files = std::mem::take(&mut manifest.record_files)
         .into_iter()

@@ -305,23 +305,27 @@ impl Manifest {
             }
             Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
         };
+        let version = Manifest::version_in(&bytes)
+            .with_context(|| format!("{} is not an overlap manifest", path.display()))?;
+        if version < FORMAT_VERSION {
+            bail!("{}", earlier(out.root(), version));
+        }
+        if version > FORMAT_VERSION {
+            bail!(
+                "{} has format version {version}; this overlap reads version {FORMAT_VERSION} (upgrade overlap)",
+                path.display()
+            );
+        }
+        Manifest::parse(&path, &bytes)
+    }
+
+    /// The format version a manifest's `bytes` say, whatever the layout.
+    pub(super) fn version_in(bytes: &[u8]) -> serde_json::Result<u32> {
         #[derive(Deserialize)]
         struct Version {
             format_version: u32,
         }
-        let version: Version = serde_json::from_slice(&bytes)
-            .with_context(|| format!("{} is not an overlap manifest", path.display()))?;
-        if version.format_version < FORMAT_VERSION {
-            bail!("{}", earlier(out.root(), version.format_version));
-        }
-        if version.format_version > FORMAT_VERSION {
-            bail!(
-                "{} has format version {}; this overlap reads version {FORMAT_VERSION} (upgrade overlap)",
-                path.display(),
-                version.format_version
-            );
-        }
-        Manifest::parse(&path, &bytes)
+        serde_json::from_slice::<Version>(bytes).map(|v| v.format_version)
     }
 
     /// The manifest in `bytes` (read from `path`), whatever the format
