@@ -272,11 +272,19 @@ where
             crate::base::interrupt::check()?;
             // The earliest idle reader is always started first, and a
             // reader is idle again as soon as its batch is read, so the
-            // next batch to write is either in a slot or the first started
-            // when one frees.
-            while self.slots.len() < self.window
-                && self.running < self.jobs
-                && (self.slots.is_empty() || self.held + self.job_bytes() <= self.in_flight)
+            // next batch to write is either in a slot or the first to
+            // start. It starts whatever the window and the bytes in
+            // flight say: every other batch waits for it to be written,
+            // so holding it back waited for ever when later segments'
+            // batches filled the window or their weight the bytes, with
+            // no job left running to free either (the documentation
+            // crawl's Debian file at `--memory 256M` on two threads, whose
+            // pages waiting for their payload's first capture weigh their
+            // payloads). It may take the bytes in flight past their
+            // limit by one job's, once.
+            while self.running < self.jobs
+                && (!self.slots.contains_key(&self.write_at)
+                    || (self.slots.len() < self.window && self.held + self.job_bytes() <= self.in_flight))
                 && self.start()?
             {}
             if self.slots.is_empty() {
@@ -432,4 +440,95 @@ fn read_batch(
         items.push(item);
     }
     Ok((Batch { key, segments, items, skipped: None }, Some(reader), Next::Seq))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::bytes::read::Note;
+
+    /// `left` notes, then the end.
+    struct Notes {
+        left: usize,
+    }
+
+    impl Reader for Notes {
+        fn next_item(&mut self) -> std::io::Result<Option<Item>> {
+            Ok(self.left.checked_sub(1).map(|left| {
+                self.left = left;
+                Item::Note(Note { offset: left as u64, message: String::new() })
+            }))
+        }
+    }
+
+    /// Drives one input of two segments (two full batches, then one), where
+    /// every processed batch weighs `weight` and the window holds `window`
+    /// batches, and returns the keys written, in order, or `None` when
+    /// the pipeline stops moving.
+    fn written(weight: usize, window: usize, in_flight: usize) -> Option<Vec<(usize, u64)>> {
+        let (done_tx, done_rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().expect("a pool");
+            let result = pool.install(|| {
+                let (tx, rx) = channel();
+                let mut idle = BTreeMap::new();
+                let key = |segment| Key { input: 0, segment, seq: 0 };
+                idle.insert(
+                    key(0),
+                    Idle::Reader(Box::new(Notes { left: 2 * BATCH_RECORDS }) as Box<dyn Reader>),
+                );
+                idle.insert(key(1), Idle::Reader(Box::new(Notes { left: BATCH_RECORDS }) as Box<dyn Reader>));
+                let mut pipeline = Pipeline {
+                    inputs: vec![Arc::new(PathBuf::from("two-segments"))],
+                    streams: BTreeMap::new(),
+                    segments: vec![2],
+                    opts: Arc::new(ReadOptions::default()),
+                    max_bytes: 1 << 20,
+                    window,
+                    jobs: 2,
+                    in_flight,
+                    held: 0,
+                    running: 0,
+                    next_input: 1,
+                    idle,
+                    slots: BTreeMap::new(),
+                    write_at: key(0),
+                    process: Arc::new(|batch: Batch| batch.key),
+                    bins: Arc::new((0..2).map(|_| Mutex::new(Bin::Empty)).collect()),
+                    tx,
+                };
+                let mut keys = Vec::new();
+                pipeline
+                    .drive(
+                        &rx,
+                        |_| weight,
+                        |key: &mut Key| {
+                            keys.push((key.segment, key.seq));
+                            Ok(())
+                        },
+                    )
+                    .map(|()| keys)
+            });
+            let _ = done_tx.send(result.ok());
+        });
+        done_rx.recv_timeout(Duration::from_secs(30)).ok().flatten()
+    }
+
+    #[test]
+    fn the_batch_to_write_next_starts_whatever_the_limits_hold() {
+        // A reader that ends on a full batch gives an empty one last.
+        let order = Some(vec![(0, 0), (0, 1), (0, 2), (1, 0), (1, 1)]);
+        // Roomy limits.
+        assert_eq!(written(1, 64, usize::MAX), order);
+        // Segment 0's first batch and segment 1's, processed, weigh more
+        // than the bytes in flight allow: segment 0's second batch must
+        // still start, though nothing else runs to free the bytes.
+        let job = 2 << 20;
+        assert_eq!(written(2 * job, 64, 3 * job), order);
+        // A window of two, full once both first batches are processed.
+        assert_eq!(written(1, 2, usize::MAX), order);
+    }
 }
