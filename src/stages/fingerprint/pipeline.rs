@@ -19,7 +19,9 @@
 //!
 //! At most `jobs` batches are being read or processed, and at most
 //! `window` are between being started and being written. The memory in
-//! flight is bounded in bytes, `in_flight`: a batch being read or processed
+//! flight is bounded in bytes, `in_flight`, and the batch to write next
+//! starts whatever the window and those bytes say (every other batch
+//! waits for it), so it may pass either by one. A batch being read or processed
 //! counts twice its payload limit (the payload and what is made of it),
 //! a processed batch what its output weighs (`weigh`), mostly fingerprints
 //! and rows, a tenth of its payload or less. A segment's reader is read by
