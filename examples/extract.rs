@@ -1,11 +1,12 @@
 //! The speed of HTML extraction on its own: loads a file of pages into
 //! memory, then times one pass of `html_to_text` over every page and,
-//! separately, one pass of `normalize` over the texts it produced, on one
+//! separately, one pass of `normalize` over the texts it produced and one
+//! of the fuzzy signature (YaCy's defaults) over the normalized texts, on one
 //! thread, with no reading, decompression or decoding in the timed loops.
 //! `scripts/bench_extract.py` runs it beside Resiliparse on the same pages,
 //! so that the two extractors are compared as a ratio measured in one run.
 //!
-//! Usage: `cargo run --release --example extract -- pages.bin [--slowest N]`,
+//! Usage: `cargo run --release --example extract -- pages.bin [--plain] [--slowest N]`,
 //! where `pages.bin` is written by `scripts/dump_html_pages.py`: for each
 //! page, its byte length as a u32 little-endian, then that many bytes of
 //! UTF-8. Prints `key value` lines to stdout: the page count and input
@@ -14,6 +15,9 @@
 //! pass measures each page alone and prints to stderr the N pages with the
 //! lowest `html_to_text` throughput, by their index in the file, among the
 //! pages of at least 16 kB (a smaller page's time is mostly fixed costs).
+//! With `--plain`, the pages are plain text (`dump_html_pages.py --plain`):
+//! each is its own text, as the fingerprint stage takes a `text/plain`
+//! page, and no HTML conversion is timed.
 
 use std::hint::black_box;
 use std::process::ExitCode;
@@ -21,13 +25,17 @@ use std::time::{Duration, Instant};
 
 use overlap::bytes::extract::html::{HtmlText, html_to_text};
 use overlap::bytes::extract::normalize::normalize;
+use overlap::bytes::fuzzy::{MIN_TOKEN_LEN, QUANT_RATE, fuzzy};
 
 fn main() -> ExitCode {
     let mut path = None;
     let mut slowest = 0usize;
+    let mut plain = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
-        if arg == "--slowest" {
+        if arg == "--plain" {
+            plain = true;
+        } else if arg == "--slowest" {
             match args.next().and_then(|n| n.parse().ok()) {
                 Some(n) => slowest = n,
                 None => {
@@ -38,12 +46,12 @@ fn main() -> ExitCode {
         } else if path.is_none() {
             path = Some(arg);
         } else {
-            eprintln!("usage: extract PAGES.bin [--slowest N]");
+            eprintln!("usage: extract PAGES.bin [--plain] [--slowest N]");
             return ExitCode::from(2);
         }
     }
     let Some(path) = path else {
-        eprintln!("usage: extract PAGES.bin [--slowest N]");
+        eprintln!("usage: extract PAGES.bin [--plain] [--slowest N]");
         return ExitCode::from(2);
     };
     let pages = match std::fs::read(&path).map_err(|e| e.to_string()).and_then(|data| split(&data)) {
@@ -58,12 +66,18 @@ fn main() -> ExitCode {
     let start = Instant::now();
     let mut texts: Vec<HtmlText> = Vec::with_capacity(pages.len());
     for page in &pages {
-        texts.push(html_to_text(black_box(page)));
+        texts.push(if plain {
+            HtmlText { text: page.clone(), title: None }
+        } else {
+            html_to_text(black_box(page))
+        });
     }
     let html_time = start.elapsed();
     black_box(&texts);
     let text_bytes: usize = texts.iter().map(|t| t.text.len()).sum();
 
+    // Into one reused buffer, as the fingerprint stage does: a fresh
+    // string per page would time the kernel's zeroing of new pages.
     let start = Instant::now();
     let mut out = String::new();
     let mut normalized = 0usize;
@@ -74,6 +88,23 @@ fn main() -> ExitCode {
         normalized += black_box(&out).len();
     }
     let normalize_time = start.elapsed();
+    // The normalized texts for the fuzzy pass, made again untimed.
+    let outs: Vec<String> = texts
+        .iter()
+        .map(|text| {
+            let mut out = String::new();
+            normalize(&text.text, &mut out);
+            out
+        })
+        .collect();
+
+    let start = Instant::now();
+    let mut signatures = 0u128;
+    for out in &outs {
+        signatures ^= fuzzy(black_box(out), MIN_TOKEN_LEN, QUANT_RATE);
+    }
+    let fuzzy_time = start.elapsed();
+    black_box(signatures);
 
     println!("pages {}", pages.len());
     println!("input_bytes {input}");
@@ -86,8 +117,11 @@ fn main() -> ExitCode {
     println!("normalize_mb_per_s {:.1}", rate(text_bytes, normalize_time));
     println!("normalized_bytes {normalized}");
     println!("normalized_lines {lines}");
+    println!("fuzzy_seconds {:.6}", fuzzy_time.as_secs_f64());
+    println!("fuzzy_mb_per_s {:.1}", rate(normalized, fuzzy_time));
+    println!("fuzzy_xor {signatures:032x}");
 
-    if slowest > 0 {
+    if slowest > 0 && !plain {
         report_slowest(&pages, slowest);
     }
     ExitCode::SUCCESS

@@ -18,6 +18,11 @@ Output format: for each page, in input order, its UTF-8 byte length as a u32
 little-endian, then the bytes. Nothing else (no header, no count). Read by
 `examples/extract.rs` and `scripts/bench_extract.py`.
 
+With `--plain`, the pages are the `text/plain` responses instead (Debian's
+changelogs and copyright files in the documentation crawl), for
+`examples/extract.rs --plain`, which times the passes that plain text goes
+through (normalization and the fuzzy signature) without HTML conversion.
+
 With `--urls FILE`, also writes each page's target URI to FILE, one a line,
 in the same order, so that a page index printed by a benchmark can be looked
 up. Prints the page count, the total page bytes and the records skipped, by
@@ -39,8 +44,9 @@ def media_type(value):
     return (value or "").split(";")[0].strip().lower()
 
 
-def pages(path, skipped):
-    """The (target URI, decoded page) of each HTML page of one WARC file."""
+def pages(path, skipped, types=HTML):
+    """The (target URI, decoded page) of each page of one WARC file whose
+    media type is one of `types`."""
     with open(path, "rb") as f:
         for record in ArchiveIterator(f):
             if record.rec_type != "response":
@@ -52,8 +58,8 @@ def pages(path, skipped):
             if http.get_statuscode() != "200":
                 skipped["status " + str(http.get_statuscode())] += 1
                 continue
-            if media_type(http.get_header("Content-Type")) not in HTML:
-                skipped["not HTML"] += 1
+            if media_type(http.get_header("Content-Type")) not in types:
+                skipped["not " + "/".join(sorted(types))] += 1
                 continue
             try:
                 body = record.content_stream().read()
@@ -68,6 +74,7 @@ def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", metavar="OUT.bin", help="the pages file to write")
     parser.add_argument("warcs", metavar="WARC", nargs="+", help="WARC files, gzipped or not")
+    parser.add_argument("--plain", action="store_true", help="dump the text/plain pages, not the HTML ones")
     parser.add_argument("--urls", metavar="FILE", help="also write each page's URL to FILE, one a line")
     args = parser.parse_args(argv[1:])
     count = 0
@@ -77,7 +84,7 @@ def main(argv):
     try:
         with open(args.out, "wb") as out:
             for path in args.warcs:
-                for uri, page in pages(path, skipped):
+                for uri, page in pages(path, skipped, {"text/plain"} if args.plain else HTML):
                     data = page.encode("utf-8")
                     if len(data) > MAX_PAGE:
                         skipped["longer than 4 GiB"] += 1

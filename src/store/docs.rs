@@ -799,6 +799,11 @@ impl Fields for Row<'_> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn commas_marks_exactly_the_commas() {
+        swar::assert_marks(commas, |b| b == b',', &[0, b',', b'+', b'-', 0x7f, 0x80, 0xac, 0xff]);
+    }
+
     fn doc<'a>(id: u32, text: Option<TextFields<'a>>, center: Option<u32>) -> Doc<'a> {
         Doc {
             id,
