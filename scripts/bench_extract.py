@@ -97,13 +97,18 @@ def run_variant(pages, name):
 
 
 def run_overlap(binary, path, slowest=0):
-    """The `key value` lines the example prints, as a dict of numbers."""
+    """The `key value` lines the example prints, as a dict of numbers (a
+    value that is not a number, such as the signatures' hex digest, is kept
+    as its string)."""
     command = [binary, path] + (["--slowest", str(slowest)] if slowest else [])
     done = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=True)
     result = {}
     for line in done.stdout.splitlines():
         key, value = line.split()
-        result[key] = float(value)
+        try:
+            result[key] = float(value)
+        except ValueError:
+            result[key] = value
     return result
 
 

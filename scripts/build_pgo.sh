@@ -3,14 +3,18 @@
 # (profile-guided optimization): for the binary one deploys to run large
 # crawls, not for development.
 #
-# Usage: scripts/build_pgo.sh
+# Usage: scripts/build_pgo.sh [--train FILE...]
 #
 # 1. Builds overlap instrumented (`-Cprofile-generate`) in target/pgo-gen.
 # 2. Trains it: `overlap run` on every bundled input of testdata/ (WARC,
 #    ARC, JSONL, the wget and warcio crawls, a damaged file), which goes
 #    through every stage on real and generated markup. The training set
 #    is in the repository, so the build is the same wherever it is made,
-#    and it is not the crawl the benchmarks measure.
+#    and it is not the crawl the benchmarks measure. With --train, one
+#    more `overlap run` on the FILEs given (crawl dumps like the ones the
+#    binary will read: their markup, page sizes and content types decide
+#    which paths are hot, and the bundled inputs are small and mixed).
+#    The build then depends on those files; say which in what it measures.
 # 3. Builds it again with the merged profile (`-Cprofile-use`) in
 #    target/pgo, and prints the binary's path.
 #
@@ -29,10 +33,19 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/bench_common.sh
 . "$ROOT/scripts/bench_common.sh"
 
+extra=()
 case ${1:-} in
     -h|--help) sed -n '2,/^$/s/^# \{0,1\}//p' "$0"; exit 0 ;;
     "") ;;
-    *) die "takes no arguments (see --help)" ;;
+    --train)
+        shift
+        [ $# -gt 0 ] || die "--train needs at least one file"
+        for f in "$@"; do
+            [ -f "$f" ] || die "$f: no such file"
+            extra+=("$(cd "$(dirname "$f")" && pwd)/$(basename "$f")")
+        done
+        ;;
+    *) die "unknown argument '$1' (see --help)" ;;
 esac
 
 # The profile's format follows LLVM's major version: the tool that merges
@@ -72,6 +85,10 @@ train testdata/real.jsonl.gz
 train testdata/real/*.warc.gz
 train testdata/sample.warc.gz testdata/real/*.warc.gz testdata/corrupt.warc.gz
 train testdata/sample.warc.gz --method coarse --memory 64M
+if [ ${#extra[@]} -gt 0 ]; then
+    note "training on ${#extra[@]} more file(s)"
+    train "${extra[@]}"
+fi
 rm -rf "$work"
 ls "$raw"/*.profraw >/dev/null 2>&1 || die "the training runs wrote no profile in $raw"
 
