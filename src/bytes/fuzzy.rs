@@ -23,7 +23,7 @@ use rustc_hash::FxHasher;
 
 use md5::{Digest, Md5};
 
-use crate::bytes::scan::byteclass;
+use crate::bytes::scan::byteclass::{self, below};
 use crate::bytes::scan::swar;
 
 /// YaCy's defaults.
@@ -154,12 +154,6 @@ fn long_enough(word: u64, min_token_len: usize) -> u64 {
         long &= (word >> shift) | !(u64::MAX >> shift);
     }
     long
-}
-
-/// The bits below bit `n` (all 64 when `n` is 64).
-#[inline]
-fn below(n: u32) -> u64 {
-    if n >= 64 { u64::MAX } else { (1u64 << n) - 1 }
 }
 
 /// Two bitmaps of the first 64 bytes of `bytes` (fewer at the end, the

@@ -9,7 +9,7 @@
 //! Rust's `char::is_whitespace` is exactly the White_Space property, and a
 //! trailing `\r` is White_Space, so step 1's `\r` rule falls out of step 2.
 
-use crate::bytes::scan::byteclass;
+use crate::bytes::scan::byteclass::{self, below};
 
 /// Appends the normalized form of `text` to `out` (which should be empty,
 /// or end a previous document's text: lines are joined with `\n` only
@@ -47,10 +47,9 @@ pub fn normalize(text: &str, out: &mut String) -> u64 {
     // the block is a space or `\n` (the text's start counts as one).
     let mut from = 0u32;
     let mut carry = 1u64;
-    while base < n {
+    'blocks: while base < n {
         let (separators, lfs, others) = classes64(&bytes[base..]);
         let mut unclean = (others | (separators & ((separators << 1) | carry))) & !below(from);
-        let mut next_block = true;
         while unclean != 0 {
             let k = unclean.trailing_zeros();
             let i = base + k as usize;
@@ -92,18 +91,15 @@ pub fn normalize(text: &str, out: &mut String) -> u64 {
                 base = run_end;
                 from = 0;
                 carry = 0;
-                next_block = false;
-                break;
+                continue 'blocks;
             }
             from = (run_end - base) as u32;
             unclean &= !below(from);
         }
-        if next_block {
-            separators_out += u64::from((lfs & !below(from)).count_ones());
-            carry = separators >> 63;
-            base += 64;
-            from = 0;
-        }
+        separators_out += u64::from((lfs & !below(from)).count_ones());
+        carry = separators >> 63;
+        base += 64;
+        from = 0;
     }
     // A single space or `\n` at the very end is clean to the scan, which
     // reads past the end as word bytes.
@@ -147,12 +143,6 @@ fn run_from(text: &str, mut i: usize) -> (usize, bool) {
         }
     }
     (i, has_lf)
-}
-
-/// The bits below bit `n` (all 64 when `n` is 64).
-#[inline]
-fn below(n: u32) -> u64 {
-    if n >= 64 { u64::MAX } else { (1u64 << n) - 1 }
 }
 
 /// Three bitmaps of the first 64 bytes of `bytes` (fewer at the end, the

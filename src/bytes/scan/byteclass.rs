@@ -26,6 +26,13 @@ pub(crate) fn block<'a>(bytes: &'a [u8], pad: u8, buf: &'a mut [u8; 64]) -> &'a 
     }
 }
 
+/// The bits below bit `n` of a block's bitmap (all 64 when `n` is 64):
+/// the scans mask what they have passed with it.
+#[inline]
+pub(crate) fn below(n: u32) -> u64 {
+    if n >= 64 { u64::MAX } else { (1u64 << n) - 1 }
+}
+
 /// Bit `k` set when byte `k` of `block` lies in one of `ranges` (each
 /// `lo..=hi`, `lo <= hi`). Meant for a constant list of a few ranges: it is
 /// inlined, and the loop over them unrolled.
