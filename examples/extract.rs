@@ -67,7 +67,7 @@ fn main() -> ExitCode {
     let mut texts: Vec<HtmlText> = Vec::with_capacity(pages.len());
     for page in &pages {
         texts.push(if plain {
-            HtmlText { text: page.clone(), title: None }
+            HtmlText { text: page.clone(), title: None, canonical: None }
         } else {
             html_to_text(black_box(page))
         });

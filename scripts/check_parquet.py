@@ -41,7 +41,8 @@ def main():
         errors.append(f"postings.parquet columns {types(postings)}, expected {want}")
     want = [("doc_id", "BIGINT"), ("url", "VARCHAR"), ("host", "VARCHAR"), ("source", "VARCHAR"),
             ("bytes", "BIGINT"), ("lines", "BIGINT"), ("chunks", "BIGINT"), ("title", "VARCHAR"),
-            ("missing_for", "BIGINT"), ("exact_hash", "VARCHAR"), ("source_path", "VARCHAR"),
+            ("missing_for", "BIGINT"), ("date", "VARCHAR"), ("capture", "VARCHAR"),
+            ("canonical", "VARCHAR"), ("exact_hash", "VARCHAR"), ("source_path", "VARCHAR"),
             ("source_offset", "BIGINT")]
     if types(docs) != want:
         errors.append(f"fingerprint-docs.parquet columns {types(docs)}, expected {want}")
@@ -63,15 +64,16 @@ def main():
     with open(os.path.join(out, "records", "fingerprint-docs.csv"), newline="") as f:
         table = list(csv.DictReader(f))
     got = con.execute(
-        "SELECT doc_id, url, host, source, bytes, lines, chunks, title, missing_for, exact_hash, "
-        "source_path, source_offset FROM read_parquet(?)", [docs]).fetchall()
+        "SELECT doc_id, url, host, source, bytes, lines, chunks, title, missing_for, date, capture, "
+        "canonical, exact_hash, source_path, source_offset FROM read_parquet(?)", [docs]).fetchall()
     if len(got) != len(table):
         errors.append(f"fingerprint-docs.parquet has {len(got)} rows, fingerprint-docs.csv {len(table)}")
     for g, r in zip(got, table):
         doc = int(r["doc_id"])
         path, offset = r["source"].rsplit(":", 1)
         e = (doc, r["url"], r["host"], r["source"], int(r["bytes"]), int(r["lines"]),
-             int(r["chunks"]), r["title"], int(r["missing_for"]), hashes.get(doc), path, int(offset))
+             int(r["chunks"]), r["title"], int(r["missing_for"]), r["date"], r["capture"], r["canonical"],
+             hashes.get(doc), path, int(offset))
         if tuple(g) != e:
             errors.append(f"fingerprint-docs row {doc}: {tuple(g)}, expected {e}")
             break

@@ -133,7 +133,8 @@ def run(spark, args, out):
         "doc_i,doc_j,shared", os.path.join(private, "spark", "overlap"))
     timer.lap("pairs")
     write_sorted_csv(docs_lines(tables["centers"]), os.path.join(out, "docs.csv"),
-                     "doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for,near_group",
+                     "doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for,"
+                     "date,capture,canonical,near_group",
                      os.path.join(private, "spark", "docs"))
     os.makedirs(os.path.join(out, RECORDS), exist_ok=True)
     concat_fuzzy(maps, os.path.join(out, RECORDS, "fuzzy.fpd"))
@@ -361,7 +362,8 @@ def csv_field(col):
 def docs_lines(centers):
     """docs.csv rows as text lines, in docID order, with near_group empty
     as the exact stage writes it: `overlap report` fills it in."""
-    cols = ["doc", "url", "host", "source", "bytes", "lines", "chunks", "exact_center", "title", "missing_for"]
+    cols = ["doc", "url", "host", "source", "bytes", "lines", "chunks", "exact_center", "title", "missing_for",
+            "date", "capture", "canonical"]
     fields = [csv_field(F.col(c)) for c in cols] + [F.lit("")]
     return centers.orderBy("doc").select(F.concat_ws(",", *fields).alias("value"))
 

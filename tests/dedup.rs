@@ -656,12 +656,13 @@ fn the_skip_list_names_each_skipped_page_and_the_kept_page_that_stands_for_it() 
                         .unwrap_or_else(|| panic!("{name} {level}: nothing stands for {}", d.doc_id))
                 };
                 let why = if center == d.doc_id { "near" } else { "exact" };
-                want.push(vec![d.url.clone(), docs[&by].url.clone(), why.to_string()]);
+                let rule = "input-order".to_string();
+                want.push(vec![d.url.clone(), docs[&by].url.clone(), why.to_string(), rule]);
             }
             assert!(!want.is_empty(), "{name} {level}: the test data has skipped pages");
             let path = dedup_ok(&dir, level, "skip", tmp.path(), &format!("{name}-{level}.csv"));
             let (header, rows) = read_csv(&path);
-            assert_eq!(header, ["url", "kept_url", "why"]);
+            assert_eq!(header, ["url", "kept_url", "why", "rule"]);
             assert_eq!(rows, want, "{name} {level}");
         }
     }

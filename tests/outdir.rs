@@ -434,11 +434,66 @@ fn an_interrupted_run_leaves_nothing_half_made_and_resumes() {
     assert!(stopped >= 3, "only {stopped} of 5 runs were stopped by their signal");
 }
 
+/// The columns format 3 added to the document tables, after
+/// `missing_for`.
+const CAPTURE_COLUMNS: [&str; 3] = ["date", "capture", "canonical"];
+
+/// Rewrites the document table at `path` through `edit`, which gets each
+/// record's fields and the index of `date` (a CSV table, header first).
+fn edit_doc_table(path: &Path, edit: impl Fn(&mut Vec<String>, usize)) {
+    let mut reader = csv::ReaderBuilder::new().has_headers(false).from_path(path).unwrap();
+    let records: Vec<Vec<String>> =
+        reader.records().map(|r| r.unwrap().iter().map(str::to_string).collect()).collect();
+    let at = records[0].iter().position(|h| h == "date").unwrap();
+    let mut writer = csv::Writer::from_path(path).unwrap();
+    for mut r in records {
+        edit(&mut r, at);
+        writer.write_record(&r).unwrap();
+    }
+    writer.flush().unwrap();
+}
+
+/// The document tables of `files` (as `analysis_files` reads them) as a
+/// migration leaves them: the format 3 columns empty.
+fn capture_columns_emptied(
+    mut files: std::collections::BTreeMap<String, Vec<u8>>,
+    tmp: &Path,
+) -> std::collections::BTreeMap<String, Vec<u8>> {
+    for name in ["docs.csv", "records/fingerprint-docs.csv"] {
+        let path = tmp.join("table.csv");
+        fs::write(&path, &files[name]).unwrap();
+        let first = std::cell::Cell::new(true);
+        edit_doc_table(&path, |r, at| {
+            if !first.replace(false) {
+                r[at..at + CAPTURE_COLUMNS.len()].iter_mut().for_each(String::clear);
+            }
+        });
+        files.insert(name.to_string(), fs::read(&path).unwrap());
+    }
+    files
+}
+
+/// Turns an analysis of this layout into one of format version 2, as an
+/// earlier overlap wrote it: the document tables without the capture
+/// columns.
+fn to_format_2(dir: &Path) {
+    for table in [dir.join("docs.csv"), dir.join("records/fingerprint-docs.csv")] {
+        edit_doc_table(&table, |r, at| {
+            r.drain(at..at + CAPTURE_COLUMNS.len());
+        });
+    }
+    let path = dir.join("manifest.json");
+    let mut manifest: serde_json::Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+    manifest["format_version"] = 2.into();
+    fs::write(&path, serde_json::to_vec_pretty(&manifest).unwrap()).unwrap();
+}
+
 /// Turns an analysis of this layout into one of format version 1, as an
-/// earlier overlap wrote it: the record files at the top, the stamps and
-/// the manifest naming them there. (The files themselves are the same in
-/// both layouts.)
+/// earlier overlap wrote it: format 2's tables, with the record files at
+/// the top, the stamps and the manifest naming them there. (The files
+/// themselves are the same in both layouts.)
 fn to_format_1(dir: &Path) {
+    to_format_2(dir);
     let records = dir.join("records");
     for entry in fs::read_dir(&records).unwrap() {
         let entry = entry.unwrap();
@@ -472,13 +527,21 @@ fn to_format_1(dir: &Path) {
 }
 
 /// The tables users read are at the top of an analysis, the record files
-/// in records/; an analysis of the earlier layout (everything at the top)
-/// is refused in one line by a command that only reads it, moved by
-/// `overlap migrate` and by any command that writes into it, and is then
-/// the same analysis: the same bytes, up to date, and still the previous
-/// analysis that a chain recorded.
+/// in records/; an analysis of an earlier layout (format 1: everything at
+/// the top; format 2: no capture columns in the document tables) is
+/// refused in one line by a command that only reads it, moved by `overlap
+/// migrate` and by any command that writes into it, and is then the same
+/// analysis: the same bytes (the capture columns empty), up to date, and
+/// still the previous analysis that a chain recorded.
 #[test]
-fn an_analysis_of_the_earlier_layout_is_refused_by_readers_and_moved_by_writers() {
+fn an_analysis_of_an_earlier_layout_is_refused_by_readers_and_moved_by_writers() {
+    for version in [1, 2] {
+        earlier_layout_is_refused_and_moved(version);
+    }
+}
+
+fn earlier_layout_is_refused_and_moved(version: u32) {
+    let to_format = |dir: &Path| if version == 1 { to_format_1(dir) } else { to_format_2(dir) };
     let tmp = tempdir();
     let (old, next) = (tmp.path().join("old"), tmp.path().join("next"));
     overlap_ok(["run", SAMPLE, "--out", &arg(&old), "-q"]);
@@ -493,11 +556,18 @@ fn an_analysis_of_the_earlier_layout_is_refused_by_readers_and_moved_by_writers(
         "{top:?}"
     );
     assert!(old.join("records/fprint-docid/part-00000.fpd").exists());
-    let before = analysis_files(&old);
+    let docs = fs::read_to_string(old.join("docs.csv")).unwrap();
+    assert!(
+        docs.lines().nth(1).is_some_and(|row| row.contains(",response,")),
+        "the sample's pages have a capture date and kind:\n{docs}"
+    );
+    let before = capture_columns_emptied(analysis_files(&old), tmp.path());
 
-    to_format_1(&old);
-    // What a killed run of the earlier overlap left.
-    fs::write(old.join("centers.fpd.partial"), b"half").unwrap();
+    to_format(&old);
+    // What a killed run of an overlap of format 1 left.
+    if version == 1 {
+        fs::write(old.join("centers.fpd.partial"), b"half").unwrap();
+    }
     let urls = tmp.path().join("urls.txt");
     let hint = format!("run `overlap migrate {}`", arg(&old));
     for args in [
@@ -545,7 +615,7 @@ fn an_analysis_of_the_earlier_layout_is_refused_by_readers_and_moved_by_writers(
     assert_eq!(analysis_files(&old), before);
 
     // A command that writes into the directory moves it first, by itself.
-    to_format_1(&old);
+    to_format(&old);
     let report = overlap_ok(["report", &arg(&old)]);
     assert!(String::from_utf8_lossy(&report.stderr).contains("moved the analysis of an earlier overlap"));
     assert_eq!(analysis_files(&old), before);

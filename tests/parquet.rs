@@ -330,7 +330,7 @@ fn every_table_is_copied_with_its_types_cell_for_cell() {
     let (_, changes) = read_csv(&second.join("changes.csv"));
     assert!(changes.iter().any(|r| r[5].is_empty()), "a change without center_before");
     let (_, docs) = read_csv(&first.join("docs.csv"));
-    assert!(docs.iter().any(|r| r[7].is_empty()) && docs.iter().any(|r| r[10].is_empty()));
+    assert!(docs.iter().any(|r| r[7].is_empty()) && docs.iter().any(|r| r[13].is_empty()));
 }
 
 #[test]
@@ -342,7 +342,7 @@ fn standard_input_is_source_path_dash() {
     assert_eq!(done.status.code(), Some(0), "{}", String::from_utf8_lossy(&done.stderr));
     let docs = rows(&open(&out.join("parquet/docs.parquet")));
     assert!(!docs.is_empty());
-    let at = 11;
+    let at = 14;
     for row in &docs {
         assert_eq!(text(&row[at + 1]), "-");
         assert_eq!(text(&row[3]), format!("-:{}", long(&row[at + 2])));
@@ -385,7 +385,7 @@ fn postings_and_fingerprint_docs_equal_the_stage_outputs() {
     let counts = check_tables(&out, &parquet_tables(&out));
     assert_eq!(counts["fingerprint-docs"], read_csv(&out.join("records/fingerprint-docs.csv")).1.len());
     let docs = rows(&open(&out.join("parquet/fingerprint-docs.parquet")));
-    let empty = docs.iter().filter(|r| r[9] == Field::Null).count();
+    let empty = docs.iter().filter(|r| r[12] == Field::Null).count();
     assert_eq!(dump(&out, true).len() + empty, docs.len(), "every exact hash is in a row");
 }
 

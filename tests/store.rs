@@ -22,7 +22,7 @@ fn the_manifest_names_each_input_and_its_docids() {
     let inputs = [SAMPLE, "testdata/real/warcio.warc.gz"];
     overlap_ok(["run", inputs[0], inputs[1], "--out", &arg(&out), "-q", "--chunk", "lines:2", "-T", "3"]);
     let m = manifest(&out);
-    assert_eq!(m["format_version"], 2);
+    assert_eq!(m["format_version"], 3);
     assert_eq!(m["chunk"], "lines:2:2");
     assert_eq!(m["read"]["input_format"], "auto");
     assert_eq!(m["read"]["max_doc_bytes"], 8 << 20);
@@ -107,7 +107,7 @@ fn a_store_without_a_readable_manifest_is_refused_in_one_line() {
     overlap_ok(["run", SAMPLE, "--out", &arg(&out), "-q"]);
     let text = fs::read_to_string(out.join("manifest.json")).unwrap();
 
-    fs::write(out.join("manifest.json"), text.replace("\"format_version\": 2", "\"format_version\": 99"))
+    fs::write(out.join("manifest.json"), text.replace("\"format_version\": 3", "\"format_version\": 99"))
         .unwrap();
     let res = overlap(["pairs", &arg(&out), "-T", "3", "-q"]);
     let err = String::from_utf8_lossy(&res.stderr);

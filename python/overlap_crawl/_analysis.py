@@ -16,7 +16,7 @@ from typing import Dict, Iterator, List, Optional
 _DOC = {
     "doc_id": "int", "url": "text", "host": "text", "source": "text", "bytes": "int",
     "lines": "int", "chunks": "int", "exact_center": "int", "title": "text",
-    "missing_for": "int", "near_group": "int",
+    "missing_for": "int", "date": "text", "capture": "text", "canonical": "text", "near_group": "int",
 }
 _CHANGES = {
     "doc_id": "int", "url": "text", "change": "text", "missing_for": "int", "kept": "bool",

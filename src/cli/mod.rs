@@ -26,6 +26,7 @@ use crate::stages::pairs::{self, CoarseVariant, Criterion, Method, PairsConfig, 
 use crate::stages::report::{self, FuzzyConfig, ReportConfig};
 use crate::stages::{export, export_tables};
 use crate::store::OutDir;
+use crate::store::analysis::keep::KeepRule;
 use crate::store::scopes::Scope;
 use crate::store::stage::Outcome;
 use crate::store::stats::{FingerprintStats, Section, Summary};
@@ -297,6 +298,10 @@ struct AuditArgs {
     /// Leave the fuzzy signatures out of flags.csv.
     #[arg(long)]
     no_fuzzy: bool,
+    /// Which copy stands for a group in the savings, the host summary and the next analysis's
+    /// comparison (and dedup's default): criteria as `dedup --keep` takes them.
+    #[arg(long, value_name = "RULE[,RULE...]", default_value = "input-order", value_parser = KeepRule::parse)]
+    keep: KeepRule,
 }
 
 #[derive(Args, Debug)]
@@ -304,7 +309,7 @@ struct DedupArgs {
     /// Output directory of `overlap run` (or of `overlap pairs`; of `overlap exact` is enough for
     /// --level exact). It is only read.
     dir: PathBuf,
-    /// Which documents are kept, by the savings rule of the report.
+    /// Which documents are kept, by the savings rule of the report (under --keep's order).
     #[arg(long, value_name = "LEVEL", value_enum, default_value_t = LevelArg::Near)]
     level: LevelArg,
     /// What is written for each kept document.
@@ -314,6 +319,14 @@ struct DedupArgs {
     /// writes to standard output.
     #[arg(short, long, value_name = "FILE")]
     out: PathBuf,
+    /// Which copy stands for a group: criteria tried in order, ties going to the next and at last
+    /// to the smaller docID. `capture` (a response over a record without HTTP, a revisit last),
+    /// `newest` or `oldest` (WARC-Date; undated last), `https`, `shortest-url`, `canonical` (a page
+    /// whose rel=canonical names itself, then one naming none), `longest-text` (most lines),
+    /// `input-order` (the smallest docID: the paper's rule). Default: the rule the report counted
+    /// by (`run --keep`), else `input-order`.
+    #[arg(long, value_name = "RULE[,RULE...]", value_parser = KeepRule::parse)]
+    keep: Option<KeepRule>,
     #[command(flatten)]
     resources: ResourceArgs,
 }
@@ -337,9 +350,9 @@ enum DedupFormatArg {
     Warc,
     /// One URL per line, in docID order (reads no input; documents without a URL are left out).
     Urls,
-    /// The skip list for the next crawl: CSV `url,kept_url,why`, one row per document the rule
-    /// skips (`exact` or `near`), with the URL of the kept document that stands for it, in docID
-    /// order (reads no input).
+    /// The skip list for the next crawl: CSV `url,kept_url,why,rule`, one row per document the
+    /// rule skips (`exact` or `near`), with the URL of the kept document that stands for it and
+    /// the --keep criterion that put that one first, in docID order (reads no input).
     Skip,
 }
 
@@ -361,6 +374,7 @@ impl DedupArgs {
             } else {
                 dedup::Destination::File(self.out.clone())
             },
+            keep: self.keep.clone(),
             memory: memory.0,
         }
     }
@@ -781,6 +795,7 @@ impl AuditArgs {
             fuzzy: FuzzyConfig { min_token_len: self.min_token_len, quant_rate: self.quant_rate },
             read_texts: !self.no_fuzzy,
             compare: compare.to_vec(),
+            keep: self.keep.clone(),
             memory: memory.0,
         }
     }
@@ -969,8 +984,10 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
 /// The note for an analysis moved to this overlap's layout.
 fn migrated(out: &OutDir) -> String {
     format!(
-        "{}: moved the analysis of an earlier overlap to this one's layout (record files in {}/)",
+        "{}: moved the analysis of an earlier overlap to this one's layout (format {}: record files in {}/, \
+         each document's date, capture and canonical address in docs.csv)",
         out.root().display(),
+        crate::store::manifest::FORMAT_VERSION,
         crate::store::RECORDS
     )
 }

@@ -11,6 +11,9 @@
 //! | `exact_center` | `docs.csv` only: the center's docID (its own when it has no copies), empty for an empty document |
 //! | `title` | the HTML `<title>`, empty for other documents |
 //! | `missing_for` | analyses in a row the page has been lost or absent from the inputs, its last text kept (`--keep-missing`); 0 when it was read this time |
+//! | `date` | the capture's date as its record states it (`WARC-Date`; an ARC record's date written the same way), empty when the record has none ([`Crawled`]) |
+//! | `capture` | what kind of record captured the page: `response` for an HTTP 200 response with its payload, `revisit` for a WARC revisit record (its payload stored with another capture), empty for a record without an HTTP header (a WARC `resource`, an ARC `ftp:` record, JSONL, a page feed) |
+//! | `canonical` | the page's `<link rel="canonical">` address as written (entities decoded, spaces trimmed), empty when it names none |
 //! | `near_group` | `docs.csv` only: the document's near-replica group, as `groups.csv`'s `group` names it (its smallest docID); empty for a document in no group |
 //!
 //! # Who writes `near_group`
@@ -60,7 +63,8 @@ pub(crate) enum DocTable {
 }
 
 impl DocTable {
-    /// The `title` column; `missing_for` follows it.
+    /// The `title` column; `missing_for`, `date`, `capture` and
+    /// `canonical` follow it.
     fn title_column(self) -> usize {
         match self {
             DocTable::Fingerprint => 7,
@@ -70,9 +74,20 @@ impl DocTable {
 
     fn header(self) -> &'static [&'static str] {
         match self {
-            DocTable::Fingerprint => {
-                &["doc_id", "url", "host", "source", "bytes", "lines", "chunks", "title", "missing_for"]
-            }
+            DocTable::Fingerprint => &[
+                "doc_id",
+                "url",
+                "host",
+                "source",
+                "bytes",
+                "lines",
+                "chunks",
+                "title",
+                "missing_for",
+                "date",
+                "capture",
+                "canonical",
+            ],
             DocTable::Final => &[
                 "doc_id",
                 "url",
@@ -84,6 +99,9 @@ impl DocTable {
                 "exact_center",
                 "title",
                 "missing_for",
+                "date",
+                "capture",
+                "canonical",
                 "near_group",
             ],
         }
@@ -124,6 +142,48 @@ pub(crate) struct TextFields<'a> {
     pub lines: u64,
     pub chunks: u64,
     pub title: &'a str,
+    /// The `<link rel="canonical">` address, empty without one.
+    pub canonical: &'a str,
+}
+
+/// How a page's record captured it: the `date` and `capture` columns. A
+/// copy's are its own record's, not its original's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Crawled<'a> {
+    /// The date as the record states it, empty without one.
+    pub date: &'a str,
+    pub status: CaptureStatus,
+}
+
+/// The `capture` column.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum CaptureStatus {
+    /// An HTTP 200 response with its payload: `response`.
+    Response,
+    /// A record without an HTTP status: empty.
+    #[default]
+    Unknown,
+    /// A WARC revisit record, whose payload another capture holds.
+    Revisit,
+}
+
+impl CaptureStatus {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            CaptureStatus::Response => "response",
+            CaptureStatus::Unknown => "",
+            CaptureStatus::Revisit => "revisit",
+        }
+    }
+
+    pub(crate) fn parse(text: &str) -> Option<CaptureStatus> {
+        match text {
+            "response" => Some(CaptureStatus::Response),
+            "" => Some(CaptureStatus::Unknown),
+            "revisit" => Some(CaptureStatus::Revisit),
+            _ => None,
+        }
+    }
 }
 
 /// One row of a document table.
@@ -140,6 +200,7 @@ pub(crate) struct Doc<'a> {
     /// empty document (and always in `fingerprint-docs.csv`).
     pub center: Option<u32>,
     pub missing_for: u16,
+    pub crawled: Crawled<'a>,
     /// `docs.csv` only: the docID naming the document's near-replica group
     /// (its smallest), `None` for a document in no group and until the
     /// report stage has run (see the module comment).
@@ -180,18 +241,21 @@ impl DocsWriter {
         self.source.push_str(itoa::Buffer::new().format(doc.source.offset));
         let [id, bytes, lines, chunks, center, missing, group] = &mut self.numbers;
         let id = id.format(doc.id);
-        let (bytes, lines, chunks, title) = match &doc.text {
-            Some(t) => (bytes.format(t.bytes), lines.format(t.lines), chunks.format(t.chunks), t.title),
-            None => ("", "", "", ""),
+        let (bytes, lines, chunks, title, canonical) = match &doc.text {
+            Some(t) => {
+                (bytes.format(t.bytes), lines.format(t.lines), chunks.format(t.chunks), t.title, t.canonical)
+            }
+            None => ("", "", "", "", ""),
         };
         let head = [id, doc.url, doc.host, self.source.as_str(), bytes, lines, chunks];
-        let missing = missing.format(doc.missing_for);
+        let tail =
+            [missing.format(doc.missing_for), doc.crawled.date, doc.crawled.status.as_str(), canonical];
         match self.table {
-            DocTable::Fingerprint => self.out.row(head.into_iter().chain([title, missing])),
+            DocTable::Fingerprint => self.out.row(head.into_iter().chain([title]).chain(tail)),
             DocTable::Final => {
                 let center = doc.center.map_or("", |c| center.format(c));
                 let group = doc.near_group.map_or("", |g| group.format(g));
-                self.out.row(head.into_iter().chain([center, title, missing, group]))
+                self.out.row(head.into_iter().chain([center, title]).chain(tail).chain([group]))
             }
         }
     }
@@ -213,11 +277,11 @@ impl DocsWriter {
         let Some(v) = verbatim else { return self.push(&doc) };
         match (self.table, v.table) {
             (DocTable::Final, _) => {
-                // doc_id .. chunks, then title and missing_for, wherever
-                // the read table has them.
+                // doc_id .. chunks, then title .. canonical, wherever the
+                // read table has them.
                 let title = v.table.title_column();
                 let head = v.span(0, 6);
-                let tail = v.span(title, title + 1);
+                let tail = v.span(title, title + 4);
                 let [.., center, _, group] = &mut self.numbers;
                 let center = doc.center.map_or("", |c| center.format(c));
                 let group = doc.near_group.map_or("", |g| group.format(g));
@@ -387,11 +451,15 @@ fn parse_fields<R: Fields>(r: &R, table: DocTable) -> anyhow::Result<Doc<'_>> {
         }
         Ok(Some(d))
     };
-    let (center, title, missing_for, near_group) = match table {
-        DocTable::Fingerprint => (None, &r[7], &r[8], None),
-        DocTable::Final => (earlier(7, "exact_center")?, &r[8], &r[9], earlier(10, "near_group")?),
+    let (center, near_group) = match table {
+        DocTable::Fingerprint => (None, None),
+        DocTable::Final => (earlier(7, "exact_center")?, earlier(13, "near_group")?),
     };
-    let missing_for: u16 = missing_for.parse().map_err(|_| anyhow::anyhow!("missing_for is not a number"))?;
+    let t = table.title_column();
+    let (title, canonical) = (&r[t], &r[t + 4]);
+    let missing_for: u16 = r[t + 1].parse().map_err(|_| anyhow::anyhow!("missing_for is not a number"))?;
+    let status = CaptureStatus::parse(&r[t + 3]).context("capture is not response, revisit or empty")?;
+    let crawled = Crawled { date: &r[t + 2], status };
     // A copy not filled in yet has no text fields; docs.csv always has them.
     let unfilled = table == DocTable::Fingerprint && [4, 5, 6].iter().all(|&i| r[i].is_empty());
     let text = if unfilled {
@@ -402,9 +470,10 @@ fn parse_fields<R: Fields>(r: &R, table: DocTable) -> anyhow::Result<Doc<'_>> {
             lines: number(5, "lines")?,
             chunks: number(6, "chunks")?,
             title,
+            canonical,
         })
     };
-    Ok(Doc { id, url: &r[1], host: &r[2], source, text, center, missing_for, near_group })
+    Ok(Doc { id, url: &r[1], host: &r[2], source, text, center, missing_for, crawled, near_group })
 }
 
 /// Calls `f` with every row of the table at `path`, read and checked as
@@ -489,6 +558,49 @@ pub(crate) fn clear_near_groups(out: &OutDir) -> anyhow::Result<bool> {
 pub(crate) fn mark_ungrouped(out: &OutDir) -> anyhow::Result<()> {
     let path = out.docs_ungrouped();
     std::fs::write(&path, b"").with_context(|| CannotWrite(path.clone()))
+}
+
+/// Rewrites the table at `path`, written by a version 2 analysis (without
+/// `date`, `capture` and `canonical`), with the three columns empty, every
+/// other field as it was; a table that has them, or no table, is left as
+/// it is (see [`super::layout`]).
+pub(crate) fn add_capture_columns(path: &Path, table: DocTable) -> anyhow::Result<()> {
+    const ADDED: usize = 3;
+    let Ok(file) = File::open(path) else { return Ok(()) };
+    let mut reader = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(file);
+    let what = || format!("cannot read {}", path.display());
+    let mut record = csv::ByteRecord::new();
+    if !reader.read_byte_record(&mut record).with_context(what)? {
+        return Ok(());
+    }
+    let header = table.header();
+    let at = table.title_column() + 2;
+    let before: Vec<&str> = header[..at].iter().chain(&header[at + ADDED..]).copied().collect();
+    if record.iter().eq(header.iter().map(|h| h.as_bytes())) {
+        return Ok(());
+    }
+    if record.iter().ne(before.iter().map(|h| h.as_bytes())) {
+        bail!("{} line 1: expected the header {}", path.display(), before.join(","));
+    }
+    let mut out = CsvOut::create(path, header)?;
+    let mut fields: Vec<Vec<u8>> = Vec::new();
+    while reader.read_byte_record(&mut record).with_context(what)? {
+        if record.len() != before.len() {
+            let line = record.position().map_or(0, |p| p.line());
+            bail!(
+                "{} line {line}: expected {} columns, found {}",
+                path.display(),
+                before.len(),
+                record.len()
+            );
+        }
+        fields.clear();
+        fields.extend(record.iter().take(at).map(<[u8]>::to_vec));
+        fields.extend(std::iter::repeat_n(Vec::new(), ADDED));
+        fields.extend(record.iter().skip(at).map(<[u8]>::to_vec));
+        out.row(&fields)?;
+    }
+    out.finish()
 }
 
 impl DocsReader {
@@ -813,6 +925,11 @@ mod tests {
             text,
             center,
             missing_for: id as u16,
+            crawled: Crawled {
+                date: "2024-01-02T03:04:05Z",
+                status: [CaptureStatus::Response, CaptureStatus::Unknown, CaptureStatus::Revisit]
+                    [id as usize % 3],
+            },
             near_group: None,
         }
     }
@@ -820,7 +937,7 @@ mod tests {
     #[test]
     fn both_tables_round_trip() {
         let dir = tempfile::tempdir().unwrap();
-        let text = TextFields { bytes: 10, lines: 2, chunks: 1, title: "A \"title\"" };
+        let text = TextFields { bytes: 10, lines: 2, chunks: 1, title: "A \"title\"", canonical: "/a,b" };
         for (table, rows) in [
             (DocTable::Fingerprint, vec![doc(0, Some(text), None), doc(1, None, None)]),
             (
@@ -875,11 +992,14 @@ mod tests {
         };
         let number = |rng: &mut crate::testing::XorShift| [0, 1, 9, 10, 4_294_967_296][rng.below(5) as usize];
         let (mut urls, mut hosts, mut inputs, mut titles) = (vec![], vec![], vec![], vec![]);
+        let (mut dates, mut canonicals) = (vec![], vec![]);
         for _ in 0..2_000 {
             urls.push(text(&mut rng));
             hosts.push(text(&mut rng));
             inputs.push(text(&mut rng));
             titles.push(text(&mut rng));
+            dates.push(text(&mut rng));
+            canonicals.push(text(&mut rng));
         }
         let docs: Vec<Doc> = (0..2_000)
             .map(|i| Doc {
@@ -892,9 +1012,15 @@ mod tests {
                     lines: number(&mut rng),
                     chunks: number(&mut rng),
                     title: &titles[i],
+                    canonical: &canonicals[i],
                 }),
                 center: None,
                 missing_for: (number(&mut rng) % 3) as u16,
+                crawled: Crawled {
+                    date: &dates[i],
+                    status: [CaptureStatus::Response, CaptureStatus::Unknown, CaptureStatus::Revisit]
+                        [rng.below(3) as usize],
+                },
                 near_group: None,
             })
             .collect();
@@ -935,15 +1061,15 @@ mod tests {
         let odd = dir.path().join("odd.csv");
         std::fs::write(
             &odd,
-            "doc_id,url,host,source,bytes,lines,chunks,title,missing_for\n\
-             00,u,h,in:+5,010,1,1,T,0\n1,u,h,in:05,1,+1,1,T,00\n2,u,h,in:0,1,1,1,,0\n",
+            "doc_id,url,host,source,bytes,lines,chunks,title,missing_for,date,capture,canonical\n\
+             00,u,h,in:+5,010,1,1,T,0,d,response,c\n1,u,h,in:05,1,+1,1,T,00,,,\n2,u,h,in:0,1,1,1,,0,d,revisit,\n",
         )
         .unwrap();
         rewrite(&odd, DocTable::Fingerprint, &docs_csv, DocTable::Final, |_| (Some(0), None));
         assert_eq!(
             std::fs::read_to_string(&docs_csv).unwrap(),
-            "doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for,near_group\n\
-             0,u,h,in:5,10,1,1,0,T,0,\n1,u,h,in:5,1,1,1,0,T,0,\n2,u,h,in:0,1,1,1,0,,0,\n"
+            "doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for,date,capture,canonical,near_group\n\
+             0,u,h,in:5,10,1,1,0,T,0,d,response,c,\n1,u,h,in:5,1,1,1,0,T,0,,,,\n2,u,h,in:0,1,1,1,0,,0,d,revisit,,\n"
         );
     }
 
@@ -952,15 +1078,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("docs.csv");
         let mut w = DocsWriter::create(&path, DocTable::Final).unwrap();
-        let text = TextFields { bytes: 10, lines: 2, chunks: 1, title: "T" };
+        let text = TextFields { bytes: 10, lines: 2, chunks: 1, title: "T", canonical: "" };
         w.push(&doc(0, Some(text), Some(0))).unwrap();
         w.push(&Doc { near_group: Some(0), ..doc(1, Some(text), Some(1)) }).unwrap();
         w.finish().unwrap();
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
-            "doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for,near_group\n\
-             0,\"http://a.example/x,y\",a.example,c:/crawl.warc.gz:17,10,2,1,0,T,0,\n\
-             1,\"http://a.example/x,y\",a.example,c:/crawl.warc.gz:17,10,2,1,1,T,1,0\n"
+            "doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for,date,capture,canonical,near_group\n\
+             0,\"http://a.example/x,y\",a.example,c:/crawl.warc.gz:17,10,2,1,0,T,0,2024-01-02T03:04:05Z,response,,\n\
+             1,\"http://a.example/x,y\",a.example,c:/crawl.warc.gz:17,10,2,1,1,T,1,2024-01-02T03:04:05Z,,,0\n"
         );
     }
 
@@ -1042,15 +1168,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("docs.csv");
         let header: &[u8] =
-            b"doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for,near_group\n";
+            b"doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for,date,capture,canonical,near_group\n";
         let tables: [&[u8]; 8] = [
-            b"0,u,h,s:0,10,1,1,0,,0,\n1,u,h,s:5,1,1,1,1,\"A, \"\"B\"\"\nC\",0,0\n",
-            b"0,u,h,s:0,10,1,1,0,T,0,\r\n\r\n\n1,u,h,s:5,1,1,1,0,T,0,1\r\n2,u,h,s:5,1,1,1,0,T,x,\r\n",
-            b"0,u,h,s:0,10,1,1,0,,0,\n\n1,u,h,s:5,ten,1,1,1,,0,\n",
-            b"0,u,h,s:0,10,1,1,0,\xff,0,\n",
-            b"0,u,h,s:0,10,1,1,0,\xc3,\xa90,\n",
-            b"3,u,h,s:0,10,1,1,0,,0,\n2,u,h,s:5,1,1,1,1,,0,",
-            b"0,u,h,s:0,10,1,1,0,,0,0\n1,u,h,s:5,1,1,1,1,\"open",
+            b"0,u,h,s:0,10,1,1,0,,0,,,,\n1,u,h,s:5,1,1,1,1,\"A, \"\"B\"\"\nC\",0,,,,0\n",
+            b"0,u,h,s:0,10,1,1,0,T,0,,,,\r\n\r\n\n1,u,h,s:5,1,1,1,0,T,0,,revisit,,1\r\n2,u,h,s:5,1,1,1,0,T,x,,,,\r\n",
+            b"0,u,h,s:0,10,1,1,0,,0,d,response,c\n\n1,u,h,s:5,ten,1,1,1,,0,,,,\n",
+            b"0,u,h,s:0,10,1,1,0,\xff,0,,,,\n",
+            b"0,u,h,s:0,10,1,1,0,\xc3,\xa90,,,,\n",
+            b"3,u,h,s:0,10,1,1,0,,0,,,,\n2,u,h,s:5,1,1,1,1,,0,,,,",
+            b"0,u,h,s:0,10,1,1,0,,0,,,,0\n1,u,h,s:5,1,1,1,1,\"open",
             b"",
         ];
         for rows in tables {
@@ -1070,8 +1196,11 @@ mod tests {
             }
         }
         // An error from the callback names the line DocsReader gives.
-        std::fs::write(&path, [header, b"0,u,h,s:0,1,1,1,0,,0,\r\n\r\n1,u,h,s:1,1,1,1,1,,0,\n"].concat())
-            .unwrap();
+        std::fs::write(
+            &path,
+            [header, b"0,u,h,s:0,1,1,1,0,,0,,,,\r\n\r\n1,u,h,s:1,1,1,1,1,,0,,,,\n"].concat(),
+        )
+        .unwrap();
         let lines: Vec<String> =
             by_docs_reader(&path).unwrap().iter().map(|r| r.split(' ').next().unwrap().into()).collect();
         let e = for_each_doc(&path, DocTable::Final, |doc| if doc.id == 1 { bail!("no") } else { Ok(()) })
@@ -1111,8 +1240,12 @@ mod tests {
             };
             let center = if id % 11 == 3 { String::new() } else { (id - id % 5).to_string() };
             let group = if id.is_multiple_of(3) { (id / 2).to_string() } else { String::new() };
+            let date =
+                if id % 7 == 1 { String::new() } else { format!("2024-01-{:02}T00:00:00Z", 1 + id % 28) };
+            let status = ["response", "", "revisit"][id as usize % 3];
+            let canonical = if id % 5 == 2 { format!("\"/p/{id}?a=1,b\"") } else { String::new() };
             let row = format!(
-                "{id},http://h{}.example/p/{id}?q=1,h{}.example,c:/crawl-{}.warc.gz:{},{},{},{},{center},{title},{},{group}\n",
+                "{id},http://h{}.example/p/{id}?q=1,h{}.example,c:/crawl-{}.warc.gz:{},{},{},{},{center},{title},{},{date},{status},{canonical},{group}\n",
                 id % 97,
                 id % 97,
                 id % 4,
@@ -1142,8 +1275,8 @@ mod tests {
         assert_eq!(got, want);
         // A row out of order, and one that is not UTF-8, past the first
         // batches.
-        for fault in [&b"5,u,h,s:0,1,1,1,5,,0,\n"[..], b"99999999,u,h,s:0,1,1,1,0,\xff,0,\n"] {
-            let (got, want) = read(&[&table[..], fault, b"100000000,u,h,s:0,1,1,1,0,,0,\n"].concat());
+        for fault in [&b"5,u,h,s:0,1,1,1,5,,0,,,,\n"[..], b"99999999,u,h,s:0,1,1,1,0,\xff,0,,,,\n"] {
+            let (got, want) = read(&[&table[..], fault, b"100000000,u,h,s:0,1,1,1,0,,0,,,,\n"].concat());
             assert!(want.is_err());
             assert_eq!(got, want);
         }
@@ -1167,7 +1300,7 @@ mod tests {
         let out = OutDir::new(dir.path().to_path_buf());
         out.create().unwrap();
         let path = out.docs();
-        let text = TextFields { bytes: 10, lines: 2, chunks: 1, title: "T" };
+        let text = TextFields { bytes: 10, lines: 2, chunks: 1, title: "T", canonical: "https://a.example/" };
         let rows = [doc(0, Some(text), Some(0)), doc(3, Some(text), Some(0)), doc(7, Some(text), None)];
         let mut w = DocsWriter::create(&path, DocTable::Final).unwrap();
         for r in &rows {
@@ -1211,17 +1344,18 @@ mod tests {
     fn malformed_rows_name_file_line_and_column() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("docs.csv");
-        let header = "doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for,near_group\n";
+        let header = "doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for,date,capture,canonical,near_group\n";
         let cases = [
-            ("0,u,h,s:0,10,1,1,0,,0,\n1,u,h,s:5,ten,1,1,1,,0,\n", "line 3: bytes"),
-            ("3,u,h,s:0,10,1,1,0,,0,\n2,u,h,s:5,1,1,1,1,,0,\n", "line 3: doc_id 2 does not follow 3"),
-            ("0,u,h,s:0,10,1,1,1,,0,\n", "line 2: exact_center is larger"),
-            ("0,u,h,s,10,1,1,0,,0,\n", "line 2: source"),
-            ("0,u,h,s:0,10,1,1,0,,0\n", "line 2: expected 11 columns"),
-            ("0,u,h,s:0,,,,0,,0,\n", "line 2: bytes"),
-            ("0,u,h,s:0,1,1,1,0,,x,\n", "line 2: missing_for"),
-            ("0,u,h,s:0,1,1,1,0,,0,1\n", "line 2: near_group is larger"),
-            ("0,u,h,s:0,1,1,1,0,,0,g\n", "line 2: near_group is not a number"),
+            ("0,u,h,s:0,10,1,1,0,,0,,,,\n1,u,h,s:5,ten,1,1,1,,0,,,,\n", "line 3: bytes"),
+            ("3,u,h,s:0,10,1,1,0,,0,,,,\n2,u,h,s:5,1,1,1,1,,0,,,,\n", "line 3: doc_id 2 does not follow 3"),
+            ("0,u,h,s:0,10,1,1,1,,0,,,,\n", "line 2: exact_center is larger"),
+            ("0,u,h,s,10,1,1,0,,0,,,,\n", "line 2: source"),
+            ("0,u,h,s:0,10,1,1,0,,,,,0\n", "line 2: expected 14 columns"),
+            ("0,u,h,s:0,,,,0,,0,,,,\n", "line 2: bytes"),
+            ("0,u,h,s:0,1,1,1,0,,x,,,,\n", "line 2: missing_for"),
+            ("0,u,h,s:0,1,1,1,0,,0,,,,1\n", "line 2: near_group is larger"),
+            ("0,u,h,s:0,1,1,1,0,,0,,,,g\n", "line 2: near_group is not a number"),
+            ("0,u,h,s:0,1,1,1,0,,0,,200,,\n", "line 2: capture is not response, revisit or empty"),
         ];
         for (rows, want) in cases {
             std::fs::write(&path, format!("{header}{rows}")).unwrap();
@@ -1231,7 +1365,7 @@ mod tests {
         std::fs::write(&path, "doc_id,url\n").unwrap();
         let e = format!("{:#}", for_each_doc(&path, DocTable::Final, |_| Ok(())).unwrap_err());
         assert!(e.contains("line 1: expected the header"), "{e}");
-        std::fs::write(&path, format!("{header}0,u,h,s:0,1,1,1,0,,0,\n")).unwrap();
+        std::fs::write(&path, format!("{header}0,u,h,s:0,1,1,1,0,,0,,,,\n")).unwrap();
         let e = for_each_doc(&path, DocTable::Final, |_| bail!("no")).unwrap_err();
         assert!(format!("{e:#}").contains("docs.csv line 2: no"), "{e:#}");
     }

@@ -3,23 +3,30 @@
 //! Format version 1 kept every file at the top of the directory: eight
 //! kinds of `.fpd` record files and the 64-part `fprint-docid/` beside the
 //! tables users read, with `fingerprint-docs.csv` beside `docs.csv`.
-//! Version 2 (this overlap's, [`FORMAT_VERSION`]) keeps the stages' record
-//! files and the fingerprint stage's working tables in `records/`, and
-//! only the tables users read at the top; the files themselves are the
-//! same bytes.
+//! Version 2 keeps the stages' record files and the fingerprint stage's
+//! working tables in `records/`, and only the tables users read at the
+//! top; the files themselves are the same bytes. Version 3 (this
+//! overlap's, [`FORMAT_VERSION`]) adds each capture's `date`, `capture` and
+//! `canonical` to the two document tables, after `missing_for`.
 //!
-//! An analysis of version 1 is moved to version 2 in place by
-//! [`migrate`]: every command that writes into a directory does it first
+//! An analysis of an earlier version is brought to this one in place by
+//! [`migrate`], a version at a time: version 1's files are moved, and
+//! version 2's document tables get the three columns, empty, since what
+//! they hold was not recorded (a run of the fingerprint stage into the
+//! directory fills them in). Its Parquet copies of the document tables,
+//! which lack the columns, are removed, so that the next export writes
+//! them again. Every command that writes into a directory does it first
 //! (under the directory's lock), and `overlap migrate DIR` does only that,
 //! for an analysis that is only read (the previous analysis of a chain,
 //! one `dedup` or `explain` reads), which a command that only reads
-//! refuses in one line naming `overlap migrate` ([`Manifest::read`]). Each
-//! file is renamed, the stamps' output lists and the manifest's
-//! `record_files` are rewritten to the new names, and the manifest's
-//! version is raised last: a migration killed halfway is finished by the
-//! next, and the stage keys, which do not name files, stay the same, so
-//! the migrated analysis is up to date, and a chain that recorded it
-//! still knows it.
+//! refuses in one line naming `overlap migrate` ([`Manifest::read`]).
+//! Moving to version 2, each file is renamed, and the stamps' output lists
+//! and the manifest's `record_files` are rewritten to the new names; to
+//! version 3, each table is rewritten under a temporary name and renamed.
+//! The manifest's version is raised last: a migration killed halfway is
+//! finished by the next, and the stage keys, which do not name files, stay
+//! the same, so the migrated analysis is up to date, and a chain that
+//! recorded it still knows it.
 //!
 //! [`Manifest::read`]: super::Manifest::read
 
@@ -27,8 +34,9 @@ use std::fs;
 
 use anyhow::Context;
 
+use super::docs::{self, DocTable};
 use super::manifest::FORMAT_VERSION;
-use super::{Manifest, OutDir, RECORDS, Stamp};
+use super::{Manifest, OutDir, RECORDS, Stamp, parquet_tables};
 
 /// What version 2 moved into `records/`, by their version 1 names at the
 /// top of the directory.
@@ -69,9 +77,41 @@ pub(crate) fn version_of(out: &OutDir) -> Option<u32> {
 pub(crate) fn migrate(out: &OutDir) -> anyhow::Result<bool> {
     let path = out.manifest();
     let Ok(bytes) = fs::read(&path) else { return Ok(false) };
-    if Manifest::version_in(&bytes).ok() != Some(1) {
-        return Ok(false);
+    let version = match Manifest::version_in(&bytes) {
+        Ok(v) if v < FORMAT_VERSION => v,
+        _ => return Ok(false),
+    };
+    if version == 1 {
+        move_into_records(out)?;
     }
+    add_capture_columns(out)?;
+    let mut manifest = Manifest::parse(&path, &bytes)?;
+    if version == 1 {
+        manifest.record_files = std::mem::take(&mut manifest.record_files)
+            .into_iter()
+            .map(|(name, file)| (renamed(&name), file))
+            .collect();
+    }
+    manifest.format_version = FORMAT_VERSION;
+    manifest.write(out)?;
+    Ok(true)
+}
+
+/// Version 2 to 3: the document tables with `date`, `status` and
+/// `canonical` empty, and without the Parquet copies made of them.
+fn add_capture_columns(out: &OutDir) -> anyhow::Result<()> {
+    for (path, table) in [(out.fingerprint_docs(), DocTable::Fingerprint), (out.docs(), DocTable::Final)] {
+        docs::add_capture_columns(&path, table)?;
+    }
+    for name in [parquet_tables::FINGERPRINT_DOCS.name, "docs"] {
+        super::remove_file_if_exists(&out.parquet_table(name))?;
+    }
+    Ok(())
+}
+
+/// Version 1 to 2: every record file into `records/`, and the stamps'
+/// output lists with their new names.
+fn move_into_records(out: &OutDir) -> anyhow::Result<()> {
     let root = out.root();
     fs::create_dir_all(out.records())
         .with_context(|| format!("cannot create directory {}", out.records().display()))?;
@@ -103,14 +143,7 @@ pub(crate) fn migrate(out: &OutDir) -> anyhow::Result<bool> {
             }
         }
     }
-    let mut manifest = Manifest::parse(&path, &bytes)?;
-    manifest.record_files = std::mem::take(&mut manifest.record_files)
-        .into_iter()
-        .map(|(name, file)| (renamed(&name), file))
-        .collect();
-    manifest.format_version = FORMAT_VERSION;
-    manifest.write(out)?;
-    Ok(true)
+    Ok(())
 }
 
 #[cfg(test)]

@@ -40,17 +40,16 @@ use crate::bytes::read::{InputFormat, ReadOptions};
 const ANEW: &str = "remove manifest.json and run `overlap run` again to write the analysis anew";
 
 /// The layout version this overlap writes and reads.
-pub(crate) const FORMAT_VERSION: u32 = 2;
+pub(crate) const FORMAT_VERSION: u32 = 3;
 
 /// The one line for an analysis of an earlier layout that a command only
 /// reads: [`super::layout::migrate`] moves it.
 fn earlier(dir: &Path, version: u32) -> String {
     format!(
-        "{} is an analysis of an earlier overlap (store format {version}, its record files at the top): \
-         run `overlap migrate {}` to move them into {}/, or run the analysis again",
+        "{} is an analysis of an earlier overlap (store format {version}): run `overlap migrate {}` \
+         to bring it to this overlap's format {FORMAT_VERSION}, or run the analysis again",
         dir.display(),
         dir.display(),
-        super::RECORDS
     )
 }
 
@@ -69,6 +68,10 @@ pub(crate) struct Manifest {
     pub exact: Option<ExactSettings>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pairs: Option<PairsSettings>,
+    /// The `--keep` rule the report's savings were counted by, when it
+    /// was not `input-order`: `dedup`'s rule when it is given none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep: Option<String>,
     #[serde(default, skip_serializing_if = "RecordFiles::is_empty")]
     pub record_files: RecordFiles,
 }
@@ -483,6 +486,7 @@ mod tests {
                 containment: None,
                 approximate: None,
             }),
+            keep: Some("newest,https".to_string()),
             record_files: RecordFiles::new(),
         }
     }
@@ -499,12 +503,12 @@ mod tests {
         assert_eq!(m.chunking().unwrap(), Chunking::default());
         assert_eq!(m.read.options().url_field, "url");
         let text = std::fs::read_to_string(out.manifest()).unwrap();
-        std::fs::write(out.manifest(), text.replace("\"format_version\": 2", "\"format_version\": 9"))
+        std::fs::write(out.manifest(), text.replace("\"format_version\": 3", "\"format_version\": 9"))
             .unwrap();
         let e = format!("{:#}", Manifest::read(&out).unwrap_err());
         assert!(e.contains("format version 9"), "{e}");
         // An earlier layout: one line naming the move.
-        std::fs::write(out.manifest(), text.replace("\"format_version\": 2", "\"format_version\": 1"))
+        std::fs::write(out.manifest(), text.replace("\"format_version\": 3", "\"format_version\": 1"))
             .unwrap();
         let e = format!("{:#}", Manifest::read(&out).unwrap_err());
         assert!(e.contains("earlier overlap") && e.contains("overlap migrate"), "{e}");

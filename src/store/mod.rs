@@ -10,7 +10,7 @@
 //! | `records/fprint-docid/part-NNNNN.fpd` | fingerprint | FPrint-DocID-Chunk: `(fprint, doc_id)` records of one fingerprint range, sorted by `(fprint, doc_id)`, no duplicates |
 //! | `records/fprint-exact.fpd` | fingerprint | FPrint-DocID-Exact: one `(hash, doc_id)` record per non-empty document, in docID order |
 //! | `records/fuzzy.fpd` | fingerprint | one fuzzy signature per document, in docID order |
-//! | `records/fingerprint-docs.csv` | fingerprint | `doc_id,url,host,source,bytes,lines,chunks,title,missing_for` ([`docs`]) |
+//! | `records/fingerprint-docs.csv` | fingerprint | `doc_id,url,host,source,bytes,lines,chunks,title,missing_for,date,capture,canonical` ([`docs`]) |
 //! | `records/doc-ids.fpd`, `records/urls.fpd` | fingerprint | each row's docID; each URL's docID, through a chain of analyses ([`handles`]) |
 //! | `records/fingerprint-changes.csv` | fingerprint, with `--previous` | `doc_id,url,change,missing_for,kept,center_before` ([`changes`]) |
 //! | `redirects.csv` | fingerprint | `source,url,status,target`: HTTP redirects |
@@ -18,7 +18,7 @@
 //! | `records/centers.fpd` | exact | one `center` record per document, in docID order |
 //! | `records/scopes.fpd` | exact, with `--scope host` or `site` | each document's scope ([`scopes`]) |
 //! | `records/previous-replicas.fpd` | fingerprint, with `--previous` | the previous analysis's `replicas.fpd`, for the report's comparison ([`replicas`]) |
-//! | `docs.csv` | exact; the report fills `near_group` in | `doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for,near_group` ([`docs`]) |
+//! | `docs.csv` | exact; the report fills `near_group` in | `doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for,date,capture,canonical,near_group` ([`docs`]) |
 //! | `changes.csv` | exact, with `--previous` | the change table with `center_after` ([`changes`]) |
 //! | `overlap.csv` | pairs | `doc_i,doc_j,shared`, sorted by `(doc_i, doc_j)` ([`overlap`]) |
 //! | `stop-chunks.csv` | pairs, with `--max-df` | `fprint,df,pairs,example_doc,text`, most frequent first |

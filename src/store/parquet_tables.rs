@@ -16,8 +16,8 @@
 //!
 //! | table | columns (nullable ones marked `?`) |
 //! |---|---|
-//! | `docs` | `doc_id`, `url`, `host`, `source`, `bytes`, `lines`, `chunks`, `exact_center`?, `title`, `missing_for`, `near_group`?, then `exact_hash`?, `source_path`, `source_offset` |
-//! | `fingerprint-docs` | `doc_id`, `url`, `host`, `source`, `bytes`, `lines`, `chunks`, `title`, `missing_for`, then `exact_hash`?, `source_path`, `source_offset` |
+//! | `docs` | `doc_id`, `url`, `host`, `source`, `bytes`, `lines`, `chunks`, `exact_center`?, `title`, `missing_for`, `date`, `capture`, `canonical`, `near_group`?, then `exact_hash`?, `source_path`, `source_offset` |
+//! | `fingerprint-docs` | `doc_id`, `url`, `host`, `source`, `bytes`, `lines`, `chunks`, `title`, `missing_for`, `date`, `capture`, `canonical`, then `exact_hash`?, `source_path`, `source_offset` |
 //! | `overlap` | `doc_i`, `doc_j`, `shared`, and `jaccard`, `containment` (DOUBLE) when the CSV has them |
 //! | `groups` | `group`, `documents`, `centers`, `pairs`, `hosts`, `diameter`?, `density` (DOUBLE), `chained` (BOOLEAN), `sample_url` |
 //! | `hosts` | `host_a`, `host_b`, `docs_a`, `docs_b`, `replicated_a_on_b`, `replicated_b_on_a`, `coverage_a`, `coverage_b` (DOUBLE), `mirror` (BOOLEAN) |
@@ -164,6 +164,9 @@ pub(crate) const FINGERPRINT_DOCS: Table = Table {
         int("chunks"),
         text("title"),
         int("missing_for"),
+        text("date"),
+        text("capture"),
+        text("canonical"),
     ],
     derived: DOC_DERIVED,
 };
@@ -187,6 +190,9 @@ pub(crate) const TABLES: [Table; 11] = [
             int_or_empty("exact_center"),
             text("title"),
             int("missing_for"),
+            text("date"),
+            text("capture"),
+            text("canonical"),
             int_or_empty("near_group"),
         ],
         derived: DOC_DERIVED,

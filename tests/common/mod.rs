@@ -299,7 +299,7 @@ pub fn texts(docs: &[JsonDoc]) -> Vec<String> {
 
 // ------------------------------------------------------------ reading outputs
 
-pub const DOCS_HEADER: [&str; 11] = [
+pub const DOCS_HEADER: [&str; 14] = [
     "doc_id",
     "url",
     "host",
@@ -310,6 +310,9 @@ pub const DOCS_HEADER: [&str; 11] = [
     "exact_center",
     "title",
     "missing_for",
+    "date",
+    "capture",
+    "canonical",
     "near_group",
 ];
 pub const OVERLAP_HEADER: [&str; 3] = ["doc_i", "doc_j", "shared"];
@@ -342,6 +345,12 @@ pub struct DocRow {
     pub exact_center: Option<usize>,
     pub title: String,
     pub missing_for: u16,
+    /// The capture's date as its record states it, empty without one.
+    pub date: String,
+    /// `response`, `revisit` or empty.
+    pub capture: String,
+    /// The page's `<link rel="canonical">`, as written.
+    pub canonical: String,
     /// The near-replica group (groups.csv's `group`), filled by the report.
     pub near_group: Option<usize>,
 }
@@ -379,7 +388,10 @@ pub fn read_doc_rows(dir: &Path) -> Vec<DocRow> {
                 exact_center: if r[7].is_empty() { None } else { Some(num(&r[7], "exact_center") as usize) },
                 title: r[8].clone(),
                 missing_for: num(&r[9], "missing_for") as u16,
-                near_group: if r[10].is_empty() { None } else { Some(num(&r[10], "near_group") as usize) },
+                date: r[10].clone(),
+                capture: r[11].clone(),
+                canonical: r[12].clone(),
+                near_group: if r[13].is_empty() { None } else { Some(num(&r[13], "near_group") as usize) },
             }
         })
         .collect();

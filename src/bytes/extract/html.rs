@@ -109,27 +109,41 @@ pub struct HtmlText {
     /// The `<title>` element's text, entities decoded, whitespace collapsed to
     /// single spaces and trimmed; None when absent or empty.
     pub title: Option<String>,
+    /// The `href` of the first `<link rel="canonical">`, character
+    /// references decoded and whitespace trimmed, as written (not resolved
+    /// against the page's URL); None when absent or empty.
+    pub canonical: Option<String>,
 }
 
-/// Converts an HTML document to its rendered lines and its title.
+/// What a page says of itself besides its text: its title and canonical
+/// address (see [`HtmlText`]).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Head {
+    pub title: Option<String>,
+    pub canonical: Option<String>,
+}
+
+/// Converts an HTML document to its rendered lines, its title and its
+/// canonical address.
 ///
 /// Does not panic on any input, and runs in time linear in its length.
 pub fn html_to_text(html: &str) -> HtmlText {
     let mut text = String::new();
-    let title = html_to_text_into(html, &mut text);
-    HtmlText { text, title }
+    let Head { title, canonical } = html_to_text_into(html, &mut text);
+    HtmlText { text, title, canonical }
 }
 
 /// [`html_to_text`], but the rendered text replaces the contents of `out`
-/// (whose memory is reused) and only the title is returned.
-pub(crate) fn html_to_text_into(html: &str, out: &mut String) -> Option<String> {
+/// (whose memory is reused) and only the title and canonical address are
+/// returned.
+pub(crate) fn html_to_text_into(html: &str, out: &mut String) -> Head {
     let mut buffer = std::mem::take(out);
     buffer.clear();
     let mut conv = Converter::new(html, buffer);
     conv.run();
-    let (text, title) = conv.finish();
+    let (text, head) = conv.finish();
     *out = text;
-    title
+    head
 }
 
 /// How an element affects the text, decided by its tag name alone.
@@ -152,6 +166,9 @@ enum Kind {
     Textarea,
     /// `<title>`: escapable raw text that goes to the title.
     Title,
+    /// `<link>`: a void element whose `rel="canonical"` names the page's
+    /// canonical address.
+    Link,
     /// `<plaintext>`: everything after it is raw text, shown preformatted.
     Plaintext,
     /// An HTML element whose subtree is not rendered (`<template>`, ...).
@@ -226,6 +243,7 @@ const NAMES: &[(&[u8], Kind)] = &[
     (b"xmp", Kind::RawKeep),
     (b"textarea", Kind::Textarea),
     (b"title", Kind::Title),
+    (b"link", Kind::Link),
     (b"plaintext", Kind::Plaintext),
     (b"template", Kind::Hidden),
     (b"video", Kind::Hidden),
@@ -499,16 +517,25 @@ fn scan_tag(bytes: &[u8], name_start: usize) -> Option<Tag> {
 /// returns the index after it and whether it hides its element, or `None`
 /// at the end of input.
 fn scan_attribute(bytes: &[u8], start: usize) -> Option<(usize, bool)> {
+    let (name, value, end) = attribute(bytes, start)?;
+    // Only `hidden` and `style` can hide: other names cost a length test
+    // and, for `class` and `title`, a look at the first letter.
+    let may_hide = matches!(name.len(), 5 | 6) && matches!(name.first().map(|b| b | 0x20), Some(b'h' | b's'));
+    Some((end, may_hide && hidden::hides(name, value)))
+}
+
+/// The attribute starting at `start` (not whitespace, `/` or `>`): its
+/// name as typed, its value (empty without one), and the index after it;
+/// `None` at the end of input.
+#[inline(always)]
+fn attribute(bytes: &[u8], start: usize) -> Option<(&[u8], &[u8], usize)> {
     // The first character is part of the name even if it is '=' (HTML5's
     // unexpected-equals-sign-before-attribute-name).
     let name_end = skip_until(bytes, start + 1, SPACE | SLASH | GT | EQUALS);
     let name = bytes.get(start..name_end).unwrap_or(&[]);
     let mut i = skip_spaces(bytes, name_end);
-    // Only `hidden` and `style` can hide: other names cost a length test
-    // and, for `class` and `title`, a look at the first letter.
-    let may_hide = matches!(name.len(), 5 | 6) && matches!(name.first().map(|b| b | 0x20), Some(b'h' | b's'));
     if bytes.get(i) != Some(&b'=') {
-        return Some((i, may_hide && hidden::hides(name, &[])));
+        return Some((name, &[], i));
     }
     i = skip_spaces(bytes, i + 1);
     let (value, end) = match *bytes.get(i)? {
@@ -524,7 +551,32 @@ fn scan_attribute(bytes: &[u8], start: usize) -> Option<(usize, bool)> {
             (bytes.get(i..end).unwrap_or(&[]), end)
         }
     };
-    Some((end, may_hide && hidden::hides(name, value)))
+    Some((name, value, end))
+}
+
+/// The `href` of a `<link>` tag whose attributes are at `from..to` if its
+/// `rel` holds the token `canonical` (in any case): the first `rel` and
+/// `href` count, as HTML5 drops an element's repeated attributes.
+fn canonical_href(bytes: &[u8], from: usize, to: usize) -> Option<&[u8]> {
+    let (mut rel, mut href) = (None, None);
+    let mut i = from;
+    while i < to {
+        match bytes[i] {
+            b'/' => i += 1,
+            b if is_space(b) => i += 1,
+            _ => {
+                let (name, value, end) = attribute(bytes, i)?;
+                if name.eq_ignore_ascii_case(b"rel") {
+                    rel = rel.or(Some(value));
+                } else if name.eq_ignore_ascii_case(b"href") {
+                    href = href.or(Some(value));
+                }
+                i = end;
+            }
+        }
+    }
+    let canonical = rel?.split(|&b| is_space(b)).any(|token| token.eq_ignore_ascii_case(b"canonical"));
+    canonical.then_some(href?)
 }
 
 /// `memchr`, but the first 16 bytes tested at once
@@ -811,6 +863,8 @@ struct Converter<'h> {
     title: Option<String>,
     /// Whether a `<title>` has been seen (only the first one counts).
     title_seen: bool,
+    /// The first `<link rel="canonical">`'s address.
+    canonical: Option<String>,
     /// Open `<pre>`/`<listing>` elements.
     pre_depth: u32,
     /// Open dropped HTML elements (`<template>`, `<video>`, ...).
@@ -837,6 +891,7 @@ impl<'h> Converter<'h> {
             out,
             title: None,
             title_seen: false,
+            canonical: None,
             pre_depth: 0,
             hidden_depth: 0,
             foreign_depth: 0,
@@ -846,10 +901,10 @@ impl<'h> Converter<'h> {
     }
 
     /// The rendered text and the title.
-    fn finish(mut self) -> (String, Option<String>) {
+    fn finish(mut self) -> (String, Head) {
         let kept = self.out.trim_end_matches('\n').len();
         self.out.truncate(kept);
-        (self.out, self.title)
+        (self.out, Head { title: self.title, canonical: self.canonical })
     }
 
     /// Alternates between text runs and markup until the input ends.
@@ -992,6 +1047,7 @@ impl<'h> Converter<'h> {
             Kind::RawKeep => return self.raw_text(tag.end, raw, Refs::Raw),
             Kind::Textarea => return self.raw_text(tag.end, raw, Refs::Decode),
             Kind::Title => return self.title(tag.end),
+            Kind::Link => self.link(tag),
             Kind::Plaintext => {
                 let len = self.bytes.len();
                 if !self.hidden() {
@@ -1033,6 +1089,21 @@ impl<'h> Converter<'h> {
             self.newline();
         }
         end
+    }
+
+    /// Takes the `href` of the document's first `<link rel="canonical">`
+    /// outside a dropped subtree, character references decoded and
+    /// whitespace trimmed, as the canonical address.
+    fn link(&mut self, tag: &Tag) {
+        if self.canonical.is_some() || self.hidden() {
+            return;
+        }
+        let Some(href) = canonical_href(self.bytes, tag.name_end, tag.end - 1) else { return };
+        let start = href.as_ptr() as usize - self.bytes.as_ptr() as usize;
+        let mut raw = String::new();
+        push_text(&mut raw, self.src, start, start + href.len(), Space::Pre, Refs::Decode);
+        let href = raw.trim_matches(|c: char| c.is_ascii_whitespace());
+        self.canonical = Some(href.to_string()).filter(|h| !h.is_empty());
     }
 
     /// Reads a `<title>`'s content starting at `start` into the title if it
@@ -1144,7 +1215,7 @@ impl<'h> Converter<'h> {
                 self.pre_depth = self.pre_depth.saturating_sub(1);
             }
             Kind::Hidden => self.hidden_depth = self.hidden_depth.saturating_sub(1),
-            Kind::Inline | Kind::RawSkip | Kind::Foreign => {}
+            Kind::Inline | Kind::RawSkip | Kind::Foreign | Kind::Link => {}
         }
     }
 
@@ -1244,6 +1315,35 @@ mod tests {
 
     fn title(html: &str) -> Option<String> {
         html_to_text(html).title
+    }
+
+    fn canonical(html: &str) -> Option<String> {
+        html_to_text(html).canonical
+    }
+
+    #[test]
+    fn the_first_canonical_link_names_the_page() {
+        let page = r#"<html><head><link rel="stylesheet" href="/s.css"><LINK REL="Canonical" HREF=" https://a.example/x?a=1&amp;b=2 "><link rel=canonical href=/second></head><body><p>text</p></body>"#;
+        assert_eq!(canonical(page).as_deref(), Some("https://a.example/x?a=1&b=2"));
+        assert_eq!(html_to_text(page).text, "text", "a link renders nothing");
+        // rel is a list of tokens; the first rel and href count.
+        assert_eq!(canonical("<link href='/c' rel='alternate canonical'>").as_deref(), Some("/c"));
+        assert_eq!(canonical("<link rel=canonicalx href=/c>"), None);
+        assert_eq!(canonical("<link rel=alternate rel=canonical href=/c>"), None);
+        assert_eq!(canonical("<link rel=canonical href=/c href=/d/>").as_deref(), Some("/c"));
+        // No href, an empty one, or one in a dropped subtree name nothing;
+        // a later link still can.
+        assert_eq!(canonical("<link rel=canonical>"), None);
+        assert_eq!(canonical("<link rel=canonical href='  '>"), None);
+        assert_eq!(
+            canonical("<template><link rel=canonical href=/t></template><link rel=canonical href=/u>")
+                .as_deref(),
+            Some("/u")
+        );
+        assert_eq!(canonical("<svg><link rel=canonical href=/s></svg>"), None);
+        // An unterminated tag is dropped with what it holds.
+        assert_eq!(canonical("<link rel=canonical href=/c"), None);
+        assert_eq!(canonical("<p>no head</p>"), None);
     }
 
     #[test]

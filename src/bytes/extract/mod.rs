@@ -52,6 +52,8 @@ pub(crate) struct Extracted {
     pub lines: u64,
     /// The HTML `<title>`, if any.
     pub title: Option<String>,
+    /// The HTML `<link rel="canonical">` address, if any.
+    pub canonical: Option<String>,
     /// How the bytes were decoded: the rule that chose the encoding, the
     /// encoding's name, and whether some bytes were malformed in it.
     pub charset: Option<(charset::CharsetSource, &'static str, bool)>,
@@ -134,7 +136,8 @@ pub(crate) fn extract_with(doc: &RawDoc, buffers: &mut Buffers) -> Result<Extrac
             out.lines = normalize(&decoded, &mut text);
         }
         Kind::Html => {
-            out.title = html::html_to_text_into(&decoded, &mut buffers.html);
+            let head = html::html_to_text_into(&decoded, &mut buffers.html);
+            (out.title, out.canonical) = (head.title, head.canonical);
             out.lines = normalize(&buffers.html, &mut text);
             if buffers.html.capacity() > KEPT_BYTES {
                 buffers.html = String::new();

@@ -177,6 +177,9 @@ struct Header {
     /// empty.
     content_type: String,
     length: u64,
+    /// The archive date, as a WARC-Date is written, when the field is
+    /// 14 digits (`YYYYMMDDhhmmss`).
+    date: Option<String>,
 }
 
 impl ArcReader {
@@ -272,7 +275,7 @@ impl ArcReader {
             ),
             Kind::Http if content.starts_with(b"HTTP/") => {
                 let mut keeping = std::mem::take(&mut self.core.keeping);
-                let item = self.http_item(start.offset, header.url, content, &mut keeping);
+                let item = self.http_item(start.offset, header.url, header.date, content, &mut keeping);
                 self.core.keeping = keeping;
                 item?
             }
@@ -284,6 +287,7 @@ impl ArcReader {
                     content_type,
                     charset,
                     body: content.into(),
+                    date: header.date,
                     ..RawDoc::default()
                 })
             }
@@ -394,6 +398,7 @@ impl ArcReader {
         &self,
         offset: u64,
         url: String,
+        date: Option<String>,
         content: Vec<u8>,
         keeping: &mut Keeping,
     ) -> io::Result<Item> {
@@ -414,6 +419,8 @@ impl ArcReader {
                 content_type: resp.content_type,
                 charset: resp.charset,
                 body,
+                date,
+                status: Some(resp.status),
                 ..RawDoc::default()
             }),
             Err(BodyError::TooLarge) => skip(
@@ -490,7 +497,16 @@ fn parse_header_line(line: &[u8], version: Version) -> Result<Header, String> {
         url: String::from_utf8_lossy(url).into_owned(),
         content_type: String::from_utf8_lossy(&content_type).into_owned(),
         length,
+        date: fields.get(2).and_then(|d| iso_date(d)),
     })
+}
+
+/// An ARC date (`YYYYMMDDhhmmss`) as a WARC-Date is written
+/// (`YYYY-MM-DDThh:mm:ssZ`), `None` for any other field.
+fn iso_date(field: &[u8]) -> Option<String> {
+    let d =
+        std::str::from_utf8(field).ok().filter(|d| d.len() == 14 && d.bytes().all(|b| b.is_ascii_digit()))?;
+    Some(format!("{}-{}-{}T{}:{}:{}Z", &d[0..4], &d[4..6], &d[6..8], &d[8..10], &d[10..12], &d[12..14]))
 }
 
 /// The version a version block declares, if it says.
@@ -671,6 +687,17 @@ mod tests {
             flate2::bufread::GzDecoder::new(&file[offset as usize..]).read_to_end(&mut out).unwrap();
             assert_eq!(out, records[i], "record {i}");
         }
+    }
+
+    #[test]
+    fn archive_dates_are_written_as_warc_dates() {
+        assert_eq!(iso_date(b"20240102030405").as_deref(), Some("2024-01-02T03:04:05Z"));
+        for field in [&b"2024010203040"[..], b"202401020304056", b"2024-01-02", b"2024010203040x", b""] {
+            assert_eq!(iso_date(field), None, "{:?}", String::from_utf8_lossy(field));
+        }
+        let v1 = parse_header_line(b"http://a.example/ 1.2.3.4 19961104142103 text/html 10\n", Version::V1)
+            .unwrap();
+        assert_eq!(v1.date.as_deref(), Some("1996-11-04T14:21:03Z"));
     }
 
     #[test]

@@ -166,9 +166,14 @@ pub struct RawDoc {
     /// same digest carry the same payload bytes, which lets the fingerprint
     /// stage reuse one extraction and resolve revisits.
     pub payload_digest: Option<Digest>,
-    /// WARC only: `WARC-Date` as written, which a revisit names in
-    /// `WARC-Refers-To-Date`.
+    /// `WARC-Date` as written, which a revisit names in
+    /// `WARC-Refers-To-Date`; an ARC record's 14-digit date written the
+    /// same way (`2024-01-02T03:04:05Z`). `None` for other formats.
     pub date: Option<String>,
+    /// The HTTP status of the response that carried the page (200: a
+    /// response of another status is no document), `None` for a record
+    /// without an HTTP header (a WARC `resource`, JSONL, a page feed).
+    pub status: Option<u16>,
     /// The HTTP transfer and content codings the reader undid on the body
     /// (`chunked`, `gzip`, ...), comma-separated, empty when none. With the
     /// content type and charset it decides how a stored payload became
@@ -189,6 +194,8 @@ pub struct Revisit {
     /// `WARC-Refers-To-Target-URI` (angle brackets removed) and
     /// `WARC-Refers-To-Date`: the record it repeats.
     pub refers_to: Option<(String, String)>,
+    /// Its own `WARC-Date`: when the page was seen again.
+    pub date: Option<String>,
 }
 
 /// An HTTP redirect (a 3xx response with a `Location`): not a document,

@@ -349,6 +349,7 @@ impl WarcReader {
             charset: resp.charset,
             payload_digest: Some(digest),
             date: fields.date.as_deref().map(str::to_string),
+            status: Some(resp.status),
             codings,
             ..RawDoc::default()
         };
@@ -518,6 +519,7 @@ impl WarcReader {
                 body,
                 payload_digest,
                 date,
+                status: Some(resp.status),
                 codings,
             }),
             Err(BodyError::TooLarge) => skip(
@@ -551,7 +553,8 @@ fn revisit_item(
         (Some(uri), Some(date)) => Some((strip_angle_brackets(uri).to_string(), date.to_string())),
         _ => None,
     };
-    Item::Revisit(Revisit { offset, url, payload_digest, refers_to })
+    let date = fields.date.as_deref().map(str::to_string);
+    Item::Revisit(Revisit { offset, url, payload_digest, refers_to, date })
 }
 
 impl Format for WarcReader {

@@ -4,7 +4,9 @@
 //! exact` (one copy of each exact group, its center), [`Links::stands_for`]
 //! for `--level near` (the greedy pass over the Overlap table), empty
 //! documents always. One implementation, so what `dedup` writes is what
-//! report.json's `savings` counts as kept.
+//! report.json's `savings` counts as kept. With a `--keep` rule other than
+//! `input-order`, the same rule takes documents in that rule's order
+//! ([`kept::stand_ins`]).
 //!
 //! It reads the analysis (docs.csv, overlap.csv, the manifest) and, for
 //! `jsonl` and `warc`, the kept documents' records again from the inputs,
@@ -39,6 +41,8 @@ pub(crate) use output::Destination;
 use crate::base::progress::{Progress, count};
 use crate::store::analysis::documents::{self, Docs, EMPTY};
 use crate::store::analysis::host_column::HostColumnBuilder;
+use crate::store::analysis::keep::KeepRule;
+use crate::store::analysis::kept::{self, KEPT};
 use crate::store::analysis::links::Links;
 use crate::store::analysis::savings;
 use crate::store::docs::Source;
@@ -46,9 +50,6 @@ use crate::store::manifest::InputIdentity;
 use crate::store::registry::{self, StageName};
 use crate::store::stats::Summary;
 use crate::store::{Manifest, OutDir};
-
-/// In `stand_in`, a document that is kept.
-const KEPT: u32 = u32::MAX;
 
 /// Which documents are kept.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,6 +79,9 @@ pub(crate) struct DedupConfig {
     pub level: Level,
     pub format: Format,
     pub out: Destination,
+    /// Which copy stands for a group; `None`: the report's rule, which
+    /// the manifest records, else `input-order`.
+    pub keep: Option<KeepRule>,
     /// Memory budget in bytes.
     pub memory: u64,
 }
@@ -88,9 +92,10 @@ pub(crate) struct DedupStats {
     /// Documents in the analysis.
     pub documents: u64,
     pub kept: u64,
-    /// Skipped: a copy of an exact group whose center is kept or skipped.
+    /// Skipped: a member of an exact group that another member stands for.
     pub exact_copies: u64,
-    /// Skipped: a center that is a kept page's near-replica (an Overlap-table pair).
+    /// Skipped: a member of an exact group that a kept page's near-replica
+    /// (an Overlap-table pair) stands for.
     pub near_replicas: u64,
     /// Kept documents without text (the rule keeps them).
     pub empty: u64,
@@ -145,10 +150,26 @@ pub(crate) fn run(out: &OutDir, cfg: &DedupConfig, progress: &Progress) -> anyho
     let before = analysis_key(out, stages)?;
     let manifest = Manifest::read(out)?;
     cfg.out.check(out, &manifest)?;
+    let keep = match (&cfg.keep, &manifest.keep) {
+        (Some(rule), _) => rule.clone(),
+        (None, Some(recorded)) => KeepRule::parse(recorded)
+            .map_err(|e| anyhow::anyhow!("{}: keep: {e}", out.manifest().display()))?,
+        (None, None) => KeepRule::default(),
+    };
     let docs =
         documents::load_docs(&out.docs(), manifest.documents, HostColumnBuilder::held(), |_, _, _| Ok(()))?;
     // The kept page that stands for each skipped one (KEPT for a kept one).
     let stand_in: Vec<u32> = match cfg.level {
+        _ if !keep.is_input_order() => {
+            // Outside the analysis, which dedup only reads.
+            let scratch = tempfile::Builder::new()
+                .prefix(".overlap-dedup-")
+                .tempdir()
+                .map_err(|e| anyhow::anyhow!("cannot create a scratch directory for dedup: {e}"))?;
+            let near = cfg.level == Level::Near;
+            let s = kept::stand_ins(out, &docs, &keep, near, cfg.memory / 4, scratch.path())?;
+            if near { s.near } else { s.exact }
+        }
         Level::Exact => (0..docs.len() as u32)
             .map(|d| if savings::exact_kept(&docs, d) { KEPT } else { docs.center(d) })
             .collect(),
@@ -158,7 +179,7 @@ pub(crate) fn run(out: &OutDir, cfg: &DedupConfig, progress: &Progress) -> anyho
         }
     };
     let kept: Vec<bool> = stand_in.iter().map(|&s| s == KEPT).collect();
-    let mut stats = counts(&docs, &kept);
+    let mut stats = counts(&docs, &stand_in);
     stats.unit = match cfg.format {
         Format::Jsonl => "line",
         Format::Warc => "record",
@@ -197,7 +218,7 @@ pub(crate) fn run(out: &OutDir, cfg: &DedupConfig, progress: &Progress) -> anyho
             stats.bytes = sink.finish()?;
         }
         Format::Skip => {
-            stats.written = skip::write(out, &docs, &stand_in, &cfg.out, &mut stats, progress)?;
+            stats.written = skip::write(out, &docs, &stand_in, &keep, &cfg.out, &mut stats, progress)?;
             unchanged(out)?;
         }
         Format::Jsonl | Format::Warc => {
@@ -231,22 +252,28 @@ fn analysis_key(out: &OutDir, last: &'static StageName) -> anyhow::Result<String
     })
 }
 
-/// The counts of the kept set.
-fn counts(docs: &Docs, kept: &[bool]) -> DedupStats {
+/// The counts of the kept set, from each row's stand-in.
+fn counts(docs: &Docs, stand_in: &[u32]) -> DedupStats {
     let mut stats = DedupStats { documents: docs.len() as u64, ..DedupStats::default() };
-    for d in 0..docs.len() as u32 {
-        if kept[d as usize] {
-            stats.kept += 1;
-            if docs.center(d) == EMPTY {
-                stats.empty += 1;
+    for (d, &by) in (0..docs.len() as u32).zip(stand_in) {
+        match by {
+            KEPT => {
+                stats.kept += 1;
+                if docs.center(d) == EMPTY {
+                    stats.empty += 1;
+                }
             }
-        } else if docs.is_center(d) {
-            stats.near_replicas += 1;
-        } else {
-            stats.exact_copies += 1;
+            by if is_exact_copy(docs, d, by) => stats.exact_copies += 1,
+            _ => stats.near_replicas += 1,
         }
     }
     stats
+}
+
+/// Whether the kept `by` stands for `d` as its exact copy, rather than as
+/// a near-replica.
+fn is_exact_copy(docs: &Docs, d: u32, by: u32) -> bool {
+    docs.center(d) == docs.center(by)
 }
 
 /// The inputs documents' `source` names, each by its name there, in the

@@ -1,42 +1,47 @@
 //! `--format skip`: the skip list a recrawl can be planned from. CSV
-//! `url,kept_url,why`, in docID order, a row for each document the savings
-//! rule skips: its URL, the URL of the kept document that stands for it
-//! (an exact copy's center, or the first kept page in docID order that is
-//! a near-replica of its group's center), and `exact` or `near`. A
-//! skipped document without a URL has no row; one whose stand-in has no
-//! URL has an empty `kept_url`.
+//! `url,kept_url,why,rule`, in docID order, a row for each document the
+//! savings rule skips: its URL, the URL of the kept document that stands
+//! for it (the member of its exact group that the `--keep` rule puts
+//! first, or the first kept page in that order that is a near-replica of
+//! its group), `exact` or `near`, and the criterion of the `--keep` rule
+//! that put the kept document first (`input-order` when only their docIDs
+//! do). A skipped document without a URL has no row; one whose stand-in
+//! has no URL has an empty `kept_url`.
 //!
-//! Two passes over docs.csv: the first gathers the URLs of the kept
-//! documents that stand for another (held until the end: a URL per such
-//! document, not per document), the second writes the rows.
+//! Two passes over docs.csv: the first gathers the URLs and keys of the
+//! kept documents that stand for another (held until the end: one per
+//! such document, not per document), the second writes the rows.
 
 use std::collections::HashMap;
 
 use super::output::Destination;
-use super::{DedupStats, KEPT};
+use super::{DedupStats, KEPT, is_exact_copy};
 use crate::base::progress::Progress;
 use crate::store::OutDir;
 use crate::store::analysis::documents::{self, Docs};
+use crate::store::analysis::keep::{KeepRule, Key};
 
 /// Writes the skip list; returns its rows.
 pub(super) fn write(
     out: &OutDir,
     docs: &Docs,
     stand_in: &[u32],
+    rule: &KeepRule,
     dest: &Destination,
     stats: &mut DedupStats,
     progress: &Progress,
 ) -> anyhow::Result<u64> {
-    let mut urls: HashMap<u32, String> =
-        stand_in.iter().filter(|&&s| s != KEPT).map(|&s| (s, String::new())).collect();
+    let mut kept: HashMap<u32, (String, Key)> =
+        stand_in.iter().filter(|&&s| s != KEPT).map(|&s| (s, Default::default())).collect();
     documents::for_each_doc(&out.docs(), |row, doc| {
-        if let Some(url) = urls.get_mut(&row) {
+        if let Some((url, key)) = kept.get_mut(&row) {
             url.push_str(doc.url);
+            *key = rule.key(doc);
         }
         Ok(())
     })?;
     let mut sink = dest.open()?;
-    sink.write(b"url,kept_url,why\n")?;
+    sink.write(b"url,kept_url,why,rule\n")?;
     let bar = progress.items("dedup", docs.len() as u64, "documents");
     let mut rows = 0;
     documents::for_each_doc(&out.docs(), |row, doc| {
@@ -49,13 +54,17 @@ pub(super) fn write(
             stats.no_url += 1;
             return Ok(());
         }
-        let why = if docs.is_center(row) { "near" } else { "exact" };
-        let mut line = String::with_capacity(doc.url.len() * 2 + 8);
+        let why = if is_exact_copy(docs, row, by) { "exact" } else { "near" };
+        let (kept_url, kept_key) = &kept[&by];
+        let decided = rule.deciding(kept_key, &rule.key(doc)).map_or("input-order", |c| c.name());
+        let mut line = String::with_capacity(doc.url.len() * 2 + 24);
         field(&mut line, doc.url);
         line.push(',');
-        field(&mut line, &urls[&by]);
+        field(&mut line, kept_url);
         line.push(',');
         line.push_str(why);
+        line.push(',');
+        line.push_str(decided);
         line.push('\n');
         sink.write(line.as_bytes())?;
         rows += 1;

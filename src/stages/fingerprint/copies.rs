@@ -520,7 +520,7 @@ pub fn fill_docs(out: &OutDir, copies: &Copies) -> anyhow::Result<()> {
     for &(_, original) in copies {
         *wanted.entry(original).or_insert(0) += 1;
     }
-    let mut held: HashMap<u32, (u64, u64, u64, String)> = HashMap::new();
+    let mut held: HashMap<u32, (u64, u64, u64, String, String)> = HashMap::new();
     let mut next = copies.iter().peekable();
     // The table's own row reader, not the CSV crate's records (0.30 s
     // against 0.36 s for this pass over 525,000 rows).
@@ -529,10 +529,10 @@ pub fn fill_docs(out: &OutDir, copies: &Copies) -> anyhow::Result<()> {
         match next.peek() {
             Some(&&(copy, original)) if copy == doc.id => {
                 next.next();
-                let Some((bytes, lines, chunks, title)) = held.get(&original) else {
+                let Some((bytes, lines, chunks, title, canonical)) = held.get(&original) else {
                     bail!("row {copy} copies document {original}, which is not before it");
                 };
-                let text = TextFields { bytes: *bytes, lines: *lines, chunks: *chunks, title };
+                let text = TextFields { bytes: *bytes, lines: *lines, chunks: *chunks, title, canonical };
                 writer.push(&Doc { text: Some(text), ..*doc })?;
                 let left = wanted.get_mut(&original).map(|n| {
                     *n -= 1;
@@ -547,7 +547,10 @@ pub fn fill_docs(out: &OutDir, copies: &Copies) -> anyhow::Result<()> {
                     let Some(t) = doc.text else {
                         bail!("document {} is copied but is itself a copy", doc.id);
                     };
-                    held.insert(doc.id, (t.bytes, t.lines, t.chunks, t.title.to_string()));
+                    held.insert(
+                        doc.id,
+                        (t.bytes, t.lines, t.chunks, t.title.to_string(), t.canonical.to_string()),
+                    );
                 }
                 writer.push_read(read, None, None)?;
             }

@@ -16,8 +16,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use super::CopyOf;
 use super::copies::Key;
+use super::{CopyOf, Seen};
+use crate::store::docs::CaptureStatus;
 use crate::store::handles::Payload;
 
 /// The revisits set aside, in the order they were written.
@@ -81,7 +82,7 @@ fn encode(input: usize, order: u64, c: &CopyOf, out: &mut Vec<u8>) {
     }
     out.extend_from_slice(&c.payload.digest.to_le_bytes());
     out.extend_from_slice(&c.payload.decoding.to_le_bytes());
-    for s in [&c.url, &c.host] {
+    for s in [&c.url, &c.host, &c.seen.date] {
         out.extend_from_slice(&(s.len() as u64).to_le_bytes());
         out.extend_from_slice(s.as_bytes());
     }
@@ -117,8 +118,14 @@ fn decode(r: &mut impl Read) -> std::io::Result<Late> {
     r.read_exact(&mut decoding)?;
     let url = string_of(r)?;
     let host = string_of(r)?;
+    // A revisit's status is always `revisit`.
+    let seen = Seen { date: string_of(r)?, status: CaptureStatus::Revisit };
     let payload = Payload { digest, decoding: u32::from_le_bytes(decoding) };
-    Ok(Late { input, order, copy: CopyOf { offset, url, host, bytes: 0, keys, revisit: true, payload } })
+    Ok(Late {
+        input,
+        order,
+        copy: CopyOf { offset, url, host, bytes: 0, keys, revisit: true, payload, seen },
+    })
 }
 
 #[cfg(test)]
@@ -141,6 +148,10 @@ mod tests {
                     keys: [(i % 2 == 0).then_some([i as u8; 12]), Some([1; 12])],
                     revisit: true,
                     payload: Payload { digest: i ^ 0xdead, decoding: i as u32 },
+                    seen: Seen {
+                        date: format!("2024-01-0{}T00:00:00Z", i % 9),
+                        status: CaptureStatus::Revisit,
+                    },
                 },
             })
             .collect();
@@ -161,8 +172,8 @@ mod tests {
             assert_eq!((a.input, a.order), (b.input, b.order));
             let (x, y) = (&a.copy, &b.copy);
             assert_eq!(
-                (x.offset, &x.url, &x.host, x.keys, x.payload),
-                (y.offset, &y.url, &y.host, y.keys, y.payload)
+                (x.offset, &x.url, &x.host, x.keys, x.payload, &x.seen.date, x.seen.status),
+                (y.offset, &y.url, &y.host, y.keys, y.payload, &y.seen.date, y.seen.status)
             );
         }
     }

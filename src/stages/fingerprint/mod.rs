@@ -40,7 +40,7 @@ use crate::bytes::extract;
 use crate::bytes::fuzzy;
 use crate::bytes::read::budget::{OverBudget, Pages};
 use crate::bytes::read::{self, InputSkip, Item, Known, RawDoc, ReadOptions, Skip, SkipReason};
-use crate::store::docs::{Doc, DocTable, DocsWriter, Source, TextFields};
+use crate::store::docs::{CaptureStatus, Crawled, Doc, DocTable, DocsWriter, Source, TextFields};
 use crate::store::handles::{Capture, CaptureKind, Payload, url_key};
 use crate::store::manifest::{FORMAT_VERSION, InputEntry, InputIdentity, ReadSettings};
 use crate::store::registry::FINGERPRINT;
@@ -297,6 +297,7 @@ fn manifest(
         chain: carried.map(|c| c.chain.clone()),
         exact: None,
         pairs: None,
+        keep: None,
         record_files: Default::default(),
     }
 }
@@ -439,9 +440,32 @@ enum Extracted {
         reason: SkipReason,
         detail: String,
         payload: Payload,
+        seen: Seen,
     },
     /// Not extracted: the previous analysis has this payload for this URL.
     Unchanged(Unchanged),
+}
+
+/// When and how a record captured its page: docs.csv's `date` and
+/// `status`.
+#[derive(Clone, Debug, Default)]
+struct Seen {
+    date: String,
+    status: CaptureStatus,
+}
+
+impl Seen {
+    fn of(raw: &RawDoc) -> Seen {
+        let status = match raw.status {
+            Some(200) => CaptureStatus::Response,
+            _ => CaptureStatus::Unknown,
+        };
+        Seen { date: raw.date.clone().unwrap_or_default(), status }
+    }
+
+    fn crawled(&self) -> Crawled<'_> {
+        Crawled { date: &self.date, status: self.status }
+    }
 }
 
 struct DocOut {
@@ -449,6 +473,8 @@ struct DocOut {
     url: String,
     host: String,
     title: String,
+    canonical: String,
+    seen: Seen,
     bytes: u64,
     text_bytes: u64,
     lines: u64,
@@ -480,6 +506,7 @@ struct Unchanged {
     row: u32,
     /// Whether its body was left compressed, not only unextracted.
     unread: bool,
+    seen: Seen,
 }
 
 /// What the ingest made.
@@ -624,7 +651,9 @@ impl Done {
     /// their claim.
     fn weight(&self) -> usize {
         let strings = |ss: &[&str]| ss.iter().map(|s| s.len()).sum::<usize>();
-        let doc = |d: &DocOut| d.fprints.capacity() * 8 + strings(&[&d.url, &d.host, &d.title]);
+        let doc = |d: &DocOut| {
+            d.fprints.capacity() * 8 + strings(&[&d.url, &d.host, &d.title, &d.canonical, &d.seen.date])
+        };
         self.items
             .iter()
             .map(|item| {
@@ -659,12 +688,22 @@ struct CopyOf {
     revisit: bool,
     /// Its own payload, as far as it knows it.
     payload: Payload,
+    /// Its own record's date and status.
+    seen: Seen,
 }
 
 impl CopyOf {
     /// A response claimed as a copy of the record keyed `key`.
-    fn payload(offset: u64, url: String, host: String, bytes: u64, key: Key, payload: Payload) -> CopyOf {
-        CopyOf { offset, url, host, bytes, keys: [Some(key), None], revisit: false, payload }
+    fn payload(
+        offset: u64,
+        url: String,
+        host: String,
+        bytes: u64,
+        key: Key,
+        payload: Payload,
+        seen: Seen,
+    ) -> CopyOf {
+        CopyOf { offset, url, host, bytes, keys: [Some(key), None], revisit: false, payload, seen }
     }
 }
 
@@ -710,6 +749,7 @@ impl Extractor {
                     (_, Hint::Copy(key)) => {
                         let host = host_of(&raw.url);
                         let payload = copies::payload_of(&raw);
+                        let seen = Seen::of(&raw);
                         Processed::Copy(CopyOf::payload(
                             raw.offset,
                             raw.url,
@@ -717,6 +757,7 @@ impl Extractor {
                             raw.body.len() as u64,
                             key,
                             payload,
+                            seen,
                         ))
                     }
                     (Some(claim), Hint::Wait) => {
@@ -749,6 +790,7 @@ impl Extractor {
                     url: r.url,
                     bytes: 0,
                     revisit: true,
+                    seen: Seen { date: r.date.unwrap_or_default(), status: CaptureStatus::Revisit },
                 }),
                 Item::Redirect(r) => Processed::Redirect {
                     offset: r.offset,
@@ -778,6 +820,7 @@ impl Extractor {
         let payload = copies::payload_of(&raw);
         match self.unchanged.as_ref().and_then(|u| u.row(&raw.url, payload)) {
             Some(row) => Extracted::Unchanged(Unchanged {
+                seen: Seen::of(&raw),
                 offset: raw.offset,
                 host: host_of(&raw.url),
                 url: raw.url,
@@ -797,10 +840,12 @@ impl Extractor {
     /// Extracts, normalizes and fingerprints one document.
     fn doc(&self, raw: RawDoc, scratch: &mut Scratch) -> Extracted {
         let payload = copies::payload_of(&raw);
+        let seen = Seen::of(&raw);
         let mut text = match extract::extract_with(&raw, &mut scratch.text) {
             Ok(text) => text,
             Err(reason) => {
                 return Extracted::Failed {
+                    seen,
                     offset: raw.offset,
                     bytes: raw.body.len() as u64,
                     detail: raw.content_type.unwrap_or_default(),
@@ -823,6 +868,8 @@ impl Extractor {
             host: host_of(&raw.url),
             url: raw.url,
             title: text.title.unwrap_or_default(),
+            canonical: text.canonical.unwrap_or_default(),
+            seen,
             bytes: raw.body.len() as u64,
             text_bytes: text.text.len() as u64,
             lines: text.lines,
@@ -1032,8 +1079,9 @@ impl<'a> Sink<'a> {
                         let payload = copies::payload_of(raw);
                         // The strings are lent to the copy and given back.
                         let url = std::mem::take(&mut raw.url);
+                        let seen = Seen::of(raw);
                         let copy =
-                            CopyOf::payload(raw.offset, url, std::mem::take(host), bytes, key, payload);
+                            CopyOf::payload(raw.offset, url, std::mem::take(host), bytes, key, payload, seen);
                         let written = self.copy(input, &copy);
                         (raw.url, *host) = (copy.url, copy.host);
                         written?;
@@ -1074,17 +1122,21 @@ impl<'a> Sink<'a> {
             // strings are not needed after).
             (Claim::Copy(key), Extracted::Doc(doc)) => {
                 let (url, host) = (std::mem::take(&mut doc.url), std::mem::take(&mut doc.host));
+                let seen = std::mem::take(&mut doc.seen);
                 return self
-                    .copy(input, &CopyOf::payload(doc.offset, url, host, doc.bytes, key, doc.payload));
+                    .copy(input, &CopyOf::payload(doc.offset, url, host, doc.bytes, key, doc.payload, seen));
             }
-            (Claim::Copy(key), Extracted::Failed { offset, url, bytes, payload, .. }) => {
+            (Claim::Copy(key), Extracted::Failed { offset, url, bytes, payload, seen, .. }) => {
                 let host = host_of(url);
                 let url = std::mem::take(url);
-                return self.copy(input, &CopyOf::payload(*offset, url, host, *bytes, key, *payload));
+                let seen = std::mem::take(seen);
+                return self.copy(input, &CopyOf::payload(*offset, url, host, *bytes, key, *payload, seen));
             }
             (Claim::Copy(key), Extracted::Unchanged(u)) => {
                 let (url, host) = (std::mem::take(&mut u.url), std::mem::take(&mut u.host));
-                return self.copy(input, &CopyOf::payload(u.offset, url, host, u.bytes, key, u.payload));
+                let seen = std::mem::take(&mut u.seen);
+                return self
+                    .copy(input, &CopyOf::payload(u.offset, url, host, u.bytes, key, u.payload, seen));
             }
             (_, Extracted::Doc(doc)) => Became::Doc(self.doc(input, doc)?),
             (_, Extracted::Unchanged(u)) => Became::Doc(self.unchanged(input, u)?),
@@ -1193,6 +1245,7 @@ impl<'a> Sink<'a> {
             text: None,
             center: None,
             missing_for: 0,
+            crawled: u.seen.crawled(),
             near_group: None,
         })?;
         self.capture(&u.url, CaptureKind::Doc(id))?;
@@ -1300,6 +1353,7 @@ impl<'a> Sink<'a> {
             text: None,
             center: None,
             missing_for: 0,
+            crawled: copy.seen.crawled(),
             near_group: None,
         })?;
         self.capture_at(&copy.url, CaptureKind::Doc(id), order)?;
@@ -1343,9 +1397,11 @@ impl<'a> Sink<'a> {
                 lines: doc.lines,
                 chunks: doc.chunks,
                 title: &doc.title,
+                canonical: &doc.canonical,
             }),
             center: None,
             missing_for: 0,
+            crawled: doc.seen.crawled(),
             near_group: None,
         })?;
         self.capture(&doc.url, CaptureKind::Doc(id32))?;

@@ -453,12 +453,12 @@ mod tests {
             })
             .collect();
         let mut text = String::from(
-            "doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for,near_group\n",
+            "doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for,date,capture,canonical,near_group\n",
         );
         for d in 0..n as usize {
             let c = if center[d] == EMPTY { String::new() } else { center[d].to_string() };
             let bytes = if center[d] == EMPTY { 0 } else { 1 };
-            text.push_str(&format!("{d},{},h,s:{d},{bytes},1,1,{c},,0,\n", urls[d]));
+            text.push_str(&format!("{d},{},h,s:{d},{bytes},1,1,{c},,0,,,,\n", urls[d]));
         }
         let docs_csv = dir.path().join("docs.csv");
         std::fs::write(&docs_csv, text).unwrap();

@@ -676,13 +676,13 @@ mod tests {
         let p = dir.path().join("docs.csv");
         std::fs::write(
             &p,
-            "doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for,near_group\n\
-             0,http://a.org/x,a.org,s:0,1,1,1,0,,0,\n\
-             1,http://www.a.org/x,www.a.org,s:1,1,1,1,1,,0,\n\
-             2,http://b.org/y,b.org,s:2,1,1,1,2,,0,\n\
-             3,https://b.org/y,b.org,s:3,1,1,1,3,,0,\n\
-             4,http://c.org/z,c.org,s:4,1,1,1,4,,0,\n\
-             5,,,s:5,1,1,1,5,,0,\n",
+            "doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for,date,capture,canonical,near_group\n\
+             0,http://a.org/x,a.org,s:0,1,1,1,0,,0,,,,\n\
+             1,http://www.a.org/x,www.a.org,s:1,1,1,1,1,,0,,,,\n\
+             2,http://b.org/y,b.org,s:2,1,1,1,2,,0,,,,\n\
+             3,https://b.org/y,b.org,s:3,1,1,1,3,,0,,,,\n\
+             4,http://c.org/z,c.org,s:4,1,1,1,4,,0,,,,\n\
+             5,,,s:5,1,1,1,5,,0,,,,\n",
         )
         .unwrap();
         let mut entries = UrlEntries::new(1 << 20, 6, dir.path());

@@ -269,10 +269,10 @@ mod tests {
         // host plus a document without a host (5); 6 is alone.
         std::fs::write(
             &docs_csv,
-            "doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for,near_group\n\
-             0,http://a/x,a,s:0,1,1,1,0,,0,\n1,http://b/x,b,s:1,1,1,1,0,,0,\n\
-             2,http://c/1,c,s:2,1,1,1,2,,0,\n3,http://c/2,c,s:3,1,1,1,3,,0,\n4,http://c/3,c,s:4,1,1,1,4,,0,\n\
-             5,,,s:5,1,1,1,5,,0,\n6,http://d/z,d,s:6,1,1,1,6,,0,\n",
+            "doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for,date,capture,canonical,near_group\n\
+             0,http://a/x,a,s:0,1,1,1,0,,0,,,,\n1,http://b/x,b,s:1,1,1,1,0,,0,,,,\n\
+             2,http://c/1,c,s:2,1,1,1,2,,0,,,,\n3,http://c/2,c,s:3,1,1,1,3,,0,,,,\n4,http://c/3,c,s:4,1,1,1,4,,0,,,,\n\
+             5,,,s:5,1,1,1,5,,0,,,,\n6,http://d/z,d,s:6,1,1,1,6,,0,,,,\n",
         )
         .unwrap();
         let overlap = dir.path().join("overlap.csv");

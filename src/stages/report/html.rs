@@ -490,7 +490,11 @@ fn savings(h: &mut String, r: &Report) {
         row(h, &what, &run.savings_near);
     }
     table_end(h);
-    let _ = writeln!(h, "<p class=\"note\">{}</p>\n</section>", escape(r.savings.rule));
+    let keep = match r.savings.keep.as_str() {
+        "input-order" => String::new(),
+        rule => format!(" Pages are taken in the order of --keep {rule}, not by docID."),
+    };
+    let _ = writeln!(h, "<p class=\"note\">{}{}</p>\n</section>", escape(r.savings.rule), escape(&keep));
 }
 
 fn groups(h: &mut String, r: &Report) {

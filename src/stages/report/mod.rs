@@ -87,7 +87,8 @@ use anyhow::Context;
 use serde::Serialize;
 
 use crate::base::progress::Progress;
-use crate::store::analysis::{documents, host_column, links, savings};
+use crate::store::analysis::keep::KeepRule;
+use crate::store::analysis::{documents, host_column, kept, links, savings};
 use crate::store::registry::REPORT;
 use crate::store::scopes::Scope;
 use crate::store::stage::{Outcome, Stage};
@@ -120,6 +121,9 @@ pub struct ReportConfig {
     /// Output directories of other runs over the same inputs, whose
     /// near-replica figures are shown beside this run's.
     pub compare: Vec<PathBuf>,
+    /// Which copy stands for a group in the savings, the host summary and
+    /// the next analysis's comparison.
+    pub keep: KeepRule,
     /// Memory budget in bytes.
     pub memory: u64,
 }
@@ -208,6 +212,8 @@ pub struct HistogramSummary {
 #[derive(Clone, Debug, Serialize)]
 pub struct SavingsSummary {
     pub rule: &'static str,
+    /// The `--keep` rule the pages are taken in (`input-order`: by docID).
+    pub keep: String,
     pub exact: savings::Skippable,
     pub near: savings::Skippable,
 }
@@ -281,12 +287,22 @@ pub(crate) fn run(
     for dir in &cfg.compare {
         flags.push(runs::key_of(dir)?);
     }
+    // The default adds nothing, so that earlier reports stay up to date.
+    if !cfg.keep.is_input_order() {
+        flags.push(format!("keep={}", cfg.keep));
+    }
     let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
     let key = Stage::chained_key(out, &REPORT, &flags)?;
     let Some(stage) = Stage::begin(out, &REPORT, key, progress)? else {
         return Ok(Outcome::UpToDate);
     };
     let report = build(out, cfg, progress, &stage.scratch()?)?;
+    let mut manifest = Manifest::read(out)?;
+    let keep = (!cfg.keep.is_input_order()).then(|| cfg.keep.to_string());
+    if manifest.keep != keep {
+        manifest.keep = keep;
+        manifest.write(out)?;
+    }
     let mut json = serde_json::to_vec_pretty(&report).context("cannot encode report.json")?;
     json.push(b'\n');
     store::write_atomic(&out.report_json(), &json)?;
@@ -367,7 +383,14 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
     let alias_summary = alias_table.summary()?;
     let (exact, exact_h, near_h, empty) = histograms(&docs, &links);
 
-    since::write(&out.replicas(), &docs, &links)?;
+    // The recrawl rule's verdicts: by docID from the link pass, or in the
+    // `--keep` rule's order (8 bytes a document more).
+    let ranked = match cfg.keep.is_input_order() {
+        true => None,
+        false => Some(kept::stand_ins(out, &docs, &cfg.keep, true, cfg.memory / 4, scratch)?),
+    };
+    let verdicts = kept::Verdicts { docs: &docs, links: &links, ranked: ranked.as_ref() };
+    since::write(&out.replicas(), &docs, &links, &verdicts)?;
 
     // The fuzzy signatures flags.csv shows, and which rows share theirs,
     // ready for the pass that writes near_group, which writes flags.csv
@@ -401,7 +424,7 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
     let first_hosts = groups::first_hosts(&docs, &links, &group_summary.shown, groups::HOSTS_NAMED)?;
     let group_of = |row: u32| links.group_of(&docs, row);
     let host_counts =
-        host_summary::HostCounts::new(&docs, |row| group_of(row).is_some(), |row| links.kept(&docs, row))?;
+        host_summary::HostCounts::new(&docs, |row| group_of(row).is_some(), |row| verdicts.near_kept(row))?;
 
     // One more pass over docs.csv: each document's near_group written in,
     // and the URLs the shown groups, their members and the alias examples
@@ -436,7 +459,7 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
     store::docs::write_near_groups(out, |row, doc| {
         flags_csv.push(row, doc, || links.near_count(&docs, row))?;
         let bytes = doc.text.map_or(0, |t| t.bytes);
-        let (exact_kept, near_kept) = (savings::exact_kept(&docs, row), links.kept(&docs, row));
+        let (exact_kept, near_kept) = (verdicts.exact_kept(row), verdicts.near_kept(row));
         exact_tally.add(bytes, exact_kept);
         near_tally.add(bytes, near_kept);
         let empty = docs.is_empty_doc(row);
@@ -458,8 +481,12 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
     })?;
     let mut flag_counts = flags_csv.finish()?;
     let urls = urls.finish();
-    let savings =
-        SavingsSummary { rule: savings::RULE, exact: exact_tally.skippable(), near: near_tally.skippable() };
+    let savings = SavingsSummary {
+        rule: savings::RULE,
+        keep: cfg.keep.to_string(),
+        exact: exact_tally.skippable(),
+        near: near_tally.skippable(),
+    };
     let group_urls = group_urls.finish_capped();
     let alias_urls = alias_urls.finish_capped();
     drop(wanted);

@@ -20,14 +20,15 @@ use serde::Serialize;
 
 use super::histogram::percent;
 use crate::store::analysis::documents::{Docs, EMPTY};
+use crate::store::analysis::kept::Verdicts;
 use crate::store::analysis::links::Links;
 use crate::store::changes::{Change, ChangeTable, for_each_change};
 use crate::store::replicas::{EMPTY_DOC, EXACT_COPY, NO_GROUP, ReplicaRecord, SKIP_EXACT, SKIP_NEAR};
 use crate::store::{Header, Mapped, OutDir, RecordWriter};
 
-/// Writes `replicas.fpd`: each row's near-replica group and recrawl
-/// verdicts (kept by the near-replica rule), from the link pass.
-pub(super) fn write(path: &Path, docs: &Docs, links: &Links) -> anyhow::Result<()> {
+/// Writes `replicas.fpd`: each row's near-replica group, from the link
+/// pass, and its recrawl verdicts.
+pub(super) fn write(path: &Path, docs: &Docs, links: &Links, verdicts: &Verdicts<'_>) -> anyhow::Result<()> {
     let mut w = RecordWriter::create(path, Header::new::<ReplicaRecord>("", true, 0, 1))?;
     for row in 0..docs.len() as u32 {
         let empty = docs.center(row) == EMPTY;
@@ -38,10 +39,10 @@ pub(super) fn write(path: &Path, docs: &Docs, links: &Links) -> anyhow::Result<(
             if docs.exact_size(row) >= 2 {
                 bits |= EXACT_COPY;
             }
-            if !docs.is_center(row) {
+            if !verdicts.exact_kept(row) {
                 bits |= SKIP_EXACT;
             }
-            if !links.kept(docs, row) {
+            if !verdicts.near_kept(row) {
                 bits |= SKIP_NEAR;
             }
         }

@@ -452,8 +452,7 @@ mod tests {
         p
     }
 
-    const HEADER: &str =
-        "doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for,near_group\n";
+    const HEADER: &str = "doc_id,url,host,source,bytes,lines,chunks,exact_center,title,missing_for,date,capture,canonical,near_group\n";
 
     #[test]
     fn loads_docs_and_groups() {
@@ -462,7 +461,7 @@ mod tests {
             dir.path(),
             "docs.csv",
             &format!(
-                "{HEADER}0,http://a/x,a,in:0,10,1,1,0,,0,\n1,http://b/x,b,in:5,10,1,1,0,T,0,\n2,,,in:9,0,0,0,,,0,\n"
+                "{HEADER}0,http://a/x,a,in:0,10,1,1,0,,0,,,,\n1,http://b/x,b,in:5,10,1,1,0,T,0,,,,\n2,,,in:9,0,0,0,,,0,,,,\n"
             ),
         );
         let docs = load_docs(&p, 0, HostColumnBuilder::held(), |_, _, _| Ok(())).unwrap();
@@ -479,12 +478,16 @@ mod tests {
         let p = write(
             dir.path(),
             "docs.csv",
-            &format!("{HEADER}0,u,h,s:0,10,1,1,0,,0,\n1,u,h,s:1,ten,1,1,1,,0,\n"),
+            &format!("{HEADER}0,u,h,s:0,10,1,1,0,,0,,,,\n1,u,h,s:1,ten,1,1,1,,0,,,,\n"),
         );
         let e = format!("{:#}", load_docs(&p, 0, HostColumnBuilder::held(), |_, _, _| Ok(())).unwrap_err());
         assert!(e.contains("docs.csv line 3") && e.contains("bytes"), "{e}");
         let docs = load_docs(
-            &write(dir.path(), "d2.csv", &format!("{HEADER}0,u,h,s:0,1,1,1,0,,0,\n1,u,h,s:1,1,1,1,1,,0,\n")),
+            &write(
+                dir.path(),
+                "d2.csv",
+                &format!("{HEADER}0,u,h,s:0,1,1,1,0,,0,,,,\n1,u,h,s:1,1,1,1,1,,0,,,,\n"),
+            ),
             2,
             HostColumnBuilder::held(),
             |_, _, _| Ok(()),

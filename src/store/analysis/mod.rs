@@ -4,7 +4,8 @@
 //! ([`documents`], each row's host held by [`host_column`] and named by
 //! [`host_names`]), the Overlap table's components in one pass
 //! ([`links`], over [`union_find`]), and the recrawl rule that decides
-//! which page stands for its replicas ([`savings`]). One implementation,
+//! which page stands for its replicas ([`savings`]), also under a
+//! `--keep` rule ([`keep`], [`kept`]). One implementation,
 //! so that what `dedup` writes is what report.json counts, and `eval`'s
 //! clusters are the report's groups.
 //!
@@ -14,6 +15,8 @@
 pub(crate) mod documents;
 pub(crate) mod host_column;
 pub(crate) mod host_names;
+pub(crate) mod keep;
+pub(crate) mod kept;
 pub(crate) mod links;
 pub(crate) mod savings;
 pub(crate) mod union_find;

@@ -23,7 +23,7 @@ use std::sync::mpsc::{Receiver, SyncSender, channel, sync_channel};
 
 use anyhow::{Context, anyhow, bail};
 
-use super::{Doc, DocTable, DocsReader, ReadRow, Row, RowsReader, Source, TextFields, parse_fields};
+use super::{Crawled, Doc, DocTable, DocsReader, ReadRow, Row, RowsReader, Source, TextFields, parse_fields};
 
 /// Text gathered in one batch before it is handed over: 1 MiB, down to
 /// 128 KiB at the smallest budgets (a 128th of it): three batches of 1 MiB,
@@ -59,8 +59,8 @@ struct Ahead {
 }
 
 /// Where a [`Doc`]'s strings are in its row's text: url, host, the
-/// source's input, title.
-type Spans = [Range<usize>; 4];
+/// source's input, title, date, canonical.
+type Spans = [Range<usize>; 6];
 
 /// Reads the rows after the header, in batches, ending with the table's
 /// end or fault.
@@ -144,15 +144,18 @@ fn detach(doc: &Doc<'_>, text: &str) -> (Doc<'static>, Spans) {
     };
     // Without text fields there is no title, not even an empty one.
     let title = doc.text.map_or(0..0, |t| span(t.title));
-    let spans = [span(doc.url), span(doc.host), span(doc.source.input), title];
+    let canonical = doc.text.map_or(0..0, |t| span(t.canonical));
+    let spans =
+        [span(doc.url), span(doc.host), span(doc.source.input), title, span(doc.crawled.date), canonical];
     let detached = Doc {
         id: doc.id,
         url: "",
         host: "",
         source: Source { input: "", offset: doc.source.offset },
-        text: doc.text.map(|t| TextFields { bytes: t.bytes, lines: t.lines, chunks: t.chunks, title: "" }),
+        text: doc.text.map(|t| TextFields { title: "", canonical: "", ..t }),
         center: doc.center,
         missing_for: doc.missing_for,
+        crawled: Crawled { date: "", status: doc.crawled.status },
         near_group: doc.near_group,
     };
     (detached, spans)
@@ -160,7 +163,7 @@ fn detach(doc: &Doc<'_>, text: &str) -> (Doc<'static>, Spans) {
 
 /// The row's `Doc`, its strings in `text`, the row's text.
 fn attach<'a>(ahead: &Ahead, text: &'a str) -> Doc<'a> {
-    let [url, host, input, title] = ahead.spans.clone();
+    let [url, host, input, title, date, canonical] = ahead.spans.clone();
     let doc = &ahead.doc;
     Doc {
         id: doc.id,
@@ -172,9 +175,11 @@ fn attach<'a>(ahead: &Ahead, text: &'a str) -> Doc<'a> {
             lines: t.lines,
             chunks: t.chunks,
             title: &text[title],
+            canonical: &text[canonical.clone()],
         }),
         center: doc.center,
         missing_for: doc.missing_for,
+        crawled: Crawled { date: &text[date], status: doc.crawled.status },
         near_group: doc.near_group,
     }
 }
