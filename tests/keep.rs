@@ -219,6 +219,20 @@ fn a_rule_that_cannot_decide_is_refused_in_one_line() {
         assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
         assert!(stderr.contains(says), "{rule}: {stderr}");
     }
+    // Every page of that crawl has the same date: `newest` decides
+    // nothing, which is said, and `https` decides as it would alone.
+    let (both, alone) = (tmp.path().join("both.csv"), tmp.path().join("alone.csv"));
+    for (rule, path) in [("newest,https", &both), ("https", &alone)] {
+        let out = overlap(["dedup", &arg(&dir), "--format", "skip", "--keep", rule, "-o", &arg(path)]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        let warned =
+            stderr.contains("--keep newest: every document ranks alike by it, so it decides nothing");
+        assert_eq!(warned, rule.contains("newest"), "{rule}: {stderr}");
+        assert!(!stderr.contains("--keep https:"), "{stderr}");
+    }
+    let rows = |p: &Path| read_csv(p).1.into_iter().map(|r| r[..3].to_vec()).collect::<Vec<_>>();
+    assert_eq!(rows(&both), rows(&alone));
 }
 
 /// `run --keep` counts the report's savings by the rule, records it, and

@@ -168,6 +168,9 @@ pub(crate) fn run(out: &OutDir, cfg: &DedupConfig, progress: &Progress) -> anyho
                 .map_err(|e| anyhow::anyhow!("cannot create a scratch directory for dedup: {e}"))?;
             let near = cfg.level == Level::Near;
             let s = kept::stand_ins(out, &docs, &keep, near, cfg.memory / 4, scratch.path())?;
+            for warning in s.warnings() {
+                progress.warn(&warning);
+            }
             if near { s.near } else { s.exact }
         }
         Level::Exact => (0..docs.len() as u32)

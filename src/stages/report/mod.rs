@@ -389,6 +389,9 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
         true => None,
         false => Some(kept::stand_ins(out, &docs, &cfg.keep, true, cfg.memory / 4, scratch)?),
     };
+    for warning in ranked.iter().flat_map(kept::StandIns::warnings) {
+        progress.warn(&warning);
+    }
     let verdicts = kept::Verdicts { docs: &docs, links: &links, ranked: ranked.as_ref() };
     since::write(&out.replicas(), &docs, &links, &verdicts)?;
 

@@ -53,6 +53,18 @@ impl Criterion {
         NAMES.iter().find(|(_, c)| *c == self).map_or("", |(n, _)| n)
     }
 
+    /// The docs.csv column it ranks by.
+    pub fn column(self) -> &'static str {
+        match self {
+            Criterion::Capture => "capture",
+            Criterion::Newest | Criterion::Oldest => "date",
+            Criterion::Https | Criterion::ShortestUrl => "url",
+            Criterion::Canonical => "canonical",
+            Criterion::LongestText => "lines",
+            Criterion::InputOrder => "doc_id",
+        }
+    }
+
     /// `doc`'s value under this criterion: the smaller comes first.
     pub fn value(self, doc: &Doc<'_>) -> u64 {
         match self {
@@ -127,6 +139,10 @@ impl KeepRule {
     /// Whether the rule is docID order, whatever its criteria say first.
     pub fn is_input_order(&self) -> bool {
         self.criteria.first() == Some(&Criterion::InputOrder)
+    }
+
+    pub fn criteria(&self) -> &[Criterion] {
+        &self.criteria
     }
 
     /// `doc`'s values under each criterion, then its docID: documents

@@ -20,7 +20,7 @@ use std::path::Path;
 use rustc_hash::FxHashMap;
 
 use super::documents::{self, Docs, EMPTY};
-use super::keep::{KeepRule, Key, MAX_CRITERIA};
+use super::keep::{Criterion, KeepRule, Key, MAX_CRITERIA};
 use super::links::Links;
 use super::savings;
 use crate::store::docs::{self as doc_table, DocTable};
@@ -35,6 +35,27 @@ pub const KEPT: u32 = u32::MAX;
 pub struct StandIns {
     pub exact: Vec<u32>,
     pub near: Vec<u32>,
+    /// The rule's criteria that rank every document alike, which decide
+    /// nothing (dates in an analysis migrated from an earlier overlap).
+    pub idle: Vec<Criterion>,
+}
+
+impl StandIns {
+    /// The warning for each criterion that decides nothing.
+    pub fn warnings(&self) -> Vec<String> {
+        self.idle
+            .iter()
+            .map(|c| {
+                format!(
+                    "--keep {}: every document ranks alike by it, so it decides nothing \
+                     (docs.csv's {} column is the same in every row; an analysis migrated \
+                     from an earlier overlap has no dates, captures or canonical links)",
+                    c.name(),
+                    c.column()
+                )
+            })
+            .collect()
+    }
 }
 
 /// The recrawl rule's verdicts on each row: the link pass's, by docID,
@@ -129,11 +150,23 @@ pub fn stand_ins(
     // Every row's rank in the rule's order.
     let mut sorter = Batched::<Ranked>::new(budget, n as u64, scratch.join("keep-keys.bin"));
     let mut row = 0u32;
+    let (mut least, mut most) = ([u64::MAX; MAX_CRITERIA], [0; MAX_CRITERIA]);
     doc_table::for_each_doc(&out.docs(), DocTable::Final, |doc| {
-        sorter.push(Ranked { key: rule.key(doc), row })?;
+        let key = rule.key(doc);
+        for (i, &v) in key.values.iter().enumerate() {
+            (least[i], most[i]) = (least[i].min(v), most[i].max(v));
+        }
+        sorter.push(Ranked { key, row })?;
         row += 1;
         Ok(())
     })?;
+    let idle: Vec<Criterion> = match n {
+        0 | 1 => Vec::new(),
+        _ => (rule.criteria().iter().enumerate())
+            .filter(|&(i, c)| least[i] == most[i] && *c != Criterion::InputOrder)
+            .map(|(_, &c)| c)
+            .collect(),
+    };
     anyhow::ensure!(row as usize == n, "docs.csv changed while it was read");
     let mut rank = vec![0u32; n];
     let mut next = 0u32;
@@ -164,7 +197,7 @@ pub fn stand_ins(
         })
         .collect();
     if !near {
-        return Ok(StandIns { near: exact.clone(), exact });
+        return Ok(StandIns { near: exact.clone(), exact, idle });
     }
 
     // The greedy pass over the groups in rank order: every pair (k, g)
@@ -201,7 +234,7 @@ pub fn stand_ins(
             c => by_center.get(&c).copied().unwrap_or(e),
         })
         .collect();
-    Ok(StandIns { exact, near })
+    Ok(StandIns { exact, near, idle })
 }
 
 #[cfg(test)]
@@ -244,7 +277,7 @@ mod tests {
                 c => verdict[&c].unwrap_or(exact[d]),
             })
             .collect();
-        StandIns { exact, near }
+        StandIns { exact, near, idle: Vec::new() }
     }
 
     #[test]
