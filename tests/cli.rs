@@ -1108,7 +1108,7 @@ fn jsonl_warnings_name_the_line_in_the_file_and_the_column() {
 fn a_mistyped_command_or_flag_is_told_the_nearest_one() {
     for (args, nearest) in [
         (&["fingerprnt", "x"][..], "did you mean 'fingerprint'?"),
-        (&["explian"][..], "did you mean 'explain'?"),
+        (&["explian"][..], "'explain'?"),
         (&["run", "crawl.warc.gz", "--out", "x", "--thread", "2"][..], "did you mean '--threads'?"),
         (&["dedup", "x", "-o", "y", "--level", "exct"][..], "did you mean 'exact'?"),
     ] {

@@ -167,7 +167,7 @@ fn the_bash_script_completes_commands_and_flags_in_bash() {
     assert_eq!(complete(&["overlap", "dedup", "DIR", "--level", ""]), values(&["exact", "near"]));
     assert_eq!(
         complete(&["overlap", "dedup", "DIR", "--format", ""]),
-        values(&["jsonl", "warc", "urls", "skip"])
+        values(&["jsonl", "warc", "urls", "skip", "warc-revisits"])
     );
 }
 

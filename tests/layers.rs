@@ -23,7 +23,15 @@ const LAYERS: &[(&str, bool, &[&str])] = &[
     (
         "bytes",
         true,
-        &["bytes::scan", "bytes::read", "bytes::extract", "bytes::chunk", "bytes::fuzzy", "bytes::plain_url"],
+        &[
+            "bytes::scan",
+            "bytes::read",
+            "bytes::extract",
+            "bytes::chunk",
+            "bytes::fuzzy",
+            "bytes::plain_url",
+            "bytes::revisit",
+        ],
     ),
     ("store", true, &["store"]),
     (
@@ -38,7 +46,11 @@ const LAYERS: &[(&str, bool, &[&str])] = &[
             "stages::export_tables",
         ],
     ),
-    ("commands", false, &["commands::dedup", "commands::explain", "commands::eval", "commands::dump"]),
+    (
+        "commands",
+        false,
+        &["commands::dedup", "commands::expand", "commands::explain", "commands::eval", "commands::dump"],
+    ),
     ("cli", true, &["cli"]),
 ];
 

@@ -63,6 +63,17 @@ enum Command {
     /// Write the documents a recrawl would keep (the report's savings rule) as JSONL, WARC or a
     /// URL list.
     Dedup(DedupArgs),
+    /// Undo `dedup --format warc-revisits`: write WARC files again with each revisit record
+    /// replaced by the response it stands for.
+    ///
+    /// Every revisit of profile identical-payload-digest whose original capture is among the FILEs
+    /// (named by WARC-Refers-To, or by WARC-Refers-To-Target-URI and -Date) becomes that response:
+    /// the revisit's header as a response's and its HTTP header with the original's payload; of a
+    /// revisit dedup wrote, the record it replaced, byte for byte. Crawl-time revisits (Heritrix,
+    /// browsertrix) expand the same way. Every other record is copied as it is stored, one gzip
+    /// member per record. The FILEs are WARC, plain or compressed record by record; each is written
+    /// under its own name into DIR.
+    Expand(ExpandArgs),
     /// Print the FPrint-DocID records of an output directory as CSV.
     Dump(DumpArgs),
     /// Move an analysis written by an earlier overlap to this one's layout: its record files into
@@ -316,9 +327,14 @@ struct DedupArgs {
     #[arg(long, value_name = "FORMAT", value_enum, default_value_t = DedupFormatArg::Jsonl)]
     format: DedupFormatArg,
     /// The file to write (under a temporary name, renamed when complete; not inside DIR); `-`
-    /// writes to standard output.
+    /// writes to standard output. For --format warc-revisits, the directory to write the files
+    /// into (made when missing).
     #[arg(short, long, value_name = "FILE")]
     out: PathBuf,
+    /// With --format warc-revisits: write `index.cdxj` beside the files, the CDXJ index a replay
+    /// tool (pywb) reads.
+    #[arg(long)]
+    cdxj: bool,
     /// Which copy stands for a group: criteria tried in order, ties going to the next and at last
     /// to the smaller docID. `capture` (a response over a record without HTTP, a revisit last),
     /// `newest` or `oldest` (WARC-Date; undated last), `https`, `shortest-url`, `canonical` (a page
@@ -354,6 +370,11 @@ enum DedupFormatArg {
     /// rule skips (`exact` or `near`), with the URL of the kept document that stands for it and
     /// the --keep criterion that put that one first, in docID order (reads no input).
     Skip,
+    /// Every WARC input written again into the directory -o names, under its own name, each exact
+    /// copy whose payload is its kept capture's replaced by a revisit record naming that capture
+    /// (profile identical-payload-digest), every other record copied as it is stored; at --level
+    /// near a metadata record after each near-replica names the page that stands for it.
+    WarcRevisits,
 }
 
 impl DedupArgs {
@@ -368,16 +389,30 @@ impl DedupArgs {
                 DedupFormatArg::Warc => dedup::Format::Warc,
                 DedupFormatArg::Urls => dedup::Format::Urls,
                 DedupFormatArg::Skip => dedup::Format::Skip,
+                DedupFormatArg::WarcRevisits => dedup::Format::WarcRevisits,
             },
-            out: if self.out.as_os_str() == "-" {
+            out: if matches!(self.format, DedupFormatArg::WarcRevisits) {
+                dedup::Destination::Dir(self.out.clone())
+            } else if self.out.as_os_str() == "-" {
                 dedup::Destination::Stdout
             } else {
                 dedup::Destination::File(self.out.clone())
             },
             keep: self.keep.clone(),
+            cdxj: self.cdxj,
             memory: memory.0,
         }
     }
+}
+
+#[derive(Args, Debug)]
+struct ExpandArgs {
+    /// WARC files, as `dedup --format warc-revisits` wrote them (or any crawl with revisits).
+    #[arg(required = true, value_name = "FILE")]
+    inputs: Vec<PathBuf>,
+    /// The directory to write into (made when missing; not the inputs' own).
+    #[arg(short, long, value_name = "DIR")]
+    out: PathBuf,
 }
 
 #[derive(Args, Debug)]
@@ -952,6 +987,14 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                     eval::write_table(&evaluation, &mut w)
                 }
             })
+        }
+        Command::Expand(args) => {
+            crate::base::interrupt::install();
+            let cfg =
+                crate::commands::expand::ExpandConfig { inputs: args.inputs.clone(), out: args.out.clone() };
+            let stats = crate::commands::expand::run(&cfg, &progress)?;
+            progress.summary(&stats.summary());
+            Ok(())
         }
         Command::Dump(args) => {
             let out = existing(&args.dir)?;

@@ -116,6 +116,7 @@ pub(crate) mod analysis;
 pub(crate) mod changes;
 pub mod criterion;
 mod csv_out;
+pub(crate) mod destination;
 pub(crate) mod docs;
 mod file;
 pub(crate) mod handles;

@@ -100,6 +100,25 @@ fn sha1_base32(value: &str) -> Option<Digest> {
     Some(Digest(xxh3_128(&key)))
 }
 
+/// The `WARC-Payload-Digest` (or `WARC-Block-Digest`) value of `bytes` as
+/// Heritrix, wget and warcio write it: `sha1:` and 32 upper-case base32
+/// characters. For records `overlap dedup` writes that had none.
+pub(crate) fn sha1_value(bytes: &[u8]) -> String {
+    use sha1::{Digest as _, Sha1};
+    const ALPHABET: &[u8; 32] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+    let hash = Sha1::digest(bytes);
+    let mut out = String::with_capacity(37);
+    out.push_str("sha1:");
+    // Five bytes are eight characters.
+    for five in hash.chunks_exact(5) {
+        let acc = five.iter().fold(0u64, |acc, &b| acc << 8 | u64::from(b));
+        for shift in (0..8).rev() {
+            out.push(char::from(ALPHABET[(acc >> (shift * 5) & 31) as usize]));
+        }
+    }
+    out
+}
+
 thread_local! {
     static KEY: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
@@ -231,5 +250,12 @@ mod tests {
         assert_eq!(parse("nocolon"), None);
         assert_eq!(parse("sha1:"), None);
         assert_eq!(parse(":abc"), None);
+    }
+
+    #[test]
+    fn sha1_value_is_what_writers_write() {
+        // sha1("hello world"), as base32.
+        assert_eq!(sha1_value(b"hello world"), "sha1:FKXGYNOJJ7H3IFO35FPUBC445EPOQRXN");
+        assert!(sha1_base32(&sha1_value(b"x")).is_some(), "read back by the fast path");
     }
 }

@@ -29,6 +29,7 @@ pub mod jsonl;
 pub(crate) mod pagefeed;
 mod records;
 pub(crate) mod split;
+pub(crate) mod stored;
 pub(crate) mod walk;
 pub mod warc;
 pub(crate) mod zst;

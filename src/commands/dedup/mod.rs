@@ -28,15 +28,17 @@
 //! before it rewrites its tables and writes back last, must say the same
 //! before and after the tables are read.
 
+mod cdxj;
 mod output;
 mod reread;
+mod revisits;
 mod skip;
 
 use std::time::Instant;
 
 use anyhow::bail;
 
-pub(crate) use output::Destination;
+pub(crate) use crate::store::destination::Destination;
 
 use crate::base::progress::{Progress, count};
 use crate::store::analysis::documents::{self, Docs, EMPTY};
@@ -72,6 +74,9 @@ pub(crate) enum Format {
     /// The skip list: CSV `url,kept_url,why`, a row for each skipped
     /// document with a URL, naming the kept document that stands for it.
     Skip,
+    /// Every WARC input written again, exact copies as revisit records
+    /// ([`revisits`]).
+    WarcRevisits,
 }
 
 #[derive(Clone, Debug)]
@@ -82,6 +87,8 @@ pub(crate) struct DedupConfig {
     /// Which copy stands for a group; `None`: the report's rule, which
     /// the manifest records, else `input-order`.
     pub keep: Option<KeepRule>,
+    /// `warc-revisits`: write `index.cdxj` beside the files.
+    pub cdxj: bool,
     /// Memory budget in bytes.
     pub memory: u64,
 }
@@ -111,6 +118,8 @@ pub(crate) struct DedupStats {
     pub unit: &'static str,
     pub bytes: u64,
     pub seconds: f64,
+    /// What `warc-revisits` did.
+    pub revisits: Option<revisits::RevisitStats>,
 }
 
 impl Summary for DedupStats {
@@ -124,6 +133,37 @@ impl Summary for DedupStats {
             if n > 0 {
                 also.push_str(&format!(", {n} kept {what}"));
             }
+        }
+        if let Some(r) = &self.revisits {
+            let saved = r.input_bytes.saturating_sub(r.output_bytes);
+            let mut whole = Vec::new();
+            if r.other_bytes > 0 {
+                whole.push(format!("{} with the same text in other bytes", r.other_bytes));
+            }
+            if r.no_original > 0 {
+                whole.push(format!("{} whose kept copy is not a response of these files", r.no_original));
+            }
+            let whole =
+                if whole.is_empty() { String::new() } else { format!(" ({} kept whole)", whole.join(", ")) };
+            let noted =
+                if r.noted > 0 { format!(", {} near-replicas noted", r.noted) } else { String::new() };
+            let index =
+                if r.index_bytes > 0 { format!(", index {} bytes", r.index_bytes) } else { String::new() };
+            return format!(
+                "dedup: {} of {} kept ({} skipped as exact copies, {} as near-replicas); {} exact copies \
+                 written as revisit records{whole}{noted}; {} rewritten: {} of {} ({:.1}% saved){index}, \
+                 in {:.1} s",
+                self.kept,
+                count(self.documents, "document", "documents"),
+                self.exact_copies,
+                self.near_replicas,
+                r.revisits,
+                count(r.files, "file", "files"),
+                count(r.output_bytes, "byte", "bytes"),
+                r.input_bytes,
+                if r.input_bytes > 0 { saved as f64 * 100.0 / r.input_bytes as f64 } else { 0.0 },
+                self.seconds
+            );
         }
         format!(
             "dedup: {} of {} kept ({} skipped as exact copies, {} as near-replicas{also}); \
@@ -188,6 +228,7 @@ pub(crate) fn run(out: &OutDir, cfg: &DedupConfig, progress: &Progress) -> anyho
         Format::Warc => "record",
         Format::Urls => "URL",
         Format::Skip => "row",
+        Format::WarcRevisits => "record",
     };
     let inputs = Inputs::of(&manifest);
     let unchanged = |out: &OutDir| -> anyhow::Result<()> {
@@ -223,6 +264,16 @@ pub(crate) fn run(out: &OutDir, cfg: &DedupConfig, progress: &Progress) -> anyho
         Format::Skip => {
             stats.written = skip::write(out, &docs, &stand_in, &keep, &cfg.out, &mut stats, progress)?;
             unchanged(out)?;
+        }
+        Format::WarcRevisits => {
+            let Destination::Dir(dir) = &cfg.out else {
+                bail!("--format warc-revisits writes a directory: -o DIR")
+            };
+            let r = revisits::write(
+                out, &manifest, &docs, &stand_in, cfg.level, dir, cfg.cdxj, cfg.memory, &mut stats, progress,
+            )?;
+            unchanged(out)?;
+            stats.revisits = Some(r);
         }
         Format::Jsonl | Format::Warc => {
             let wanted = wanted(out, &inputs, &kept)?;
@@ -363,6 +414,15 @@ fn wanted(out: &OutDir, inputs: &Inputs<'_>, kept: &[bool]) -> anyhow::Result<Ve
     })?;
     wanted.sort_unstable();
     Ok(wanted)
+}
+
+/// The error for a kept document whose record was not found again where
+/// docs.csv says it is.
+fn not_found_again(name: &str, offset: u64, doc_id: impl std::fmt::Display) -> anyhow::Error {
+    anyhow::anyhow!(
+        "{name}: no document at offset {offset}, where docs.csv has docID {doc_id}: the input does not read as \
+         it did in the analysis"
+    )
 }
 
 /// `INPUT:OFFSET`, as docs.csv writes a source.

@@ -1,119 +1,11 @@
-//! Where `dedup` writes, and what: the destination (a file written under a
-//! temporary name and renamed when complete, or standard output) and the
-//! bytes of each kept document in each format.
+//! What `dedup` writes for each kept document in each format (where it
+//! goes is [`crate::store::destination`]).
 
-use std::fs::{self, File};
-use std::io::{self, BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::io::Write;
 
-use anyhow::{Context, bail};
 use flate2::Compression;
 use flate2::write::GzEncoder;
 use serde::Serialize;
-
-use crate::store::{CannotWrite, Manifest, OutDir, commit, remove_file_if_exists, temp_path};
-
-/// Where the kept documents go.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Destination {
-    File(PathBuf),
-    /// `-o -`.
-    Stdout,
-}
-
-impl Destination {
-    /// Checks a file destination before anything is read: its directory
-    /// exists, and it is neither in the analysis (which dedup only reads,
-    /// and whose own commands remove `*.partial` files they find there)
-    /// nor one of the inputs (which it would replace).
-    pub(crate) fn check(&self, out: &OutDir, manifest: &Manifest) -> anyhow::Result<()> {
-        let Destination::File(path) = self else { return Ok(()) };
-        let Some(name) = path.file_name() else { bail!("--out {} is not a file name", path.display()) };
-        let parent = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
-        let dir = fs::canonicalize(parent)
-            .with_context(|| format!("cannot write {}: no directory {}", path.display(), parent.display()))?;
-        let analysis = fs::canonicalize(out.root())
-            .with_context(|| format!("cannot read directory {}", out.root().display()))?;
-        if dir.starts_with(&analysis) {
-            bail!(
-                "--out {} is inside the analysis {}, which dedup only reads: write it elsewhere",
-                path.display(),
-                out.root().display()
-            );
-        }
-        let target = dir.join(name);
-        if target.is_dir() {
-            bail!("--out {} is a directory, not a file", path.display());
-        }
-        let target = target.to_string_lossy();
-        if let Some(input) = manifest.sources().find(|i| i.canonical.as_deref() == Some(&*target)) {
-            bail!("--out {} is the input {}: dedup would replace it", path.display(), input.path);
-        }
-        Ok(())
-    }
-
-    /// Starts writing: the file under its temporary name, or standard
-    /// output.
-    pub(crate) fn open(&self) -> anyhow::Result<Sink> {
-        let (writer, path): (Box<dyn Write>, _) = match self {
-            Destination::Stdout => (Box::new(io::stdout().lock()), None),
-            Destination::File(path) => {
-                crate::base::interrupt::check()?;
-                let tmp = temp_path(path);
-                let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
-                (Box::new(file), Some(path.clone()))
-            }
-        };
-        Ok(Sink { writer: BufWriter::with_capacity(1 << 16, writer), path, bytes: 0, done: false })
-    }
-}
-
-/// The output being written. Dropped before [`Sink::finish`] (the command
-/// failed), it removes its temporary file: no partial output is left
-/// under a name that looks complete, nor under the temporary one.
-pub(crate) struct Sink {
-    writer: BufWriter<Box<dyn Write>>,
-    /// The file's final name; `None` for standard output.
-    path: Option<PathBuf>,
-    bytes: u64,
-    done: bool,
-}
-
-impl Sink {
-    pub(crate) fn write(&mut self, bytes: &[u8]) -> anyhow::Result<()> {
-        crate::base::interrupt::check()?;
-        self.writer.write_all(bytes).with_context(|| self.error())?;
-        self.bytes += bytes.len() as u64;
-        Ok(())
-    }
-
-    /// Flushes, and renames the file into place. Returns the bytes written.
-    pub(crate) fn finish(mut self) -> anyhow::Result<u64> {
-        self.writer.flush().with_context(|| self.error())?;
-        if let Some(path) = &self.path {
-            commit(path)?;
-        }
-        self.done = true;
-        Ok(self.bytes)
-    }
-
-    /// A failed write's context: of its own type, so that a write failing
-    /// while docs.csv's rows are read is not blamed on a row.
-    fn error(&self) -> CannotWrite {
-        CannotWrite(self.path.as_deref().map_or_else(|| PathBuf::from("standard output"), temp_path))
-    }
-}
-
-impl Drop for Sink {
-    fn drop(&mut self) {
-        if let (Some(path), false) = (&self.path, self.done) {
-            let _ = remove_file_if_exists(&temp_path(path));
-        }
-    }
-}
 
 /// One line of `urls`: the URL as recorded, with a line feed or carriage
 /// return in it (a JSONL url field may hold one) percent-encoded, as a
@@ -178,20 +70,5 @@ mod tests {
         let mut back = Vec::new();
         flate2::read::GzDecoder::new(&member[..]).read_to_end(&mut back).unwrap();
         assert_eq!(back, b"WARC/1.1\r\n\r\n\r\n\r\n");
-    }
-
-    #[test]
-    fn a_sink_dropped_unfinished_leaves_nothing() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("kept.jsonl");
-        let mut sink = Destination::File(path.clone()).open().unwrap();
-        sink.write(b"x\n").unwrap();
-        assert!(!path.exists() && temp_path(&path).exists());
-        drop(sink);
-        assert!(!temp_path(&path).exists());
-        let mut sink = Destination::File(path.clone()).open().unwrap();
-        sink.write(b"x\n").unwrap();
-        assert_eq!(sink.finish().unwrap(), 2);
-        assert_eq!(fs::read(&path).unwrap(), b"x\n");
     }
 }

@@ -15,13 +15,14 @@ use std::sync::mpsc::{SyncSender, sync_channel};
 use anyhow::{Context, bail};
 use rayon::prelude::*;
 
-use super::output::{self, Sink};
+use super::output;
 use super::{DedupStats, Format};
 use crate::base::progress::Progress;
 use crate::bytes::extract;
 use crate::bytes::read::warc::WarcReader;
 use crate::bytes::read::{self, InputFormat, Item, RawDoc, ReadOptions, Reader};
 use crate::store::analysis::documents::Docs;
+use crate::store::destination::Sink;
 
 /// A kept document's record: its input (an index into the names the
 /// manifest gives), its offset there, and its row. Ordered so that a
@@ -218,13 +219,7 @@ fn read_all(
             }
         }
         if let Some(k) = seen.iter().position(|&s| !s) {
-            bail!(
-                "{}: no document at offset {}, where docs.csv has docID {}: the input does not read as it did \
-                 in the analysis",
-                file.name,
-                wanted[k].offset,
-                docs.doc_id(wanted[k].row)
-            );
+            return Err(super::not_found_again(&file.name, wanted[k].offset, docs.doc_id(wanted[k].row)));
         }
     }
     if !batch.is_empty() {

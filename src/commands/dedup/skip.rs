@@ -14,12 +14,12 @@
 
 use std::collections::HashMap;
 
-use super::output::Destination;
 use super::{DedupStats, KEPT, is_exact_copy};
 use crate::base::progress::Progress;
 use crate::store::OutDir;
 use crate::store::analysis::documents::{self, Docs};
 use crate::store::analysis::keep::{KeepRule, Key};
+use crate::store::destination::Destination;
 
 /// Writes the skip list; returns its rows.
 pub(super) fn write(
