@@ -19,6 +19,7 @@ use xxhash_rust::xxh3::xxh3_128;
 
 use crate::bytes::read::digest;
 use crate::bytes::read::stored::{self, Stored};
+use crate::bytes::read::warc::strip_angle_brackets;
 
 /// What a revisit names: the kept capture.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -37,7 +38,7 @@ pub(crate) fn payload(rec: &Stored) -> Option<&[u8]> {
     if !rec.field("WARC-Type")?.eq_ignore_ascii_case("response") {
         return None;
     }
-    let (start, _) = stored::http_head(&rec.block)?;
+    let start = stored::http_head(&rec.block)?.body_start;
     rec.block.get(start..)
 }
 
@@ -55,8 +56,7 @@ pub(crate) fn original(rec: &Stored) -> Option<Original> {
 
 /// `WARC-Target-URI` without the angle brackets some writers add.
 pub(crate) fn target_uri(rec: &Stored) -> Option<String> {
-    let uri = rec.field("WARC-Target-URI")?;
-    Some(uri.strip_prefix('<').and_then(|u| u.strip_suffix('>')).map_or(uri.clone(), str::to_string))
+    Some(strip_angle_brackets(&rec.field("WARC-Target-URI")?).to_string())
 }
 
 /// The revisit profile's URI for the record's WARC version.
@@ -71,7 +71,7 @@ fn profile(head: &[u8]) -> &'static str {
 /// The revisit record that replaces the loaded response `rec`, whose
 /// payload is `of`'s: its header and block ([`bytes`] writes it).
 pub(crate) fn revisit(rec: &Stored, of: &Original) -> Stored {
-    let (http_len, _) = stored::http_head(&rec.block).expect("a response with an HTTP header");
+    let http_len = stored::http_head(&rec.block).expect("a response with an HTTP header").body_start;
     let block = &rec.block[..http_len];
     let mut added = vec![
         ("WARC-Profile", profile(&rec.head).to_string()),
@@ -237,9 +237,9 @@ pub(crate) fn is_identical_payload_revisit(rec: &Stored) -> bool {
 /// revisit `dedup` wrote, this is the record it replaced, byte for byte
 /// (a `WARC-Block-Digest` in `sha1:` base32, as writers write it).
 pub(crate) fn expanded(rev: &Stored, original: &Stored) -> Option<Stored> {
-    let (start, _) = stored::http_head(&original.block)?;
+    let start = stored::http_head(&original.block)?.body_start;
     let block = match stored::http_head(&rev.block) {
-        Some((len, _)) => [&rev.block[..len], &original.block[start..]].concat(),
+        Some(http) => [&rev.block[..http.body_start], &original.block[start..]].concat(),
         None => original.block.clone(),
     };
     let names = field_names(&rev.head);

@@ -25,6 +25,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use crate::base::progress::{Progress, count};
 use crate::bytes::read::stored::{self, Stored, StoredRecords, member, write_stored};
+use crate::bytes::read::warc::strip_angle_brackets;
 use crate::bytes::revisit::{self as revisit_record, bytes, target_uri};
 use crate::store::destination::Destination;
 use crate::store::stats::Summary;
@@ -212,8 +213,7 @@ fn original_of(rev: &Stored, by_id: &HashMap<u64, At>, by_capture: &HashMap<u64,
         return Some(at);
     }
     let uri = rev.field("WARC-Refers-To-Target-URI")?;
-    let uri = uri.strip_prefix('<').and_then(|u| u.strip_suffix('>')).unwrap_or(&uri);
-    by_capture.get(&capture_key(uri, &rev.field("WARC-Refers-To-Date")?)).copied()
+    by_capture.get(&capture_key(strip_angle_brackets(&uri), &rev.field("WARC-Refers-To-Date")?)).copied()
 }
 
 /// The response at `at`, loaded (the last one loaded is kept: copies of

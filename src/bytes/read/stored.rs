@@ -374,18 +374,14 @@ impl BufRead for Counted {
     }
 }
 
-/// The HTTP response header at the start of a block, through its blank
-/// line, and the status; `None` when the block is no HTTP response.
-pub(crate) fn http_head(block: &[u8]) -> Option<(usize, u16)> {
+/// The HTTP response header at the start of a block, parsed: its length
+/// through the blank line that ends it (`body_start`), the status and the
+/// media type a replay index takes; `None` when the block is no HTTP
+/// response or its header has no end.
+pub(crate) fn http_head(block: &[u8]) -> Option<http::Response> {
     let resp = http::parse_response(block).ok()?;
     let ends = block.get(..resp.body_start)?;
-    (ends.ends_with(b"\n\n") || ends.ends_with(b"\n\r\n")).then_some((resp.body_start, resp.status))
-}
-
-/// The media type an HTTP response header gives (as written, without
-/// parameters), for a replay index.
-pub(crate) fn http_media_type(block: &[u8]) -> Option<String> {
-    http::parse_response(block).ok()?.content_type
+    (ends.ends_with(b"\n\n") || ends.ends_with(b"\n\r\n")).then_some(resp)
 }
 
 /// A header value as text: for fields the rewrite copies.
@@ -528,7 +524,8 @@ mod tests {
         assert_eq!(walked[1].stored.as_deref(), Some(&members[1][..]));
         assert_eq!(walked[1].block, body);
         assert_eq!(walked[1].field("warc-type").as_deref(), Some("response"));
-        assert_eq!(http_head(&walked[1].block), Some((body.len() - 8, 200)));
+        let http = http_head(&walked[1].block).unwrap();
+        assert_eq!((http.body_start, http.status), (body.len() - 8, 200));
         assert!(walked.iter().all(|r| r.damage.is_none()));
     }
 

@@ -676,7 +676,7 @@ fn parse_length(value: &str) -> Result<u64, String> {
 }
 
 /// A target URI without the angle brackets some writers put around it.
-fn strip_angle_brackets(uri: &str) -> &str {
+pub(crate) fn strip_angle_brackets(uri: &str) -> &str {
     uri.strip_prefix('<').and_then(|u| u.strip_suffix('>')).unwrap_or(uri)
 }
 

@@ -47,13 +47,13 @@ pub(super) fn line(rec: &Stored, filename: &str, offset: u64, length: u64) -> Op
     let mime = match kind.as_str() {
         "revisit" => Some("warc/revisit".to_string()),
         "resource" => rec.field("Content-Type").map(|t| media_type(&t)),
-        _ => http.and_then(|_| stored::http_media_type(&rec.block)),
+        _ => http.as_ref().and_then(|h| h.content_type.clone()),
     };
     // A loaded record without a digest of its own (a kept capture that a
     // revisit names, from a writer that wrote none) gets the one its
     // revisits carry, which a replay matches them by.
     let computed = || {
-        let (start, _) = http.filter(|_| rec.stored.is_some())?;
+        let start = http.as_ref().filter(|_| rec.stored.is_some())?.body_start;
         Some(digest::sha1_value(rec.block.get(start..)?))
     };
     let digest = rec.field("WARC-Payload-Digest").or_else(computed).map(|d| match d.split_once(':') {
@@ -63,7 +63,7 @@ pub(super) fn line(rec: &Stored, filename: &str, offset: u64, length: u64) -> Op
     let fields = Fields {
         url: &url,
         mime,
-        status: http.map(|(_, status)| status.to_string()),
+        status: http.as_ref().map(|h| h.status.to_string()),
         digest,
         length: length.to_string(),
         offset: offset.to_string(),
