@@ -149,6 +149,9 @@ const INTS: &[&str] = &[
     "near_replica_count",
     "center_before",
     "center_after",
+    "moved_from",
+    "chunks_before",
+    "chunks_kept",
     "df",
     "example_doc",
     "status",
@@ -179,6 +182,9 @@ const NULLABLE: &[&str] = &[
     "near_replica_count",
     "center_before",
     "center_after",
+    "moved_from",
+    "chunks_before",
+    "chunks_kept",
     "exact_hash",
 ];
 

@@ -66,6 +66,22 @@ struct Expected {
     change: &'static str,
     missing_for: u16,
     kept: bool,
+    /// A move: the docID and URL of the page gone.
+    moved_from: Option<(u32, String)>,
+    /// A modified page: its previous text's distinct chunks, and how many
+    /// of them it kept.
+    chunks: Option<(u32, u32)>,
+}
+
+impl Expected {
+    fn plain(doc_id: u32, url: String, change: &'static str, missing_for: u16, kept: bool) -> Expected {
+        Expected { doc_id, url, change, missing_for, kept, moved_from: None, chunks: None }
+    }
+}
+
+/// A text's distinct chunks, as the chain's flags cut them.
+fn chunk_set(text: &str) -> BTreeSet<String> {
+    chunk_texts(&normalize(text), Spec::parse("lines:2")).into_iter().collect()
 }
 
 /// The crawl as its documents are made: a revisit whose payload a
@@ -137,13 +153,7 @@ fn step(prev: &State, crawl: &[Rec], keep: u16) -> (State, Vec<Expected>) {
         if kept {
             next.current.insert(h, Doc { missing_for: m, ..d.clone() });
         }
-        rows.push(Expected {
-            doc_id: h,
-            url: d.url.clone().unwrap_or_default(),
-            change,
-            missing_for: m,
-            kept,
-        });
+        rows.push(Expected::plain(h, d.url.clone().unwrap_or_default(), change, m, kept));
     };
     for (url, caps) in &by_url {
         let old_h = prev.handles.get(*url).copied();
@@ -168,13 +178,7 @@ fn step(prev: &State, crawl: &[Rec], keep: u16) -> (State, Vec<Expected>) {
                 if let Some((h, d)) = old {
                     let change = if d.missing_for > 0 { "returned" } else { "unchanged" };
                     next.current.insert(h, Doc { missing_for: 0, ..d.clone() });
-                    rows.push(Expected {
-                        doc_id: h,
-                        url: url.to_string(),
-                        change,
-                        missing_for: 0,
-                        kept: true,
-                    });
+                    rows.push(Expected::plain(h, url.to_string(), change, 0, true));
                 }
             }
             Rec::Gone(..) => {
@@ -185,7 +189,7 @@ fn step(prev: &State, crawl: &[Rec], keep: u16) -> (State, Vec<Expected>) {
             Rec::Moved(_) => {
                 if let Some((h, _)) = old {
                     let url = url.to_string();
-                    rows.push(Expected { doc_id: h, url, change: "redirected", missing_for: 0, kept: false });
+                    rows.push(Expected::plain(h, url, "redirected", 0, false));
                 }
             }
         }
@@ -200,6 +204,13 @@ fn step(prev: &State, crawl: &[Rec], keep: u16) -> (State, Vec<Expected>) {
             missing(h, d, "orphaned", &mut next, &mut rows);
         }
     }
+    // The pages gone (their URL lost, orphaned or redirected now) that a
+    // new URL may be.
+    let gone: Vec<(u32, String, &str)> = rows
+        .iter()
+        .filter(|e| matches!(e.change, "lost" | "orphaned" | "redirected") && !e.url.is_empty())
+        .map(|e| (e.doc_id, e.url.clone(), prev.current[&e.doc_id].text.as_str()))
+        .collect();
     pending.sort_by_key(|p| p.0);
     for (_, url, text, old_h, change) in pending {
         let h = old_h.unwrap_or_else(|| {
@@ -210,13 +221,28 @@ fn step(prev: &State, crawl: &[Rec], keep: u16) -> (State, Vec<Expected>) {
             }
             h
         });
-        rows.push(Expected {
-            doc_id: h,
-            url: url.clone().unwrap_or_default(),
-            change,
-            missing_for: 0,
-            kept: true,
-        });
+        let mut row = Expected::plain(h, url.clone().unwrap_or_default(), change, 0, true);
+        let now = chunk_set(&text);
+        if change == "modified" {
+            let before = chunk_set(&prev.current[&h].text);
+            row.chunks = Some((before.len() as u32, before.intersection(&now).count() as u32));
+        }
+        if change == "new" && url.is_some() {
+            // The same text first, then the most chunks shared (T = 2 of
+            // the flags), then the smallest docID.
+            let same = |t: &str| !normalize(t).is_empty() && normalize(t) == normalize(&text);
+            let best = gone
+                .iter()
+                .map(|(id, u, t)| {
+                    (same(t), chunk_set(t).intersection(&now).count(), std::cmp::Reverse(*id), u)
+                })
+                .max();
+            if let Some((_, _, std::cmp::Reverse(id), u)) = best.filter(|b| b.0 || b.1 >= 2) {
+                row.change = "moved";
+                row.moved_from = Some((id, u.clone()));
+            }
+        }
+        rows.push(row);
         next.current.insert(h, Doc { url, text, missing_for: 0 });
     }
     next.standing = next.current.iter().filter(|(_, d)| d.url.is_some()).map(|(&h, _)| h).collect();
@@ -271,10 +297,15 @@ fn crawls(seed: u64, count: usize, calm: bool) -> Vec<Vec<Rec>> {
     let mut out = Vec::new();
     for k in 0..count {
         let mut crawl = Vec::new();
+        // Texts of pages that go this time: some turn up under a new URL.
+        let mut went: Vec<String> = Vec::new();
         let urls: Vec<String> = site.keys().cloned().collect();
         for url in urls {
             let page = site[&url].clone();
             let r = rng.below(if calm { 400 } else { 100 });
+            if let (Some(t), true) = (&page, k > 0 && (12..29).contains(&r)) {
+                went.push(t.clone());
+            }
             match page {
                 Some(_) if k > 0 && r < 12 => crawl.push(Rec::Page { url: Some(url), text: text(&mut rng) }),
                 Some(_) if k > 0 && r < 20 => {} // absent this time
@@ -307,6 +338,25 @@ fn crawls(seed: u64, count: usize, calm: bool) -> Vec<Vec<Rec>> {
                 text(&mut rng)
             };
             crawl.push(Rec::Page { url: Some(new_url(&mut rng)), text: t });
+        }
+        // Moves: the same text, or with a line edited, or much of it
+        // rewritten.
+        for t in went {
+            if rng.chance(50) {
+                let mut lines: Vec<String> = t.split('\n').map(str::to_string).collect();
+                let edits = if rng.chance(30) {
+                    0
+                } else if rng.chance(50) {
+                    1
+                } else {
+                    lines.len() / 2 + 1
+                };
+                for _ in 0..edits {
+                    let i = rng.below(lines.len());
+                    lines[i] = format!("a moved line {}", rng.below(1000));
+                }
+                crawl.push(Rec::Page { url: Some(new_url(&mut rng)), text: lines.join("\n") });
+            }
         }
         if rng.chance(30) {
             crawl.push(Rec::Page { url: None, text: text(&mut rng) });
@@ -545,18 +595,36 @@ fn check(
     let prev = prev.unwrap();
     assert_eq!(since, since_previous(prev, out, expected), "{what}: since_previous");
     let (header, rows) = read_csv(&out.join("changes.csv"));
-    assert_eq!(header, ["doc_id", "url", "change", "missing_for", "kept", "center_before", "center_after"]);
+    assert_eq!(
+        header,
+        [
+            "doc_id",
+            "url",
+            "change",
+            "missing_for",
+            "kept",
+            "center_before",
+            "center_after",
+            "moved_from",
+            "moved_from_url",
+            "chunks_before",
+            "chunks_kept"
+        ]
+    );
+    let number = |s: &str| -> Option<u32> { (!s.is_empty()).then(|| s.parse().unwrap()) };
     let got: Vec<Expected> = rows
         .iter()
         .map(|r| Expected {
             doc_id: r[0].parse().unwrap(),
             url: r[1].clone(),
-            change: ["new", "unchanged", "modified", "lost", "orphaned", "redirected", "returned"]
+            change: ["new", "moved", "unchanged", "modified", "lost", "orphaned", "redirected", "returned"]
                 .into_iter()
                 .find(|c| *c == r[2])
                 .unwrap_or_else(|| panic!("{what}: change {:?}", r[2])),
             missing_for: r[3].parse().unwrap(),
             kept: r[4] == "true",
+            moved_from: number(&r[7]).map(|id| (id, r[8].clone())),
+            chunks: number(&r[9]).map(|b| (b, number(&r[10]).unwrap())),
         })
         .collect();
     assert_eq!(got, expected, "{what}: changes.csv");
@@ -740,6 +808,22 @@ fn since_previous(prev: &Path, out: &Path, expected: &[Expected]) -> serde_json:
         };
         serde_json::json!({"skippable": said.len(), "unchanged": right, "unchanged_percent": pct})
     };
+    let moves: Vec<serde_json::Value> = expected
+        .iter()
+        .filter_map(|e| {
+            let (from, from_url) = e.moved_from.as_ref()?;
+            Some(serde_json::json!({"doc_id": e.doc_id, "url": e.url, "from_doc_id": from, "from_url": from_url}))
+        })
+        .take(20)
+        .collect();
+    let mut tenths = [0u64; 11];
+    let mut shares: Vec<u64> = Vec::new();
+    for (before, kept) in expected.iter().filter_map(|e| e.chunks).filter(|c| c.0 > 0) {
+        tenths[(kept * 10 / before) as usize] += 1;
+        shares.push(u64::from(kept) * 1_000_000 / u64::from(before));
+    }
+    shares.sort();
+    let median = shares.get(shares.len().saturating_sub(1) / 2).map_or(0.0, |m| (m / 100) as f64 / 100.0);
     let analysis: serde_json::Value = serde_json::from_slice::<serde_json::Value>(
         &fs::read(out.join("manifest.json")).unwrap(),
     )
@@ -748,8 +832,10 @@ fn since_previous(prev: &Path, out: &Path, expected: &[Expected]) -> serde_json:
     let gk = |k: &str| g.get(k).copied().unwrap_or(0);
     serde_json::json!({
         "analysis": analysis,
+        "moves": moves,
+        "modified": {"measured": shares.len(), "kept_tenths": tenths, "median_kept_percent": median},
         "pages": {
-            "new": count("new"), "unchanged": count("unchanged"), "modified": count("modified"),
+            "new": count("new"), "moved": count("moved"), "unchanged": count("unchanged"), "modified": count("modified"),
             "lost": count("lost"), "orphaned": count("orphaned"), "redirected": count("redirected"),
             "returned": count("returned"), "kept_missing": kept_missing,
         },
@@ -963,4 +1049,95 @@ fn pairs_of_a_changed_page_are_found_at_the_prefix_bound_and_the_rest_carried() 
     assert_eq!(stats["pairs"]["delta"]["touched_documents"], 1);
     assert_eq!(stats["pairs"]["delta"]["carried_pairs"], 1, "c~d comes from the previous table");
     assert_eq!(read_overlap(&new), [(0, 1, 2), (2, 3, 3)]);
+}
+
+#[test]
+fn a_move_is_decided_by_the_criterion_and_a_new_criterion_decides_again() {
+    // /a moves whole to /a2; /b is redirected and /b2 has four of its six
+    // lines (2 of 3 chunks of lines:2, Jaccard 2/4); /c goes and /c2 shares
+    // nothing with it; /d is modified, keeping one of its three chunks.
+    let tmp = tempdir();
+    let lines = |xs: &[&str]| xs.join("\n");
+    let a = lines(&["a1", "a2", "a3", "a4"]);
+    let b = lines(&["b1", "b2", "b3", "b4", "b5", "b6"]);
+    let b2 = lines(&["b1", "b2", "b3", "b4", "n1", "n2"]);
+    let c = lines(&["c1", "c2"]);
+    let d = lines(&["d1", "d2", "d3", "d4", "d5", "d6"]);
+    let d2 = lines(&["d1", "d2", "e3", "e4", "e5", "e6"]);
+    let page = |u: &str, t: &str| Rec::Page { url: Some(format!("http://h.example/{u}")), text: t.into() };
+    let old_crawl = [page("a", &a), page("b", &b), page("c", &c), page("d", &d)];
+    let new_crawl = [
+        Rec::Gone("http://h.example/a".into(), 404),
+        Rec::Moved("http://h.example/b".into()),
+        page("d", &d2),
+        page("a2", &a),
+        page("b2", &b2),
+        page("c2", &lines(&["z1", "z2"])),
+    ];
+    let (old_in, new_in) = (tmp.path().join("old.warc"), tmp.path().join("new.warc"));
+    write_warc(&old_in, &old_crawl, 0);
+    write_warc(&new_in, &new_crawl, 1);
+    let old = tmp.path().join("old");
+    overlap_ok(["run", &arg(&old_in), "--out", &arg(&old), "--chunk", "lines:2", "-T", "2", "-q"]);
+    let new = tmp.path().join("new");
+    let changes = |extra: &[&str]| -> Vec<Vec<String>> {
+        let (input, out, prev) = (arg(&new_in), arg(&new), arg(&old));
+        let args =
+            [&["run", &input, "--out", &out, "--previous", &prev, "--chunk", "lines:2", "-q"][..], extra]
+                .concat();
+        overlap_ok(&args);
+        let (_, rows) = read_csv(&new.join("changes.csv"));
+        rows.into_iter().map(|r| [&r[1..3], &r[7..11]].concat()).collect()
+    };
+    let row = |url: &str, change: &str, from: &str, chunks: (&str, &str)| -> Vec<String> {
+        let from_url = if from.is_empty() { String::new() } else { format!("http://h.example/{from}") };
+        let from_id = match from {
+            "a" => "0",
+            "b" => "1",
+            _ => "",
+        };
+        [&format!("http://h.example/{url}"), change, from_id, &from_url, chunks.0, chunks.1]
+            .map(str::to_string)
+            .to_vec()
+    };
+    let none = ("", "");
+    let want = |b2: &str| {
+        vec![
+            row("a", "lost", "", none),
+            row("b", "redirected", "", none),
+            row("c", "orphaned", "", none),
+            row("d", "modified", "", ("3", "1")),
+            row("a2", "moved", "a", none),
+            if b2 == "moved" { row("b2", "moved", "b", none) } else { row("b2", "new", "", none) },
+            row("c2", "new", "", none),
+        ]
+    };
+    assert_eq!(changes(&["-T", "2"]), want("moved"));
+    let report: serde_json::Value =
+        serde_json::from_slice(&fs::read(new.join("report.json")).unwrap()).unwrap();
+    let since = &report["since_previous"];
+    assert_eq!(since["pages"]["moved"], 2);
+    assert_eq!(since["moves"][1]["from_url"], "http://h.example/b");
+    assert_eq!(since["modified"]["kept_tenths"][3], 1, "{since:#}");
+    let html = fs::read_to_string(new.join("report.html")).unwrap();
+    assert!(html.contains("moved to") && html.contains("http://h.example/b2"), "the report lists the moves");
+    assert_eq!(read_stats(&new)["pairs"]["moved"], 2);
+    // The same analysis under a criterion /b2 does not pass: the pairs
+    // stage decides again, and the same text still moves.
+    assert_eq!(changes(&["-T", "2", "--jaccard", "0.6"]), want("new"));
+    assert_eq!(changes(&["-T", "3"]), want("new"));
+    // The candidate stays in the working table, for a move not made.
+    let (header, rows) = read_csv(&new.join("records/fingerprint-changes.csv"));
+    let b2 = rows.iter().find(|r| r[1] == "http://h.example/b2").unwrap();
+    let at = |name: &str| header.iter().position(|h| h == name).unwrap();
+    assert_eq!(
+        [
+            &b2[at("chunks")],
+            &b2[at("candidate")],
+            &b2[at("candidate_exact")],
+            &b2[at("candidate_shared")],
+            &b2[at("candidate_chunks")]
+        ],
+        ["3", "1", "false", "2", "3"]
+    );
 }

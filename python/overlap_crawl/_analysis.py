@@ -18,9 +18,13 @@ _DOC = {
     "lines": "int", "chunks": "int", "exact_center": "int", "title": "text",
     "missing_for": "int", "date": "text", "capture": "text", "canonical": "text", "near_group": "int",
 }
-_CHANGES = {
+_CHANGE_HEAD = {
     "doc_id": "int", "url": "text", "change": "text", "missing_for": "int", "kept": "bool",
-    "center_before": "int", "center_after": "int",
+    "center_before": "int",
+}
+_CHANGES = {
+    **_CHANGE_HEAD, "center_after": "int", "moved_from": "int", "moved_from_url": "text",
+    "chunks_before": "int", "chunks_kept": "int",
 }
 
 TABLES: Dict[str, Dict[str, str]] = {
@@ -50,7 +54,10 @@ TABLES: Dict[str, Dict[str, str]] = {
         "fuzzy_signature_copycount": "int", "title_unique": "bool", "near_replica_count": "int",
     },
     "changes": _CHANGES,
-    "fingerprint-changes": {k: v for k, v in _CHANGES.items() if k != "center_after"},
+    "fingerprint-changes": {
+        **_CHANGE_HEAD, "chunks_before": "int", "chunks_kept": "int", "chunks": "int", "candidate": "int",
+        "candidate_exact": "bool", "candidate_shared": "int", "candidate_chunks": "int",
+    },
     "stop-chunks": {"fprint": "text", "df": "int", "pairs": "int", "example_doc": "int", "text": "text"},
     "redirects": {"source": "text", "url": "text", "status": "int", "target": "text"},
     "copies": {"doc_id": "int", "original": "int", "kind": "text"},

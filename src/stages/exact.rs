@@ -14,7 +14,6 @@
 use anyhow::bail;
 
 use crate::base::progress::Progress;
-use crate::store::changes::{ChangeTable, ChangesWriter, for_each_change};
 use crate::store::docs::{DocTable, DocsWriter, for_each_doc, for_each_row};
 use crate::store::handles::RowIds;
 use crate::store::manifest::ExactSettings;
@@ -59,19 +58,13 @@ pub(crate) fn run(
         }
     };
     let centers = centers(&exact_path, manifest.documents, cfg.memory, &scratch, &mut stats)?;
-    let doc_ids = write_docs(out, &spec, &centers, &mut stats)?;
+    write_docs(out, &spec, &centers, &mut stats)?;
     let mut outputs = vec![out.centers(), out.docs()];
     if cfg.scope != Scope::Crawl {
         outputs.push(out.scopes());
     }
     manifest.exact = Some(ExactSettings { scope: cfg.scope.name().to_string() });
     manifest.write(out)?;
-    if out.fingerprint_changes().is_file() {
-        write_changes(out, &doc_ids, &centers)?;
-        outputs.push(out.changes());
-    } else {
-        store::remove_file_if_exists(&out.changes())?;
-    }
     stage.finish(&mut stats, &outputs)?;
     Ok(Outcome::Ran(stats))
 }
@@ -173,12 +166,7 @@ fn close_group(size: u64, stats: &mut ExactStats) {
 
 /// Streams `fingerprint-docs.csv` into `docs.csv` with the center column,
 /// and writes `centers.fpd` for every document; returns each row's docID.
-fn write_docs(
-    out: &OutDir,
-    spec: &str,
-    centers: &[Center],
-    stats: &mut ExactStats,
-) -> anyhow::Result<RowIds> {
+fn write_docs(out: &OutDir, spec: &str, centers: &[Center], stats: &mut ExactStats) -> anyhow::Result<()> {
     let src = out.fingerprint_docs();
     let mut writer = DocsWriter::create(&out.docs(), DocTable::Final)?;
     let mut center_file = RecordWriter::create(&out.centers(), Header::new::<Center>(spec, false, 0, 1))?;
@@ -207,22 +195,5 @@ fn write_docs(
     writer.finish()?;
     store::docs::mark_ungrouped(out)?;
     center_file.finish()?;
-    Ok(doc_ids)
-}
-
-/// Streams `fingerprint-changes.csv` into `changes.csv` with each kept
-/// document's center now.
-fn write_changes(out: &OutDir, doc_ids: &RowIds, centers: &[Center]) -> anyhow::Result<()> {
-    let mut writer = ChangesWriter::create(&out.changes(), ChangeTable::Final)?;
-    for_each_change(&out.fingerprint_changes(), ChangeTable::Fingerprint, |mut row| {
-        if row.kept {
-            let Some(r) = doc_ids.row(row.doc_id) else {
-                bail!("docID {} is kept but not in docs.csv", row.doc_id);
-            };
-            let center = centers.get(r).copied().unwrap_or(Center::EMPTY);
-            row.center_after = (center != Center::EMPTY).then(|| doc_ids.id(center.0));
-        }
-        writer.push(&row)
-    })?;
-    writer.finish()
+    Ok(())
 }

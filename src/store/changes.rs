@@ -1,18 +1,27 @@
 //! The change table of an analysis made with `--previous`: what became of
 //! every URL that had a document in the previous analysis or has one now.
-//! The fingerprint stage writes `fingerprint-changes.csv`; the exact stage
-//! writes `changes.csv`, the same rows with each document's exact-group
-//! center now.
+//! The fingerprint stage writes `fingerprint-changes.csv`, with what it
+//! measured of each page against the previous analysis (the chunks a
+//! modified page kept, the page gone since whose text a new URL has most
+//! of); the pairs stage writes `changes.csv`, the same rows with each
+//! document's exact-group center now and the moves the criterion accepts
+//! (a new URL becomes `moved`).
 //!
 //! | column | meaning |
 //! |---|---|
 //! | `doc_id` | the URL's docID (its handle through the chain) |
 //! | `url` | the URL, as recorded |
-//! | `change` | `new`, `unchanged`, `modified`, `lost`, `orphaned`, `redirected` or `returned` ([`Change`]) |
+//! | `change` | `new`, `moved`, `unchanged`, `modified`, `lost`, `orphaned`, `redirected` or `returned` ([`Change`]) |
 //! | `missing_for` | analyses in a row the page has been lost or absent (0 when it has a document now) |
 //! | `kept` | whether the document is in this analysis (`true`, `false`) |
 //! | `center_before` | its exact-group center in the previous analysis; empty without a document there, or an empty one |
 //! | `center_after` | `changes.csv` only: its center in this analysis; empty when it is not in it, or is empty |
+//! | `moved_from`, `moved_from_url` | `changes.csv`, `moved` rows: the docID and URL of the page gone since that it is |
+//! | `chunks_before`, `chunks_kept` | `modified` rows: the distinct chunks of the page's previous text, and how many of them its text now has |
+//!
+//! `fingerprint-changes.csv` has, in place of the `moved_` columns, the
+//! candidate ([`Candidate`]): `candidate`, `candidate_exact`,
+//! `candidate_shared`, `candidate_chunks` and the page's own `chunks`.
 //!
 //! Rows are in docID order.
 
@@ -28,6 +37,10 @@ use super::csv_out::CsvOut;
 pub(crate) enum Change {
     /// A URL never seen in the chain.
     New,
+    /// A URL never seen in the chain, with the text (or a near-replica by
+    /// the criterion) of a page whose URL is lost, orphaned or redirected
+    /// in this analysis.
+    Moved,
     /// The same normalized text as before (also a revisit or an HTTP 304).
     Unchanged,
     /// Another text.
@@ -44,8 +57,9 @@ pub(crate) enum Change {
 }
 
 impl Change {
-    pub(crate) const ALL: [Change; 7] = [
+    pub(crate) const ALL: [Change; 8] = [
         Change::New,
+        Change::Moved,
         Change::Unchanged,
         Change::Modified,
         Change::Lost,
@@ -57,6 +71,7 @@ impl Change {
     pub(crate) fn name(self) -> &'static str {
         match self {
             Change::New => "new",
+            Change::Moved => "moved",
             Change::Unchanged => "unchanged",
             Change::Modified => "modified",
             Change::Lost => "lost",
@@ -89,12 +104,52 @@ pub(crate) enum ChangeTable {
 impl ChangeTable {
     fn header(self) -> &'static [&'static str] {
         match self {
-            ChangeTable::Fingerprint => &["doc_id", "url", "change", "missing_for", "kept", "center_before"],
-            ChangeTable::Final => {
-                &["doc_id", "url", "change", "missing_for", "kept", "center_before", "center_after"]
-            }
+            ChangeTable::Fingerprint => &[
+                "doc_id",
+                "url",
+                "change",
+                "missing_for",
+                "kept",
+                "center_before",
+                "chunks_before",
+                "chunks_kept",
+                "chunks",
+                "candidate",
+                "candidate_exact",
+                "candidate_shared",
+                "candidate_chunks",
+            ],
+            ChangeTable::Final => &[
+                "doc_id",
+                "url",
+                "change",
+                "missing_for",
+                "kept",
+                "center_before",
+                "center_after",
+                "moved_from",
+                "moved_from_url",
+                "chunks_before",
+                "chunks_kept",
+            ],
         }
     }
+}
+
+/// The page gone since that a new URL's text has most of, as the
+/// fingerprint stage measured it; the pairs stage decides by the criterion
+/// whether the new URL is that page moved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Candidate {
+    /// Its docID.
+    pub doc_id: u32,
+    /// The same normalized text.
+    pub exact: bool,
+    /// Distinct chunks the two texts share (leaving out chunks of a site's
+    /// template: see the fingerprint stage's `moves`).
+    pub shared: u32,
+    /// Its distinct chunks.
+    pub chunks: u32,
 }
 
 /// One row.
@@ -108,6 +163,40 @@ pub(crate) struct ChangeRow {
     pub center_before: Option<u32>,
     /// `changes.csv` only.
     pub center_after: Option<u32>,
+    /// `modified` rows: distinct chunks of the previous text, and of them
+    /// those the text now has.
+    pub chunks_kept: Option<(u32, u32)>,
+    /// `fingerprint-changes.csv`, `new` rows with a URL: the page's own
+    /// distinct chunks and its candidate, when it shares any chunk with a
+    /// page gone since.
+    pub candidate: Option<(u32, Candidate)>,
+    /// `changes.csv`, `moved` rows: the docID and URL of the page gone.
+    pub moved_from: Option<(u32, String)>,
+}
+
+impl ChangeRow {
+    /// A row with nothing measured against the previous text.
+    pub(crate) fn plain(
+        doc_id: u32,
+        url: String,
+        change: Change,
+        missing_for: u16,
+        kept: bool,
+        center_before: Option<u32>,
+    ) -> ChangeRow {
+        ChangeRow {
+            doc_id,
+            url,
+            change,
+            missing_for,
+            kept,
+            center_before,
+            center_after: None,
+            chunks_kept: None,
+            candidate: None,
+            moved_from: None,
+        }
+    }
 }
 
 /// Writes a change table, rows in docID order.
@@ -124,19 +213,49 @@ impl ChangesWriter {
     pub(crate) fn push(&mut self, row: &ChangeRow) -> anyhow::Result<()> {
         // Numbers formatted in place: a String a field cost 15% of the
         // exact stage's CPU time under --previous (65,396 rows).
-        let mut b = [itoa::Buffer::new(), itoa::Buffer::new(), itoa::Buffer::new(), itoa::Buffer::new()];
-        let [id, missing, before, after] = &mut b;
-        let fields: [&str; 7] = [
+        let mut b: [itoa::Buffer; 10] = std::array::from_fn(|_| itoa::Buffer::new());
+        let [id, missing, before, after, chunks_before, chunks_kept, chunks, c_id, c_shared, c_chunks] =
+            &mut b;
+        let (mut c_exact, mut from_url) = ("", "");
+        let head: [&str; 6] = [
             id.format(row.doc_id),
             &row.url,
             row.change.name(),
             missing.format(row.missing_for),
             if row.kept { "true" } else { "false" },
             optional(before, row.center_before),
-            optional(after, row.center_after),
         ];
-        let columns = self.table.header().len();
-        self.out.row(&fields[..columns])
+        let kept = [
+            optional(chunks_before, row.chunks_kept.map(|k| k.0)),
+            optional(chunks_kept, row.chunks_kept.map(|k| k.1)),
+        ];
+        match self.table {
+            ChangeTable::Fingerprint => {
+                let c = row.candidate;
+                if let Some((_, c)) = c {
+                    c_exact = if c.exact { "true" } else { "false" };
+                }
+                let tail: [&str; 5] = [
+                    optional(chunks, c.map(|c| c.0)),
+                    optional(c_id, c.map(|c| c.1.doc_id)),
+                    c_exact,
+                    optional(c_shared, c.map(|c| c.1.shared)),
+                    optional(c_chunks, c.map(|c| c.1.chunks)),
+                ];
+                self.out.row(head.iter().chain(&kept).chain(&tail).copied())
+            }
+            ChangeTable::Final => {
+                if let Some((_, url)) = &row.moved_from {
+                    from_url = url;
+                }
+                let moved = [
+                    optional(after, row.center_after),
+                    optional(c_id, row.moved_from.as_ref().map(|m| m.0)),
+                    from_url,
+                ];
+                self.out.row(head.iter().chain(&moved).chain(&kept).copied())
+            }
+        }
     }
 
     pub(crate) fn finish(self) -> anyhow::Result<()> {
@@ -195,21 +314,51 @@ pub(crate) fn for_each_change(
             return Err(bad("rows are not in docID order"));
         }
         last = Some(doc_id);
-        let row = ChangeRow {
-            doc_id,
-            url: record[1].to_string(),
-            change: Change::from_name(&record[2])
-                .ok_or_else(|| bad(&format!("unknown change {:?}", &record[2])))?,
-            missing_for: u16::try_from(number(3, "missing_for")?)
-                .map_err(|_| bad("missing_for is too large"))?,
-            kept: match &record[4] {
-                "true" => true,
-                "false" => false,
-                _ => return Err(bad("kept is neither true nor false")),
-            },
-            center_before: optional(5, "center_before")?,
-            center_after: if table == ChangeTable::Final { optional(6, "center_after")? } else { None },
+        let boolean = |i: usize, name: &str| -> anyhow::Result<bool> {
+            match &record[i] {
+                "true" => Ok(true),
+                "false" => Ok(false),
+                _ => Err(bad(&format!("{name} is neither true nor false"))),
+            }
         };
+        let both = |i: usize, j: usize, name: &str| -> anyhow::Result<Option<(u32, u32)>> {
+            match (optional(i, name)?, optional(j, name)?) {
+                (Some(a), Some(b)) => Ok(Some((a, b))),
+                (None, None) => Ok(None),
+                _ => Err(bad(&format!("{name}: one of two columns is empty"))),
+            }
+        };
+        let mut row = ChangeRow::plain(
+            doc_id,
+            record[1].to_string(),
+            Change::from_name(&record[2]).ok_or_else(|| bad(&format!("unknown change {:?}", &record[2])))?,
+            u16::try_from(number(3, "missing_for")?).map_err(|_| bad("missing_for is too large"))?,
+            boolean(4, "kept")?,
+            optional(5, "center_before")?,
+        );
+        match table {
+            ChangeTable::Fingerprint => {
+                row.chunks_kept = both(6, 7, "chunks_before")?;
+                row.candidate = match (optional(8, "chunks")?, optional(9, "candidate")?) {
+                    (Some(chunks), Some(doc_id)) => Some((
+                        chunks,
+                        Candidate {
+                            doc_id,
+                            exact: boolean(10, "candidate_exact")?,
+                            shared: number(11, "candidate_shared")?,
+                            chunks: number(12, "candidate_chunks")?,
+                        },
+                    )),
+                    (None, None) => None,
+                    _ => return Err(bad("chunks and candidate: one is empty")),
+                };
+            }
+            ChangeTable::Final => {
+                row.center_after = optional(6, "center_after")?;
+                row.moved_from = optional(7, "moved_from")?.map(|id| (id, record[8].to_string()));
+                row.chunks_kept = both(9, 10, "chunks_before")?;
+            }
+        }
         f(row).map_err(|e| super::row_error(e, &path, line))?;
     }
 }
@@ -226,31 +375,53 @@ mod tests {
             .iter()
             .enumerate()
             .map(|(i, &change)| ChangeRow {
-                doc_id: i as u32 * 3,
-                url: format!("http://a.example/{i},x"),
-                change,
-                missing_for: i as u16,
-                kept: i % 2 == 0,
-                center_before: (i > 2).then_some(i as u32),
                 center_after: (i > 4).then_some(0),
+                chunks_kept: (change == Change::Modified).then_some((7, 3)),
+                moved_from: (change == Change::Moved).then(|| (1, "http://a.example/old,\"x\"".to_string())),
+                ..ChangeRow::plain(
+                    i as u32 * 3,
+                    format!("http://a.example/{i},x"),
+                    change,
+                    i as u16,
+                    i % 2 == 0,
+                    (i > 2).then_some(i as u32),
+                )
             })
             .collect();
-        let mut w = ChangesWriter::create(&path, ChangeTable::Final).unwrap();
-        for r in &rows {
-            w.push(r).unwrap();
-        }
-        w.finish().unwrap();
-        let mut back = Vec::new();
-        for_each_change(&path, ChangeTable::Final, |r| {
-            back.push(r);
-            Ok(())
-        })
-        .unwrap();
-        assert_eq!(back, rows);
+        let round_trip = |table: ChangeTable, rows: &[ChangeRow]| {
+            let mut w = ChangesWriter::create(&path, table).unwrap();
+            for r in rows {
+                w.push(r).unwrap();
+            }
+            w.finish().unwrap();
+            let mut back = Vec::new();
+            for_each_change(&path, table, |r| {
+                back.push(r);
+                Ok(())
+            })
+            .unwrap();
+            back
+        };
+        // The working table keeps candidates, not moves or centers now.
+        let working: Vec<ChangeRow> = rows
+            .iter()
+            .map(|r| ChangeRow {
+                center_after: None,
+                moved_from: None,
+                candidate: (r.change == Change::New)
+                    .then_some((9, Candidate { doc_id: 1, exact: false, shared: 4, chunks: 11 })),
+                ..r.clone()
+            })
+            .collect();
+        assert_eq!(round_trip(ChangeTable::Fingerprint, &working), working);
+        assert_eq!(round_trip(ChangeTable::Final, &rows), rows);
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.starts_with("doc_id,url,change,missing_for,kept,center_before,center_after\n0,"));
+        assert!(text.starts_with(
+            "doc_id,url,change,missing_for,kept,center_before,center_after,moved_from,moved_from_url,\
+             chunks_before,chunks_kept\n0,"
+        ));
         std::fs::write(&path, text.replace(",modified,", ",changed,")).unwrap();
         let e = format!("{:#}", for_each_change(&path, ChangeTable::Final, |_| Ok(())).unwrap_err());
-        assert!(e.contains("changes.csv line 4: unknown change"), "{e}");
+        assert!(e.contains("changes.csv line 5: unknown change"), "{e}");
     }
 }

@@ -24,7 +24,7 @@
 //! | `host-summary` | `host`, `documents`, `exact_copies`, `near_replicas`, `skippable`, `partner_hosts`, `shares_most_with` |
 //! | `aliases` | `kind`, `doc_a`, `doc_b`, `url_a`, `url_b`, `content` |
 //! | `flags` | `doc_id`, `url`, `www_unique`, `http_unique` (BOOLEAN), `exact_signature_unique`? (BOOLEAN), `exact_signature_copycount`?, `fuzzy_signature`, `fuzzy_signature_unique`? (BOOLEAN), `fuzzy_signature_copycount`?, `title_unique`? (BOOLEAN), `near_replica_count`? |
-//! | `changes` | `doc_id`, `url`, `change`, `missing_for`, `kept` (BOOLEAN), `center_before`?, `center_after`? |
+//! | `changes` | `doc_id`, `url`, `change`, `missing_for`, `kept` (BOOLEAN), `center_before`?, `center_after`?, `moved_from`?, `moved_from_url`, `chunks_before`?, `chunks_kept`? |
 //! | `stop-chunks` | `fprint` (the 16 hex digits, as in the CSV), `df`, `pairs`, `example_doc`, `text` |
 //! | `redirects` | `source`, `url`, `status`, `target` |
 //! | `copies` | `doc_id`, `original`, `kind` |
@@ -284,6 +284,10 @@ pub(crate) const TABLES: [Table; 11] = [
             boolean("kept"),
             int_or_empty("center_before"),
             int_or_empty("center_after"),
+            int_or_empty("moved_from"),
+            text("moved_from_url"),
+            int_or_empty("chunks_before"),
+            int_or_empty("chunks_kept"),
         ],
         derived: &[],
     },

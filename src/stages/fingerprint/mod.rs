@@ -27,6 +27,7 @@ mod copy_runs;
 mod copy_table;
 mod host;
 mod late;
+mod measure;
 mod pipeline;
 mod previous;
 mod urls;

@@ -46,6 +46,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use rayon::prelude::*;
 
+use super::measure::{Group, Measured, OldWant, ReadWant, Tally, Wants};
 use super::{FingerprintConfig, PARTITIONS};
 use crate::base::progress::Progress;
 use crate::bytes::chunk::Chunking;
@@ -410,6 +411,17 @@ pub(super) fn carry_forward(
     exact.finish()?;
     fuzzy.finish()?;
 
+    // What is measured against the previous texts, in the merge.
+    let wants = wants(&read_ids, &read_change, &read_url, &read_replaces, read.borrowed, &fates, &old_ids);
+    let tally = merge_partitions((out, segment, old), &spec, &row_of_read, &old_rows, &wants, progress)?;
+    let mut gone_texts: HashMap<u128, u32> = HashMap::new();
+    for o in 0..wants.old_rows() as u32 {
+        if let (OldWant::Gone, Some(hash)) = (wants.old(o), old_exact.hash_of(o)) {
+            gone_texts.entry(hash).or_insert(o);
+        }
+    }
+    let measured =
+        Measured::settle(tally, &wants, |r| values.hash(r).and_then(|h| gone_texts.get(&h).copied()));
     let carried_inputs = write_tables(
         out,
         segment,
@@ -422,9 +434,9 @@ pub(super) fn carry_forward(
             read_replaces: &read_replaces,
             old_ids: &old_ids,
             old_centers: &old_centers,
+            measured: &measured,
         },
     )?;
-    merge_partitions(out, segment, old, &spec, &row_of_read, &old_rows, progress)?;
     write_urls(out, old, &standing_path, read.payloads, &read_ids)?;
     carry_copies(out, segment, &read_ids, &mut stats)?;
     // What the previous report concluded, for this one's comparison, so
@@ -645,6 +657,48 @@ impl Decide<'_> {
     }
 }
 
+/// What is measured of each document read against the previous analysis
+/// ([`measure`](super::measure)): modified pages against their previous
+/// text, new URLs against the pages whose URL went (with one).
+fn wants(
+    read_ids: &[u32],
+    read_change: &[Change],
+    read_url: &[bool],
+    read_replaces: &[u32],
+    borrowed: &[u32],
+    fates: &[Fate],
+    old_ids: &DocIds,
+) -> Wants {
+    let mut old: Vec<OldWant> = fates
+        .iter()
+        .enumerate()
+        .map(|(o, fate)| {
+            let gone = match fate {
+                Fate::Kept { change, .. } => matches!(change, Change::Lost | Change::Orphaned),
+                Fate::Left { .. } => true,
+                _ => false,
+            };
+            if gone && old_ids.get(o as u32).flags & HAS_URL != 0 { OldWant::Gone } else { OldWant::Nothing }
+        })
+        .collect();
+    let read = (0..read_ids.len())
+        .map(|r| {
+            if read_ids[r] == LEFT_OUT {
+                return ReadWant::Nothing;
+            }
+            match read_change[r] {
+                Change::Modified => {
+                    old[read_replaces[r] as usize] = OldWant::Before;
+                    ReadWant::Modified(read_replaces[r])
+                }
+                Change::New if read_url[r] => ReadWant::New,
+                _ => ReadWant::Nothing,
+            }
+        })
+        .collect();
+    Wants::new(read, old, borrowed)
+}
+
 /// What [`write_tables`] reads beside the two analyses.
 struct TableInputs<'a> {
     rows: &'a [(u32, From)],
@@ -654,6 +708,7 @@ struct TableInputs<'a> {
     read_replaces: &'a [u32],
     old_ids: &'a DocIds,
     old_centers: &'a Mapped<Center>,
+    measured: &'a Measured,
 }
 
 /// Writes `fingerprint-docs.csv` (rows in docID order) and
@@ -697,15 +752,8 @@ fn write_tables(
             let Some((doc_id, r)) = left.next() else { break };
             let Fate::Left { change, missing_for } = t.fates[r as usize] else { unreachable!() };
             let doc = old_docs.row(r)?;
-            changes.push(&ChangeRow {
-                doc_id,
-                url: doc.url.to_string(),
-                change,
-                missing_for,
-                kept: false,
-                center_before: center_before(r),
-                center_after: None,
-            })?;
+            let url = doc.url.to_string();
+            changes.push(&ChangeRow::plain(doc_id, url, change, missing_for, false, center_before(r)))?;
             continue;
         }
         let Some(&(doc_id, from)) = rows.next() else { break };
@@ -722,14 +770,11 @@ fn write_tables(
                         docs.push(&Doc { id: doc_id, text, ..doc })?;
                     }
                 }
+                let before = (replaces != NONE).then(|| center_before(replaces)).flatten();
                 changes.push(&ChangeRow {
-                    doc_id,
-                    url,
-                    change: t.read_change[r as usize],
-                    missing_for: 0,
-                    kept: true,
-                    center_before: (replaces != NONE).then(|| center_before(replaces)).flatten(),
-                    center_after: None,
+                    chunks_kept: t.measured.kept(r),
+                    candidate: t.measured.candidate(r, |o| t.old_ids.doc_id(o)),
+                    ..ChangeRow::plain(doc_id, url, t.read_change[r as usize], 0, true, before)
                 })?;
             }
             From::Kept(r) => {
@@ -750,15 +795,8 @@ fn write_tables(
                     near_group: None,
                     ..doc
                 })?;
-                changes.push(&ChangeRow {
-                    doc_id,
-                    url: doc.url.to_string(),
-                    change,
-                    missing_for,
-                    kept: true,
-                    center_before: center_before(r),
-                    center_after: None,
-                })?;
+                let url = doc.url.to_string();
+                changes.push(&ChangeRow::plain(doc_id, url, change, missing_for, true, center_before(r)))?;
             }
         }
     }
@@ -859,17 +897,18 @@ fn canonical_inputs(manifest: &Manifest) -> HashMap<String, InputIdentity> {
 /// records) and of those whose values come from the previous analysis (its
 /// records, each previous row going to the rows it gives its values to),
 /// sorted.
+/// Returns what it counted of the documents `wants` asks about.
 fn merge_partitions(
-    out: &OutDir,
-    segment: &OutDir,
-    old: &OutDir,
+    (out, segment, old): (&OutDir, &OutDir, &OutDir),
     spec: &str,
     row_of_read: &[u32],
     old_rows: &OldRows,
+    wants: &Wants,
     progress: &Progress,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Tally> {
     let bar = progress.items("carry", u64::from(PARTITIONS), "partitions");
-    let results: Vec<anyhow::Result<()>> = (0..PARTITIONS)
+    let measure = wants.any();
+    let results: Vec<anyhow::Result<Tally>> = (0..PARTITIONS)
         .into_par_iter()
         .map(|p| {
             let read = Mapped::<ChunkRecord>::open(&segment.fprint_part(p))?;
@@ -881,6 +920,7 @@ fn merge_partitions(
             let mut read = read.iter().peekable();
             let mut kept = kept.iter().peekable();
             let mut group: Vec<u32> = Vec::new();
+            let (mut holders, mut tally) = (Group::default(), Tally::default());
             loop {
                 let fprint = match (read.peek(), kept.peek()) {
                     (None, None) => break,
@@ -889,7 +929,11 @@ fn merge_partitions(
                     (None, Some(b)) => b.fprint,
                 };
                 group.clear();
+                holders.clear();
                 while let Some(r) = read.next_if(|r| r.fprint == fprint) {
+                    if measure {
+                        holders.read(wants, r.doc);
+                    }
                     let row = row_of_read[r.doc as usize];
                     if row != NONE {
                         group.push(row);
@@ -907,6 +951,12 @@ fn merge_partitions(
                         );
                     }
                     old_rows.each(r.doc, |row| group.push(row));
+                    if measure {
+                        holders.old(wants, r.doc);
+                    }
+                }
+                if measure {
+                    holders.count(&mut tally);
                 }
                 group.sort_unstable();
                 debug_assert!(group.windows(2).all(|w| w[0] < w[1]), "a row twice under one fingerprint");
@@ -916,11 +966,15 @@ fn merge_partitions(
             }
             dst.finish()?;
             bar.inc(1);
-            Ok(())
+            Ok(tally)
         })
         .collect();
     bar.finish_and_clear();
-    results.into_iter().collect()
+    let mut all = Tally::default();
+    for tally in results {
+        all.add(tally?);
+    }
+    Ok(all)
 }
 
 /// Writes `urls.fpd`: the previous analysis's URLs, those a document read

@@ -10,6 +10,7 @@
 //! the same table.
 
 pub(crate) mod aggregate;
+mod changes;
 pub mod coarse;
 mod delta;
 mod forecast;
@@ -612,6 +613,12 @@ pub(crate) fn run(
         }
     }
     stats.pairs_emitted = table.finish()?;
+    if out.fingerprint_changes().is_file() {
+        stats.moved = Some(changes::write(out, &doc_ids, &criterion)?);
+        outputs.push(out.changes());
+    } else {
+        store::remove_file_if_exists(&out.changes())?;
+    }
     manifest.pairs = Some(PairsSettings {
         threshold,
         max_df: cfg.max_df,

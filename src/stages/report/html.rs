@@ -677,6 +677,7 @@ fn since_previous(h: &mut String, s: &super::since::SincePrevious) {
     let p = &s.pages;
     let pages = [
         ("new", p.new),
+        ("moved (a new URL with the text of a page gone)", p.moved),
         ("unchanged", p.unchanged),
         ("modified", p.modified),
         ("lost (HTTP error)", p.lost),
@@ -686,6 +687,38 @@ fn since_previous(h: &mut String, s: &super::since::SincePrevious) {
         ("lost or orphaned, still kept (--keep-missing)", p.kept_missing),
     ];
     counts_table(h, ["pages", "URLs"], pages.map(|(what, n)| (what.to_string(), n)));
+    if !s.moves.is_empty() {
+        table_start(h, &[("moved to", false), ("from", false)]);
+        for m in &s.moves {
+            let _ = writeln!(h, "<tr><td>{}</td><td>{}</td></tr>", link(&m.url), link(&m.from_url));
+        }
+        table_end(h);
+        if p.moved > s.moves.len() as u64 {
+            let _ = writeln!(
+                h,
+                "<p class=\"note\" style=\"margin:0 0 10px\">The first {} of {} moves; changes.csv has them all \
+                 (<code>moved_from</code>).</p>",
+                s.moves.len(),
+                num(p.moved)
+            );
+        }
+    }
+    let m = &s.modified;
+    if m.measured > 0 {
+        let title = format!(
+            "modified pages by the share of their previous text kept (median {:.1}%)",
+            m.median_kept_percent
+        );
+        let rows = m.kept_tenths.iter().enumerate().map(|(i, &n)| {
+            let what = match i {
+                10 => "all of it (only additions)".to_string(),
+                0 => "under 10%".to_string(),
+                i => format!("{}% to under {}%", i * 10, i * 10 + 10),
+            };
+            (what, n)
+        });
+        counts_table(h, [&title, "pages"], rows);
+    }
     table_start(h, &[("pages in both analyses", false), ("became", true), ("stopped", true)]);
     for (what, b) in [("with an exact copy", &s.exact), ("with a near-replica", &s.near)] {
         let _ = writeln!(h, "<tr><td>{what}</td>{}{}</tr>", n_cell(b.became), n_cell(b.stopped));

@@ -64,6 +64,10 @@ pub struct SincePrevious {
     pub analysis: u32,
     /// URLs per change class (changes.csv).
     pub pages: PageChanges,
+    /// Pages that moved: the first [`MOVES_SHOWN`] in docID order.
+    pub moves: Vec<Move>,
+    /// How much the modified pages changed.
+    pub modified: ModifiedChange,
     /// Pages that were a copy and are now the center of their exact group.
     pub promotions: u64,
     pub exact: Became,
@@ -76,6 +80,7 @@ pub struct SincePrevious {
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct PageChanges {
     pub new: u64,
+    pub moved: u64,
     pub unchanged: u64,
     pub modified: u64,
     pub lost: u64,
@@ -84,6 +89,32 @@ pub struct PageChanges {
     pub returned: u64,
     /// Lost or orphaned pages still in the analysis (`--keep-missing`).
     pub kept_missing: u64,
+}
+
+/// Moves listed in report.json and the report; changes.csv has them all.
+pub const MOVES_SHOWN: usize = 20;
+
+/// A page that moved: a new URL with the text of a page gone since.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Move {
+    pub doc_id: u32,
+    pub url: String,
+    pub from_doc_id: u32,
+    pub from_url: String,
+}
+
+/// Modified pages by the share of their previous text's distinct chunks
+/// they kept (`chunks_kept / chunks_before` in changes.csv).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ModifiedChange {
+    /// Modified pages whose previous text had chunks.
+    pub measured: u64,
+    /// `kept_tenths[i]`: pages that kept at least i tenths of those chunks
+    /// and less than i + 1; `[10]` kept them all (and changed by what they
+    /// added).
+    pub kept_tenths: [u64; 11],
+    /// The median share kept, in percent (0 without a measured page).
+    pub median_kept_percent: f64,
 }
 
 /// Pages in both analyses that gained or lost a replica.
@@ -134,7 +165,9 @@ pub struct Prediction {
 pub const RULES: &str = "Pages are matched by docID (their URL's handle through the chain). Exact and near: \
 pages with a non-empty document in both analyses that have a replica now and had none (became), or had one and \
 have none now (stopped). Promotions: pages that were an exact copy and are now the center of their exact group. \
-Groups are near-replica groups of two or more documents, matched by the pages they share: a previous group sharing \
+Moved: a URL never seen before with the text of a page whose URL is lost, orphaned or redirected now, the same \
+or a near-replica by the criterion over the two texts' distinct chunks. Modified pages are counted by the share of \
+their previous text's distinct chunks they kept. Groups are near-replica groups of two or more documents, matched by the pages they share: a previous group sharing \
 pages with no group now vanished, with two or more split; a group now sharing pages with no previous group \
 appeared, with two or more merged; a one-to-one match grew, shrank, is unchanged, or changed members at the same \
 size. Recrawl: pages the previous analysis said a recrawl could skip, and how many of them the recrawl found \
@@ -147,10 +180,27 @@ pub(super) fn compare(out: &OutDir, analysis: u32) -> anyhow::Result<SincePrevio
     let mut s = SincePrevious { analysis, rules: RULES, ..SincePrevious::default() };
 
     let mut change_of: FxHashMap<u32, Change> = FxHashMap::default();
+    // Shares kept in basis points, for the median.
+    let mut shares: Vec<u64> = Vec::new();
     for_each_change(&out.changes(), ChangeTable::Final, |row| {
+        if let Some((before, kept)) = row.chunks_kept.filter(|k| k.0 > 0) {
+            let (before, kept) = (u64::from(before), u64::from(kept.min(before)));
+            s.modified.measured += 1;
+            s.modified.kept_tenths[(kept * 10 / before) as usize] += 1;
+            shares.push(kept * 1_000_000 / before);
+        }
+        if let (Some((from, from_url)), true) = (&row.moved_from, s.moves.len() < MOVES_SHOWN) {
+            s.moves.push(Move {
+                doc_id: row.doc_id,
+                url: row.url.clone(),
+                from_doc_id: *from,
+                from_url: from_url.clone(),
+            });
+        }
         let p = &mut s.pages;
         *match row.change {
             Change::New => &mut p.new,
+            Change::Moved => &mut p.moved,
             Change::Unchanged => &mut p.unchanged,
             Change::Modified => &mut p.modified,
             Change::Lost => &mut p.lost,
@@ -171,6 +221,8 @@ pub(super) fn compare(out: &OutDir, analysis: u32) -> anyhow::Result<SincePrevio
         change_of.insert(row.doc_id, row.change);
         Ok(())
     })?;
+
+    s.modified.median_kept_percent = median_percent(&mut shares);
 
     // Recrawl advice: every previous page has a row in the change table.
     for r in before.iter() {
@@ -219,6 +271,17 @@ pub(super) fn compare(out: &OutDir, analysis: u32) -> anyhow::Result<SincePrevio
     }
     s.groups = match_groups(links, &size_before, &size_after);
     Ok(s)
+}
+
+/// The median of shares in millionths, in percent to two decimals (the
+/// lower middle of an even count).
+fn median_percent(shares: &mut [u64]) -> f64 {
+    if shares.is_empty() {
+        return 0.0;
+    }
+    shares.sort_unstable();
+    let m = shares[(shares.len() - 1) / 2];
+    (m / 100) as f64 / 100.0
 }
 
 fn tally(b: &mut Became, before: bool, after: bool) {

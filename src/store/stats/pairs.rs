@@ -35,6 +35,9 @@ pub struct PairsStats {
     pub distinct_pairs: u64,
     /// Rows of the Overlap table (the pairs that pass the criterion).
     pub pairs_emitted: u64,
+    /// With `--previous`: new URLs found to be pages moved (`changes.csv`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moved: Option<u64>,
     /// `--max-df`, when given.
     pub max_df: Option<u32>,
     /// Fingerprints left out as stop chunks, and the pairs they would have
