@@ -5,7 +5,7 @@ later, with some pages changed, as per-record gzip WARC/1.1 files.
 Usage:
   python3 scripts/gen_recrawl.py --crawl DIR_OR_FILES... --out DIR [--files N]
                                  [--change 0.10] [--redirects 0.01]
-                                 [--revisits 0.3] [--not-modified 0.05]
+                                 [--revisits 0.3] [--not-modified 0.05] [--moves 0]
                                  [--after DAYS] [--seed N] [--words FILE]
                                  [--stats FILE] [--urls FILE] [--level N]
                                  [--jobs N] [-q]
@@ -34,7 +34,12 @@ becomes one of:
       of its host with that page's template (head, navigation, footer) and
       a new title and body made by gen_corpus.py's page builder;
   (with --change 0.10: 1% redirected, 2.25% each of modified, lost,
-  orphaned and new);
+  orphaned and new); a share --moves (default 0) of the redirects to a
+  moved URL have that URL fetched too, right after the redirect, serving
+  the page: half of them its payload as it was, half edited as a modified
+  page is (the pages overlap's changes.csv calls `moved`; class `moved` in
+  the stats and in --urls, whose line for each is `moved`, the new URL and
+  the old one, tab-separated, and `moved_edited` counting the edited ones);
 - unchanged, every other page, the same payload fetched again, as
     - a `revisit` record, a share --revisits of them (default 0.3): profile
       identical-payload-digest, WARC-Refers-To-Target-URI, -Date and
@@ -109,7 +114,7 @@ LOST_500 = 0.1
 REDIRECT_HOME = 0.5
 # Classes, in the order of the summary.
 CLASSES = ("unchanged_response", "unchanged_revisit", "unchanged_304", "modified", "lost",
-           "orphaned", "redirected", "new")
+           "orphaned", "redirected", "new", "moved", "moved_edited")
 EMPTY_DIGEST = "sha1:" + gc.sha1_b32(b"")
 
 GONE_BODY = ("<!DOCTYPE html>\n<html><head><title>410 Gone</title></head>\n<body>\n"
@@ -157,6 +162,9 @@ def parse_args(argv):
                    help="share of the unchanged pages written as revisit records (default 0.3)")
     p.add_argument("--not-modified", type=share, default=0.05,
                    help="share of the unchanged pages written as HTTP 304 responses (default 0.05)")
+    p.add_argument("--moves", type=share, default=0.0,
+                   help="share of the redirects to a moved URL whose new URL is fetched too, serving "
+                        "the page (half of them edited); default 0")
     p.add_argument("--after", type=float, default=30.0,
                    help="days between the end of the crawl and the start of the recrawl (default 30)")
     p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
@@ -444,6 +452,13 @@ def decide(pages, args, rng):
                 loc = f"{scheme}://{host}/index.html"
         else:
             loc = f"{scheme}://{host}/archive{path}"
+            # Drawn apart from rng, so that --moves 0 makes the same crawl.
+            if args.moves > 0 and stable_random(args.seed, "move", i).random() < args.moves:
+                edited = pages[i][3] != "raw" and stable_random(args.seed, "move-edit", i).random() < 0.5
+                actions[i] = ("D", loc, "edited" if edited else "same")
+                plan["moved"] += 1
+                plan["moved_edited"] += int(edited)
+                continue
         actions[i] = ("D", loc)
     plan["redirected"] = redirected
     pos += redirected
@@ -1021,6 +1036,30 @@ def write_piece(number):
             block = http_block(head, body)
             response(resp_fields("response", rid, when, url, ip, block, "sha1:" + gc.sha1_b32(body)), block, 301)
             classes["redirected"] += 1
+            if len(action) > 2:
+                # The page at its new URL.
+                moved = payload
+                if action[2] == "edited":
+                    rng = stable_random(seed, "move-text", *key)
+                    moved = encode(edit_html(decode(payload), rng, text)) if kind == "html" else \
+                        edit_plain(payload, rng, text)
+                _, mhost, mtarget = split_url(loc)
+                mrid = record_id(seed, "moved-response", *key)
+                mreq = (f"GET {mtarget} HTTP/1.1\r\nHost: {mhost}\r\nUser-Agent: {gc.USER_AGENT}\r\n"
+                        "Accept: text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8\r\n"
+                        "Connection: close\r\n\r\n").encode()
+                out.add("request", warc_record([
+                    ("WARC-Type", "request"), ("WARC-Record-ID", record_id(seed, "moved-request", *key)),
+                    ("WARC-Date", wdate), ("WARC-Target-URI", loc), ("WARC-Concurrent-To", mrid),
+                    ("WARC-Block-Digest", "sha1:" + gc.sha1_b32(mreq)),
+                    ("Content-Type", "application/http; msgtype=request")], mreq))
+                mhead = set_header(lines, "Date", gc.http_date(when), add=False)
+                mhead = set_header(mhead, "Content-Length", str(len(moved)))
+                mblock = http_block(mhead, moved)
+                response(resp_fields("response", mrid, when, loc, ip, mblock, "sha1:" + gc.sha1_b32(moved)),
+                         mblock, 200)
+                classes["moved"] += 1
+                classes["moved_edited"] += int(action[2] == "edited")
         for new in inserts.get(key, ()):
             pending.append((payload, lines, when, ip, new))
 
@@ -1156,7 +1195,7 @@ def main(argv):
     page_tuples = [(None, None, p[3], p[4]) for p in pages]  # what decide and new_pages read: url, kind
     actions_by_index, plan = decide(page_tuples, args, rng)
     text = None
-    if plan["modified"] or plan["new"]:
+    if plan["modified"] or plan["new"] or plan["moved_edited"]:
         trng = random.Random(args.seed * 7919 + 17)
         vocab = gc.file_vocabulary(args.words) if args.words else gc.builtin_vocabulary(trng, 50_000)
         text = gc.Text(trng, vocab)
@@ -1180,7 +1219,10 @@ def main(argv):
             names = {"R": "unchanged_response", "V": "unchanged_revisit", "N": "unchanged_304",
                      "M": "modified", "L": "lost", "O": "orphaned", "D": "redirected"}
             for i, p in enumerate(pages):
-                f.write(f"{names[actions_by_index.get(i, ('R',))[0]]}\t{p[3]}\n")
+                action = actions_by_index.get(i, ('R',))
+                f.write(f"{names[action[0]]}\t{p[3]}\n")
+                if len(action) > 2:
+                    f.write(f"moved\t{action[1]}\t{p[3]}\n")
             for _, url, _, _ in news:
                 f.write(f"new\t{url}\n")
         os.replace(args.urls + ".part", args.urls)
@@ -1254,7 +1296,7 @@ def main(argv):
         "previous_first_date": gc.warc_date(first),
         "previous_last_date": gc.warc_date(last),
         "shares": {"change": args.change, "redirects": args.redirects, "revisits": args.revisits,
-                   "not_modified": args.not_modified},
+                   "not_modified": args.not_modified, "moves": args.moves},
         "date_shift_seconds": int(shift.total_seconds()),
         "files": [{"name": r["name"], "compressed_bytes": r["compressed"],
                    "uncompressed_bytes": r["uncompressed"], "records": r["records"]} for r in results],

@@ -148,7 +148,8 @@ pub(crate) struct Candidate {
     /// Distinct chunks the two texts share (leaving out chunks of a site's
     /// template: see the fingerprint stage's `moves`).
     pub shared: u32,
-    /// Its distinct chunks.
+    /// Its distinct chunks, those of a site's template left out (as they
+    /// are from the new URL's, in [`ChangeRow::candidate`]).
     pub chunks: u32,
 }
 

@@ -668,7 +668,7 @@ fn check_version(line: &[u8]) -> Result<(), String> {
 }
 
 /// A `Content-Length` value: decimal digits only.
-fn parse_length(value: &str) -> Result<u64, String> {
+pub(crate) fn parse_length(value: &str) -> Result<u64, String> {
     if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
         return Err(format!("Content-Length is not a number: {value:?}"));
     }
