@@ -105,17 +105,12 @@ pub(crate) fn near_note(rec: &Stored, of: &Original) -> Vec<u8> {
     let uri = target_uri(rec).unwrap_or_default();
     let date = rec.field("WARC-Date").unwrap_or_else(|| of.date.clone());
     let concurrent = rec.field("WARC-Record-ID");
-    let block = format!("near-replica-of: {}\r\nnear-replica-date: {}\r\n", of.uri, of.date);
-    let seed = format!(
-        "overlap near-replica note\0{}\0{uri}\0{}",
-        concurrent.as_deref().unwrap_or(""),
-        of.record_id
-    );
+    let block = format!("{NOTE_START}{}\r\nnear-replica-date: {}\r\n", of.uri, of.date);
     let version = rec.head.split(|&b| b == b'\n').next().map(stored::text).unwrap_or_default();
     let mut head = format!(
-        "{}\r\nWARC-Type: metadata\r\nWARC-Record-ID: <urn:uuid:{}>\r\nWARC-Date: {date}\r\nWARC-Target-URI: {uri}\r\n",
+        "{}\r\nWARC-Type: metadata\r\nWARC-Record-ID: {}\r\nWARC-Date: {date}\r\nWARC-Target-URI: {uri}\r\n",
         version.trim_end(),
-        uuid(xxh3_128(seed.as_bytes()))
+        note_id(concurrent.as_deref(), &uri, &of.record_id)
     );
     if let Some(id) = concurrent {
         head.push_str(&format!("WARC-Concurrent-To: {id}\r\n"));
@@ -129,6 +124,35 @@ pub(crate) fn near_note(rec: &Stored, of: &Original) -> Vec<u8> {
         block.len()
     ));
     [head.as_bytes(), block.as_bytes(), b"\r\n\r\n"].concat()
+}
+
+/// How a near-replica note's block begins.
+const NOTE_START: &str = "near-replica-of: ";
+
+/// The record ID of the note on the record `concurrent` of `uri`, naming
+/// the record `of`: hashed from them, so that the same analysis writes the
+/// same IDs, and a note is known by its ID.
+fn note_id(concurrent: Option<&str>, uri: &str, of: &str) -> String {
+    let seed = format!("overlap near-replica note\0{}\0{uri}\0{of}", concurrent.unwrap_or(""));
+    format!("<urn:uuid:{}>", uuid(xxh3_128(seed.as_bytes())))
+}
+
+/// Whether `rec` is a note [`near_note`] wrote: a `metadata` record of
+/// `warc-fields` beginning with `near-replica-of`, whose record ID is the
+/// one its fields hash to (a crawler's metadata record never has it).
+pub(crate) fn is_near_note(rec: &Stored) -> bool {
+    let field = |name: &str| rec.field(name).unwrap_or_default();
+    field("WARC-Type").eq_ignore_ascii_case("metadata")
+        && field("Content-Type").eq_ignore_ascii_case("application/warc-fields")
+        && rec.block.starts_with(NOTE_START.as_bytes())
+        && rec.field("WARC-Record-ID").is_some_and(|id| {
+            let concurrent = rec.field("WARC-Concurrent-To");
+            id == note_id(
+                concurrent.as_deref(),
+                &target_uri(rec).unwrap_or_default(),
+                &field("WARC-Refers-To"),
+            )
+        })
 }
 
 /// A name-based UUID (version 8, RFC 9562) from 128 hash bits, so that the
@@ -325,6 +349,20 @@ mod tests {
         assert!(note.ends_with("\r\n\r\nnear-replica-of: http://a/\r\nnear-replica-date: D\r\n\r\n\r\n"));
         let id = note.split("uuid:").nth(1).unwrap();
         assert_eq!(&id[14..15], "8", "version 8: {id}");
+        // Known again by its ID; a record of the same form with another ID
+        // (a crawler's) is not one.
+        let stored = |text: &str| {
+            let (head, block) = text.split_once("\r\n\r\n").unwrap();
+            Stored {
+                head: format!("{head}\r\n\r\n").into_bytes(),
+                block: block.trim_end_matches("\r\n\r\n").as_bytes().to_vec(),
+                ..Stored::default()
+            }
+        };
+        assert!(is_near_note(&stored(&note)));
+        let other = note.replacen(&id[..36], "00000000-0000-8000-8000-000000000000", 1);
+        assert!(!is_near_note(&stored(&other)), "{other}");
+        assert!(!is_near_note(&rec));
     }
 
     #[test]

@@ -4,8 +4,10 @@
 //! original capture is among the files given replaced by the response it
 //! stands for ([`revisit_record::expanded`]): of a revisit `dedup` wrote,
 //! the record it replaced, byte for byte; of a crawler's revisit (written
-//! at crawl time), the response it would have stored. Every other record
-//! is copied as it is stored, as `dedup` copies it.
+//! at crawl time), the response it would have stored. The near-replica
+//! notes `dedup --level near` wrote ([`revisit_record::is_near_note`]) are
+//! left out, so the undo gives the crawl back at either level. Every other
+//! record is copied as it is stored, as `dedup` copies it.
 //!
 //! Two passes over the files: the first finds every response (by record
 //! ID, and by URL and date for a revisit without `WARC-Refers-To`) and
@@ -47,6 +49,8 @@ pub(crate) struct ExpandStats {
     /// Revisits whose original is not among the files (or is no HTTP
     /// response), copied as they are.
     pub unresolved: u64,
+    /// Near-replica notes `dedup --level near` wrote, left out.
+    pub notes_removed: u64,
     pub input_bytes: u64,
     pub output_bytes: u64,
     pub seconds: f64,
@@ -55,11 +59,16 @@ pub(crate) struct ExpandStats {
 impl Summary for ExpandStats {
     fn summary(&self) -> String {
         format!(
-            "expand: {} expanded into the responses they stand for{}; {} of {} records, {} written \
+            "expand: {} expanded into the responses they stand for{}{}; {} of {} records, {} written \
              (from {}) in {:.1} s",
             count(self.expanded, "revisit", "revisits"),
             if self.unresolved > 0 {
                 format!(", {} left as they are (their original is not in these files)", self.unresolved)
+            } else {
+                String::new()
+            },
+            if self.notes_removed > 0 {
+                format!(", {} removed", count(self.notes_removed, "near-replica note", "near-replica notes"))
             } else {
                 String::new()
             },
@@ -84,6 +93,9 @@ pub(crate) fn run(cfg: &ExpandConfig, progress: &Progress) -> anyhow::Result<Exp
     let mut by_id: HashMap<u64, At> = HashMap::new();
     let mut by_capture: HashMap<u64, At> = HashMap::new();
     let mut revisits: Vec<Vec<u64>> = vec![Vec::new(); cfg.inputs.len()];
+    // The near-replica notes `dedup --level near` wrote: left out, so that
+    // the undo gives the inputs back.
+    let mut notes: Vec<Vec<u64>> = vec![Vec::new(); cfg.inputs.len()];
     for (i, path) in cfg.inputs.iter().enumerate() {
         stats.input_bytes += fs::metadata(path).map_or(0, |m| m.len());
         let mut records = open(path)?;
@@ -102,6 +114,8 @@ pub(crate) fn run(cfg: &ExpandConfig, progress: &Progress) -> anyhow::Result<Exp
                 }
             } else if revisit_record::is_identical_payload_revisit(&rec) {
                 revisits[i].push(rec.offset);
+            } else if revisit_record::is_near_note(&rec) {
+                notes[i].push(rec.offset);
             }
         }
     }
@@ -109,13 +123,14 @@ pub(crate) fn run(cfg: &ExpandConfig, progress: &Progress) -> anyhow::Result<Exp
     let bar = progress.bytes("expand", Some(stats.input_bytes));
     let mut last: Option<(At, Stored)> = None;
     for (i, (path, out)) in cfg.inputs.iter().zip(&outs).enumerate() {
-        let mine = &revisits[i];
+        let (mine, notes) = (&revisits[i], &notes[i]);
         let mut records = open(path)?;
         let layout = records.layout();
         let mut sink = Destination::File(out.clone()).open()?;
         let mut pos = 0;
         loop {
-            let loaded = |offset: u64| mine.binary_search(&offset).is_ok();
+            let loaded =
+                |offset: u64| mine.binary_search(&offset).is_ok() || notes.binary_search(&offset).is_ok();
             let rec = stored::next_into(&mut records, &mut sink, loaded);
             let Some(rec) = rec.with_context(|| read_error(path))? else { break };
             stats.records += 1;
@@ -131,6 +146,10 @@ pub(crate) fn run(cfg: &ExpandConfig, progress: &Progress) -> anyhow::Result<Exp
                 }
                 continue;
             };
+            if rec.damage.is_none() && notes.binary_search(&rec.offset).is_ok() {
+                stats.notes_removed += 1;
+                continue;
+            }
             let original = original_of(&rec, &by_id, &by_capture)
                 .map(|at| load(&cfg.inputs, at, &mut last))
                 .transpose()?
