@@ -49,6 +49,8 @@ fn second_analysis(first: &Path, out: &Path) {
         &arg(first),
         "--keep-missing",
         "2",
+        "--against",
+        &arg(first),
         "-T",
         "3",
         "--jaccard",
@@ -157,8 +159,13 @@ const INTS: &[&str] = &[
     "status",
     "original",
     "source_offset",
+    "chunks_in_reference",
+    "ref_doc_id",
+    "ref_shared",
+    "ref_chunks",
 ];
-const DOUBLES: &[&str] = &["jaccard", "containment", "density", "coverage_a", "coverage_b"];
+const DOUBLES: &[&str] =
+    &["jaccard", "containment", "density", "coverage_a", "coverage_b", "share_in_ref", "share_of_ref"];
 const BOOLS: &[&str] = &[
     "chained",
     "mirror",
@@ -168,6 +175,8 @@ const BOOLS: &[&str] = &[
     "fuzzy_signature_unique",
     "title_unique",
     "kept",
+    "exact",
+    "held",
 ];
 /// The columns whose cell can be empty: null in Parquet. Texts never are.
 const NULLABLE: &[&str] = &[
@@ -186,6 +195,11 @@ const NULLABLE: &[&str] = &[
     "chunks_before",
     "chunks_kept",
     "exact_hash",
+    "ref_doc_id",
+    "ref_shared",
+    "ref_chunks",
+    "share_in_ref",
+    "share_of_ref",
 ];
 
 fn kind(column: &str) -> Kind {
@@ -325,13 +339,15 @@ fn every_table_is_copied_with_its_types_cell_for_cell() {
     // --previous and --max-df).
     for (counts, names) in [
         (&a, &["docs", "overlap", "groups", "hosts", "host-summary", "flags", "stop-chunks", "copies"][..]),
-        (&b, &["docs", "overlap", "groups", "hosts", "aliases", "flags", "changes", "redirects"][..]),
+        (&b, &["docs", "overlap", "groups", "hosts", "aliases", "flags", "changes", "redirects", "against", "against-pairs"][..]),
     ] {
         for name in names {
             assert!(counts.get(*name).is_some_and(|&n| n > 0), "{name}: {counts:?}");
         }
     }
-    assert!(!b.contains_key("stop-chunks") && !a.contains_key("changes"));
+    assert!(!b.contains_key("stop-chunks") && !a.contains_key("changes") && !a.contains_key("against"));
+    let (_, against) = read_csv(&second.join("against.csv"));
+    assert!(against.iter().any(|r| r[4].is_empty()), "a page the reference shares nothing with");
     // With the nulls to compare: empty documents, no groups, new URLs.
     let (_, changes) = read_csv(&second.join("changes.csv"));
     assert!(changes.iter().any(|r| r[5].is_empty()), "a change without center_before");

@@ -59,6 +59,14 @@ TABLES: Dict[str, Dict[str, str]] = {
         "candidate_exact": "bool", "candidate_shared": "int", "candidate_chunks": "int",
     },
     "stop-chunks": {"fprint": "text", "df": "int", "pairs": "int", "example_doc": "int", "text": "text"},
+    "against": {
+        "doc_id": "int", "url": "text", "chunks": "int", "chunks_in_reference": "int",
+        "ref_doc_id": "int", "ref_url": "text", "ref_shared": "int", "ref_chunks": "int",
+        "share_in_ref": "float", "share_of_ref": "float", "exact": "bool", "held": "bool",
+    },
+    "against-pairs": {
+        "doc_id": "int", "ref_doc_id": "int", "shared": "int", "chunks": "int", "ref_chunks": "int",
+    },
     "redirects": {"source": "text", "url": "text", "status": "int", "target": "text"},
     "copies": {"doc_id": "int", "original": "int", "kind": "text"},
 }

@@ -354,6 +354,9 @@ enum LevelArg {
     /// Skip near-replicas too: pages in docID order, each skipped when a kept page is its exact
     /// copy or its near-replica (a pair of the Overlap table).
     Near,
+    /// Only the pages the reference of `--against REF_DIR` does not hold (against.csv's `held`):
+    /// copies inside this crawl are all kept.
+    Against,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -383,6 +386,7 @@ impl DedupArgs {
             level: match self.level {
                 LevelArg::Exact => dedup::Level::Exact,
                 LevelArg::Near => dedup::Level::Near,
+                LevelArg::Against => dedup::Level::Against,
             },
             format: match self.format {
                 DedupFormatArg::Jsonl => dedup::Format::Jsonl,
@@ -596,6 +600,14 @@ struct CountArgs {
     /// preset's (`5:0.01`; off for the paper's).
     #[arg(long, value_name = "RULE", value_parser = parse_template)]
     template: Option<TemplateChoice>,
+    /// Also count these documents against those of REF_DIR, the finished analysis of another
+    /// crawl cut with the same --chunk and --scope, never a pair inside either: against.csv
+    /// names for each document the reference page it shares most with (containment both ways)
+    /// and whether the reference holds it (an exact copy, or a page passing the criterion);
+    /// against-pairs.csv lists the pairs that pass. `dedup --level against` writes what the
+    /// reference does not hold.
+    #[arg(long, value_name = "REF_DIR")]
+    against: Option<PathBuf>,
 }
 
 /// `--template`: a rule, or `off`.
@@ -820,6 +832,7 @@ impl CountArgs {
             template: self.template.map_or(defaults.template, |t| t.0),
             memory: memory.0,
             strict,
+            against: self.against.clone(),
         })
     }
 }

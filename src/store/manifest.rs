@@ -156,6 +156,17 @@ pub(crate) struct PairsSettings {
     /// `simhash K=3`): every row is exact, but pairs may be missing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approximate: Option<String>,
+    /// `--against`: the reference analysis this one was measured against,
+    /// as given and as its canonical path (`against.csv`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub against: Option<AgainstSettings>,
+}
+
+/// The reference analysis of `--against`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct AgainstSettings {
+    pub reference: String,
+    pub reference_canonical: String,
 }
 
 impl PairsSettings {

@@ -22,6 +22,7 @@
 //! | `changes.csv` | exact, with `--previous` | the change table with `center_after` ([`changes`]) |
 //! | `overlap.csv` | pairs | `doc_i,doc_j,shared`, sorted by `(doc_i, doc_j)` ([`overlap`]) |
 //! | `stop-chunks.csv` | pairs, with `--max-df` | `fprint,df,pairs,example_doc,text`, most frequent first |
+//! | `against.csv`, `against-pairs.csv` | pairs, with `--against` | each document against a reference analysis: the reference page it shares most with, whether the reference holds it; the cross pairs that pass the criterion ([`against`]) |
 //! | `report.json`, `report.html` | report | the crawl audit (see `report`) |
 //! | `groups.csv`, `hosts.csv`, `host-summary.csv`, `aliases.csv`, `flags.csv` | report | near-replica groups, host overlap, each host's replication, URL aliases, per-document flags |
 //! | `records/replicas.fpd` | report | each document's near-replica group and recrawl verdicts, for the next analysis of a chain ([`replicas`]) |
@@ -112,6 +113,7 @@
 //! Document IDs are `u32`: one local run handles up to 4,294,967,294
 //! documents, more than the largest crawl one machine can process.
 
+pub(crate) mod against;
 pub(crate) mod analysis;
 pub(crate) mod changes;
 pub mod criterion;
@@ -177,7 +179,7 @@ pub(crate) struct OutDir {
 /// `.partial` appended (a user's `notes.partial` beside the tables stays).
 /// The tool's own folders (`records/`, `parquet/`, `.overlap/`) hold
 /// nothing else, and no input may lie inside them ([`OutDir::owns`]).
-pub(crate) const ROOT_FILES: [&str; 15] = [
+pub(crate) const ROOT_FILES: [&str; 17] = [
     "manifest.json",
     "changes.csv",
     "docs.csv",
@@ -185,6 +187,8 @@ pub(crate) const ROOT_FILES: [&str; 15] = [
     "copies.csv",
     "overlap.csv",
     "stop-chunks.csv",
+    "against.csv",
+    "against-pairs.csv",
     "report.json",
     "report.html",
     "groups.csv",
@@ -329,6 +333,14 @@ impl OutDir {
 
     pub(crate) fn stop_chunks(&self) -> PathBuf {
         self.root.join("stop-chunks.csv")
+    }
+
+    pub(crate) fn against(&self) -> PathBuf {
+        self.root.join("against.csv")
+    }
+
+    pub(crate) fn against_pairs(&self) -> PathBuf {
+        self.root.join("against-pairs.csv")
     }
 
     pub(crate) fn report_json(&self) -> PathBuf {
@@ -546,6 +558,8 @@ mod tests {
             out.copies(),
             out.overlap(),
             out.stop_chunks(),
+            out.against(),
+            out.against_pairs(),
             out.report_json(),
             out.report_html(),
             out.groups(),

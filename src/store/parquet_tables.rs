@@ -26,6 +26,8 @@
 //! | `flags` | `doc_id`, `url`, `www_unique`, `http_unique` (BOOLEAN), `exact_signature_unique`? (BOOLEAN), `exact_signature_copycount`?, `fuzzy_signature`, `fuzzy_signature_unique`? (BOOLEAN), `fuzzy_signature_copycount`?, `title_unique`? (BOOLEAN), `near_replica_count`? |
 //! | `changes` | `doc_id`, `url`, `change`, `missing_for`, `kept` (BOOLEAN), `center_before`?, `center_after`?, `moved_from`?, `moved_from_url`, `chunks_before`?, `chunks_kept`? |
 //! | `stop-chunks` | `fprint` (the 16 hex digits, as in the CSV), `df`, `pairs`, `example_doc`, `text` |
+//! | `against` | `doc_id`, `url`, `chunks`, `chunks_in_reference`, `ref_doc_id`?, `ref_url`, `ref_shared`?, `ref_chunks`?, `share_in_ref`? (DOUBLE), `share_of_ref`? (DOUBLE), `exact` (BOOLEAN), `held` (BOOLEAN) |
+//! | `against-pairs` | `doc_id`, `ref_doc_id`, `shared`, `chunks`, `ref_chunks` |
 //! | `redirects` | `source`, `url`, `status`, `target` |
 //! | `copies` | `doc_id`, `original`, `kind` |
 //!
@@ -91,6 +93,10 @@ const fn int_or_empty(name: &'static str) -> Column {
 
 const fn double(name: &'static str) -> Column {
     Column { name, kind: Kind::Double, nullable: false }
+}
+
+const fn double_or_empty(name: &'static str) -> Column {
+    Column { name, kind: Kind::Double, nullable: true }
 }
 
 const fn boolean(name: &'static str) -> Column {
@@ -172,10 +178,11 @@ pub(crate) const FINGERPRINT_DOCS: Table = Table {
 };
 
 /// Every table of an analysis the report's export copies, each when its
-/// CSV is there (`changes` needs `--previous`, `stop-chunks` `--max-df`).
+/// CSV is there (`changes` needs `--previous`, `stop-chunks` `--max-df`,
+/// `against` and `against-pairs` `--against`).
 /// The intermediate `fingerprint-changes.csv` is left out, and
 /// `fingerprint-docs.csv` is the fingerprint stage's export.
-pub(crate) const TABLES: [Table; 11] = [
+pub(crate) const TABLES: [Table; 13] = [
     Table {
         name: "docs",
         csv: OutDir::docs,
@@ -295,6 +302,31 @@ pub(crate) const TABLES: [Table; 11] = [
         name: "stop-chunks",
         csv: OutDir::stop_chunks,
         columns: &[text("fprint"), int("df"), int("pairs"), int("example_doc"), text("text")],
+        derived: &[],
+    },
+    Table {
+        name: "against",
+        csv: OutDir::against,
+        columns: &[
+            int("doc_id"),
+            text("url"),
+            int("chunks"),
+            int("chunks_in_reference"),
+            int_or_empty("ref_doc_id"),
+            text("ref_url"),
+            int_or_empty("ref_shared"),
+            int_or_empty("ref_chunks"),
+            double_or_empty("share_in_ref"),
+            double_or_empty("share_of_ref"),
+            boolean("exact"),
+            boolean("held"),
+        ],
+        derived: &[],
+    },
+    Table {
+        name: "against-pairs",
+        csv: OutDir::against_pairs,
+        columns: &[int("doc_id"), int("ref_doc_id"), int("shared"), int("chunks"), int("ref_chunks")],
         derived: &[],
     },
     Table {

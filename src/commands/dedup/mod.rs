@@ -28,6 +28,7 @@
 //! before it rewrites its tables and writes back last, must say the same
 //! before and after the tables are read.
 
+mod against;
 mod cdxj;
 mod output;
 mod reread;
@@ -60,7 +61,13 @@ pub(crate) enum Level {
     Exact,
     /// Near-replicas skipped too.
     Near,
+    /// Only the pages the reference of `--against` does not hold.
+    Against,
 }
+
+/// The stand-in of a page the reference holds (`--level against`): not a
+/// row of this analysis.
+pub(crate) const HELD: u32 = KEPT - 1;
 
 /// What is written for each kept document.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,6 +111,8 @@ pub(crate) struct DedupStats {
     /// Skipped: a member of an exact group that a kept page's near-replica
     /// (an Overlap-table pair) stands for.
     pub near_replicas: u64,
+    /// Skipped: a page the reference of `--against` holds.
+    pub in_reference: u64,
     /// Kept documents without text (the rule keeps them).
     pub empty: u64,
     /// Kept documents whose record holds no page of its own (a revisit, an
@@ -165,13 +174,15 @@ impl Summary for DedupStats {
                 self.seconds
             );
         }
+        let skipped = if self.in_reference > 0 {
+            format!("{} skipped as held by the reference", self.in_reference)
+        } else {
+            format!("{} skipped as exact copies, {} as near-replicas", self.exact_copies, self.near_replicas)
+        };
         format!(
-            "dedup: {} of {} kept ({} skipped as exact copies, {} as near-replicas{also}); \
-             {} written ({}) in {:.1} s",
+            "dedup: {} of {} kept ({skipped}{also}); {} written ({}) in {:.1} s",
             self.kept,
             count(self.documents, "document", "documents"),
-            self.exact_copies,
-            self.near_replicas,
             count(self.written, self.unit, &format!("{}s", self.unit)),
             count(self.bytes, "byte", "bytes"),
             self.seconds
@@ -185,8 +196,22 @@ pub(crate) fn run(out: &OutDir, cfg: &DedupConfig, progress: &Progress) -> anyho
     let started = Instant::now();
     let stages: &'static StageName = match cfg.level {
         Level::Exact => &registry::EXACT,
-        Level::Near => &registry::PAIRS,
+        Level::Near | Level::Against => &registry::PAIRS,
     };
+    if cfg.level == Level::Against {
+        if cfg.keep.is_some() {
+            bail!(
+                "--keep chooses which copy of this crawl stands for the others; --level against keeps \
+                 every page the reference does not hold"
+            );
+        }
+        if cfg.format == Format::WarcRevisits {
+            bail!(
+                "--format warc-revisits names kept captures of the same files; with --level against, \
+                 write the pages the reference does not hold (--format warc) or the skip list (--format skip)"
+            );
+        }
+    }
     let before = analysis_key(out, stages)?;
     let manifest = Manifest::read(out)?;
     cfg.out.check(out, &manifest)?;
@@ -200,6 +225,7 @@ pub(crate) fn run(out: &OutDir, cfg: &DedupConfig, progress: &Progress) -> anyho
         documents::load_docs(&out.docs(), manifest.documents, HostColumnBuilder::held(), |_, _, _| Ok(()))?;
     // The kept page that stands for each skipped one (KEPT for a kept one).
     let stand_in: Vec<u32> = match cfg.level {
+        Level::Against => against::stand_ins(out, &docs)?,
         _ if !keep.is_input_order() => {
             // Outside the analysis, which dedup only reads.
             let scratch = tempfile::Builder::new()
@@ -261,6 +287,10 @@ pub(crate) fn run(out: &OutDir, cfg: &DedupConfig, progress: &Progress) -> anyho
             unchanged(out)?;
             stats.bytes = sink.finish()?;
         }
+        Format::Skip if cfg.level == Level::Against => {
+            stats.written = against::write_skip(out, &cfg.out, &mut stats, progress)?;
+            unchanged(out)?;
+        }
         Format::Skip => {
             stats.written = skip::write(out, &docs, &stand_in, &keep, &cfg.out, &mut stats, progress)?;
             unchanged(out)?;
@@ -317,6 +347,7 @@ fn counts(docs: &Docs, stand_in: &[u32]) -> DedupStats {
                     stats.empty += 1;
                 }
             }
+            HELD => stats.in_reference += 1,
             by if is_exact_copy(docs, d, by) => stats.exact_copies += 1,
             _ => stats.near_replicas += 1,
         }

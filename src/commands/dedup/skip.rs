@@ -76,7 +76,7 @@ pub(super) fn write(
 }
 
 /// One CSV field, quoted when it holds a comma, a quote or a line break.
-fn field(line: &mut String, value: &str) {
+pub(super) fn field(line: &mut String, value: &str) {
     if value.contains([',', '"', '\n', '\r']) {
         line.push('"');
         line.push_str(&value.replace('"', "\"\""));

@@ -9,6 +9,7 @@
 //! [`for_each_group`]. Methods differ only in how they count; they must give
 //! the same table.
 
+mod against;
 pub(crate) mod aggregate;
 mod changes;
 pub mod coarse;
@@ -131,6 +132,9 @@ pub(crate) struct PairsConfig {
     /// Refuse a count whose forecast passes the limit, rather than warn
     /// (`--strict`; see [`forecast`]).
     pub strict: bool,
+    /// `--against`: a finished analysis to count this one against
+    /// ([`against`]).
+    pub against: Option<PathBuf>,
 }
 
 /// What a counting method works from.
@@ -455,6 +459,11 @@ pub(crate) fn run(
     progress: &Progress,
 ) -> anyhow::Result<Outcome<PairsStats>> {
     let criterion = cfg.criterion;
+    // Checked before the key, which takes the reference's.
+    let reference = match &cfg.against {
+        Some(dir) => Some(against::Reference::open(dir, out, &Manifest::read(out)?)?),
+        None => None,
+    };
     let flags = [
         criterion.threshold.to_string(),
         format!("{:?}/{:?}", criterion.jaccard, criterion.containment),
@@ -462,6 +471,7 @@ pub(crate) fn run(
         format!("{:?}", cfg.counters),
         format!("{:?}", cfg.max_df),
         cfg.template.map_or_else(|| "no template".to_string(), |t| format!("template {t}")),
+        reference.as_ref().map_or_else(|| "no reference".to_string(), |r| format!("against {}", r.key())),
     ];
     let key = Stage::chained_key(out, &PAIRS, &flags.each_ref().map(String::as_str))?;
     let threshold = criterion.threshold;
@@ -613,6 +623,17 @@ pub(crate) fn run(
         }
     }
     stats.pairs_emitted = table.finish()?;
+    match &reference {
+        Some(reference) => {
+            let ours = against::Ours { out, counted: &counted, doc_ids: &doc_ids, scope: manifest.scope()? };
+            stats.against = Some(against::count(reference, &ours, cfg, &scratch, progress)?);
+            outputs.extend([out.against(), out.against_pairs()]);
+        }
+        None => {
+            store::remove_file_if_exists(&out.against())?;
+            store::remove_file_if_exists(&out.against_pairs())?;
+        }
+    }
     if out.fingerprint_changes().is_file() {
         stats.moved = Some(changes::write(out, &doc_ids, &criterion)?);
         outputs.push(out.changes());
@@ -626,6 +647,7 @@ pub(crate) fn run(
         jaccard: criterion.jaccard.map(|q| q.to_string()),
         containment: criterion.containment.map(|q| q.to_string()),
         approximate: stats.lsh.as_ref().map(lsh::LshStats::describe),
+        against: reference.as_ref().map(against::Reference::settings),
     });
     manifest.write(out)?;
     stage.finish(&mut stats, &outputs)?;

@@ -240,6 +240,10 @@ pub fn render(r: &Report) -> String {
     if r.since_previous.is_some() {
         toc.insert(usize::from(!r.hosts.mirror_sets.is_empty()), ("since", "Since the previous analysis"));
     }
+    if r.against.is_some() {
+        let at = usize::from(!r.hosts.mirror_sets.is_empty()) + usize::from(r.since_previous.is_some());
+        toc.insert(at, ("against", "Against the reference"));
+    }
     h.push_str("<nav class=\"toc\">");
     for (id, name) in toc {
         let _ = write!(h, "<a href=\"#{id}\">{name}</a>");
@@ -259,6 +263,9 @@ pub fn render(r: &Report) -> String {
     mirror_sets(&mut h, r);
     if let Some(s) = &r.since_previous {
         since_previous(&mut h, s);
+    }
+    if let Some(a) = &r.against {
+        against(&mut h, a);
     }
     hosts(&mut h, r);
     groups(&mut h, r);
@@ -672,6 +679,50 @@ fn hosts(h: &mut String, r: &Report) {
 }
 
 /// The comparison with the previous analysis of a chain.
+fn against(h: &mut String, a: &super::against::Against) {
+    let _ = writeln!(h, "<section id=\"against\">\n<h2>Against the reference</h2>");
+    let _ = writeln!(
+        h,
+        "<p>The reference <code>{}</code> holds {:.1}% of this crawl's {} ({} exact copies, {} near-replicas), \
+         and {:.1}% of their chunks. {}</p>",
+        escape(&a.reference),
+        a.held_percent,
+        plural(a.documents, "page", "pages"),
+        num(a.exact),
+        num(a.near),
+        a.chunks_percent,
+        escape(a.rule)
+    );
+    table_start(
+        h,
+        &[("host", false), ("pages", true), ("held", true), ("held %", true), ("chunks held %", true)],
+    );
+    for x in &a.hosts {
+        let _ = writeln!(
+            h,
+            "<tr><td>{}</td>{}{}<td class=\"n\" data-v=\"{}\">{:.1}</td><td class=\"n\" data-v=\"{}\">{:.1}</td></tr>",
+            host(&x.host),
+            n_cell(x.documents),
+            n_cell(x.held),
+            x.held_percent,
+            x.held_percent,
+            x.chunks_percent,
+            x.chunks_percent
+        );
+    }
+    table_end(h);
+    if a.host_count > a.hosts.len() as u64 {
+        let _ = writeln!(
+            h,
+            "<p class=\"note\" style=\"margin:0 0 10px\">The {} hosts with the most pages of {}; against.csv \
+             has every page.</p>",
+            a.hosts.len(),
+            num(a.host_count)
+        );
+    }
+    h.push_str("</section>\n");
+}
+
 fn since_previous(h: &mut String, s: &super::since::SincePrevious) {
     let _ = writeln!(h, "<section id=\"since\">\n<h2>Since the previous analysis</h2>");
     let p = &s.pages;

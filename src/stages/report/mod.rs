@@ -77,6 +77,7 @@ pub mod mirror_sets;
 pub mod quality;
 pub mod runs;
 pub mod since;
+pub mod against;
 pub mod url_side;
 pub mod url_windows;
 pub mod warnings;
@@ -155,6 +156,9 @@ pub struct Report {
     /// What changed since the previous analysis of a chain; null in a
     /// first analysis.
     pub since_previous: Option<since::SincePrevious>,
+    /// How much of this crawl the reference of `--against` holds; null
+    /// without one.
+    pub against: Option<against::Against>,
     /// The headline figures of this crawl's documents, the pages kept
     /// while missing counted apart; null in a first analysis, where every
     /// document is of this crawl.
@@ -546,6 +550,7 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
         None => None,
     };
     let current_crawl = manifest.chain.is_some().then(|| current.finish());
+    let against = against::read(out, &manifest)?;
     let quality = quality::read(out)?;
     let scope = manifest.scope()?;
     let scope_note = match scope {
@@ -608,6 +613,7 @@ fn build(out: &OutDir, cfg: &ReportConfig, progress: &Progress, scratch: &Path) 
         flags: flag_counts,
         runs: all_runs,
         since_previous,
+        against,
         current_crawl,
         data_quality: quality.as_ref().map(|q| q.summary.clone()),
         warnings: warnings::read(out)?,

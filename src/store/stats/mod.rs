@@ -27,7 +27,7 @@ mod report;
 
 pub(crate) use exact::ExactStats;
 pub(crate) use fingerprint::{CORRUPT_SAMPLES, ChainStats, CorruptSample, FingerprintStats, InputStats};
-pub use pairs::PairsStats;
+pub use pairs::{AgainstStats, PairsStats};
 pub(crate) use pairs::{AutoStats, CoarseStats, DeltaStats, LshStats, PassStats, PrefixStats};
 pub(crate) use report::{CurrentCrawl, ReportStats};
 

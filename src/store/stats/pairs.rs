@@ -38,6 +38,10 @@ pub struct PairsStats {
     /// With `--previous`: new URLs found to be pages moved (`changes.csv`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub moved: Option<u64>,
+    /// With `--against`: what counting against the reference found
+    /// (`against.csv`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub against: Option<AgainstStats>,
     /// `--max-df`, when given.
     pub max_df: Option<u32>,
     /// Fingerprints left out as stop chunks, and the pairs they would have
@@ -88,6 +92,39 @@ pub struct PairsStats {
     pub(crate) prefix: Option<PrefixStats>,
     pub seconds: f64,
     pub peak_rss_bytes: Option<u64>,
+}
+
+/// What the pairs stage found counting against a reference analysis
+/// (`pairs.against` in stats.json).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct AgainstStats {
+    /// The reference analysis, as given.
+    pub reference: String,
+    /// Its documents, and those it counts (exact-group centers with text).
+    pub reference_documents: u64,
+    pub reference_counted: u64,
+    /// This analysis's documents, those the reference holds (an exact copy
+    /// there, or a page passing the criterion), and the exact copies among
+    /// them.
+    pub documents: u64,
+    pub held: u64,
+    pub exact: u64,
+    /// The chunks of this analysis's documents (each document's set, copies
+    /// counted with their center's), and those the reference holds.
+    pub chunks: u64,
+    pub chunks_in_reference: u64,
+    /// Pair instances generated across the two sides (a pair for each
+    /// shared fingerprint), the distinct pairs among them, and the rows of
+    /// `against-pairs.csv`.
+    pub pairs_generated: u64,
+    pub distinct_pairs: u64,
+    pub pairs_emitted: u64,
+    /// Fingerprints left out of the count as stop chunks of either side
+    /// (`--max-df`).
+    pub stop_chunks: u64,
+    pub spill_bytes: u64,
+    pub seconds: f64,
 }
 
 /// The figures `--method auto` chooses by.

@@ -1,0 +1,663 @@
+//! `--against REF_DIR`: this analysis's documents counted against those of
+//! a finished reference analysis, never a pair inside either side
+//! (`against.csv`, `against-pairs.csv`: [`crate::store::against`]).
+//!
+//! The two analyses' FPrint-DocID partitions cover the same fingerprint
+//! ranges, so partition `k` of one is merged with partition `k` of the
+//! other. The two crawls are counted as one Overlap table over both would
+//! count them, less the pairs inside either: each side's exact-group
+//! centers, a host's template chunks (`--template`) decided over that
+//! host's pages in both crawls, stop chunks (`--max-df`) by the document
+//! frequency in both, and each document's set size from what is left. So
+//! two pages with the same text have the same set, whichever crawl they
+//! are in. Every fingerprint both sides hold then gives a pair instance
+//! for each of its documents here and each there (of the same scope, with
+//! `--scope`), which go through the sort method's collapsed runs
+//! ([`super::aggregate`]): the paper's DocID-DocID file, one side against
+//! the other, counted exactly.
+//!
+//! Exact copies across the sides are found apart from the count, by the
+//! whole-text hashes (keyed by the scope's name with `--scope`), sorted
+//! together within the budget.
+//!
+//! Memory: 24 bytes a document here (set size, chunks held, best match,
+//! exact copy, host, scope), 12 a document of the reference (set size,
+//! host, scope), the sort method's run buffers within the budget, and the
+//! URLs of the reference documents named.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use anyhow::{Context, bail};
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+use xxhash_rust::xxh3::xxh3_128;
+
+use super::aggregate::{self, RunBuilder, RunDir, pack};
+use super::{Counted, PairsConfig};
+use crate::base::progress::Progress;
+use crate::store::against::{AgainstPair, AgainstRow, AgainstWriter, Match, PairsWriter};
+use crate::store::docs::{DocTable, for_each_doc};
+use crate::store::handles::DocIds;
+use crate::store::manifest::AgainstSettings;
+use crate::store::registry::EXACT;
+use crate::store::scopes::{Scope, ScopeNumbers};
+use crate::store::stats::AgainstStats;
+use crate::store::{self, Center, ChunkRecord, ExactRecord, Header, Manifest, Mapped, OutDir, RecordWriter};
+
+/// A row number with bit 31 free: the exact hashes of both sides are
+/// sorted together, the reference's rows marked by that bit.
+const REFERENCE_ROW: u32 = 1 << 31;
+
+/// No reference document.
+const NONE: u32 = u32::MAX;
+
+/// The reference analysis, checked to be comparable with this one.
+pub(crate) struct Reference {
+    given: PathBuf,
+    canonical: PathBuf,
+    out: OutDir,
+    manifest: Manifest,
+    /// Its analysis key through the exact stage, and its canonical path:
+    /// what the pairs stage's key takes from it.
+    key: String,
+}
+
+impl Reference {
+    /// Opens `given` as the reference of the analysis in `out`: a finished
+    /// analysis (through its exact stage) cut with the same chunking into
+    /// as many partitions, with the same `--scope`, and not `out` itself.
+    pub(crate) fn open(given: &Path, out: &OutDir, ours: &Manifest) -> anyhow::Result<Reference> {
+        let canonical = std::fs::canonicalize(given)
+            .map_err(|e| anyhow::anyhow!("--against {}: cannot open the reference analysis: {e}", given.display()))?;
+        if !canonical.is_dir() {
+            bail!("--against {} is not a directory: give the output directory of a finished analysis", given.display());
+        }
+        if std::fs::canonicalize(out.root()).is_ok_and(|o| o == canonical) {
+            bail!(
+                "--against {} is this analysis itself: give the analysis of another crawl",
+                given.display()
+            );
+        }
+        let reference = OutDir::new(&canonical);
+        let manifest =
+            Manifest::read(&reference).with_context(|| format!("--against {}", given.display()))?;
+        let key = reference.analysis_key(&EXACT).map_err(|stage| {
+            reference.unfinished(format!(
+                "--against {} is an incomplete analysis: its {stage} stage has not finished \
+                 (run `overlap run` into it first)",
+                given.display()
+            ))
+        })?;
+        if manifest.chunk != ours.chunk {
+            bail!(
+                "--against {} was cut with --chunk {}, this analysis with --chunk {}: \
+                 only analyses cut alike share fingerprints",
+                given.display(),
+                manifest.chunk,
+                ours.chunk
+            );
+        }
+        let (theirs, mine) = (manifest.scope()?, ours.scope()?);
+        if theirs != mine {
+            bail!(
+                "--against {} was analysed with --scope {theirs}, this analysis with --scope {mine}: \
+                 analyse both with the same scope",
+                given.display()
+            );
+        }
+        let (parts, ours_parts) = (reference.fprint_parts()?, out.fprint_parts()?);
+        if parts.len() != ours_parts.len() {
+            bail!(
+                "--against {} has {} FPrint-DocID partitions, this analysis {}: it was made by \
+                 another version of overlap",
+                given.display(),
+                parts.len(),
+                ours_parts.len()
+            );
+        }
+        let key = format!("{}|{key}", canonical.display());
+        Ok(Reference { given: given.to_path_buf(), canonical, out: reference, manifest, key })
+    }
+
+    /// What the pairs stage's key takes from the reference.
+    pub(crate) fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The settings the manifest records.
+    pub(crate) fn settings(&self) -> AgainstSettings {
+        AgainstSettings {
+            reference: self.given.display().to_string(),
+            reference_canonical: self.canonical.display().to_string(),
+        }
+    }
+}
+
+/// What one side of the count is.
+struct Side<'a> {
+    out: &'a OutDir,
+    parts: Vec<PathBuf>,
+    counted: &'a Counted,
+    /// Each row's scope name (`--scope`) and host (`--template`), numbered
+    /// across both sides.
+    scopes: Option<Vec<u32>>,
+    hosts: Option<Vec<u32>>,
+}
+
+impl Side<'_> {
+    #[inline]
+    fn scope(&self, row: u32) -> u32 {
+        self.scopes.as_ref().map_or(0, |s| s[row as usize])
+    }
+
+    #[inline]
+    fn host(&self, row: u32) -> u32 {
+        self.hosts.as_ref().map_or(0, |h| h[row as usize])
+    }
+}
+
+/// What this side's count needs from the pairs stage.
+pub(super) struct Ours<'a> {
+    pub out: &'a OutDir,
+    pub counted: &'a Counted,
+    pub doc_ids: &'a DocIds,
+    pub scope: Scope,
+}
+
+/// The best reference document for one row here so far.
+#[derive(Clone, Copy)]
+struct Best {
+    ref_row: u32,
+    shared: u32,
+    passes: bool,
+}
+
+impl Best {
+    const NONE: Best = Best { ref_row: NONE, shared: 0, passes: false };
+
+    /// Whether `other` is better: passing the criterion, then more shared
+    /// chunks, then the exact copy; on a tie the one seen first (the
+    /// smaller reference row, since rows come in order).
+    fn worse_than(&self, other: &Best, exact: u32) -> bool {
+        if self.ref_row == NONE {
+            return true;
+        }
+        (other.passes, other.shared, other.ref_row == exact) > (self.passes, self.shared, self.ref_row == exact)
+    }
+}
+
+/// Each row's number of `name(host)` over both sides' document tables.
+fn numbered(
+    sides: [&OutDir; 2],
+    name: impl Fn(&str) -> &str,
+) -> anyhow::Result<[Vec<u32>; 2]> {
+    let mut numbers = ScopeNumbers::default();
+    let mut of = |out: &OutDir| -> anyhow::Result<Vec<u32>> {
+        let mut rows = Vec::new();
+        for_each_doc(&out.fingerprint_docs(), DocTable::Fingerprint, |doc| {
+            rows.push(numbers.id(name(doc.host)).0);
+            Ok(())
+        })?;
+        Ok(rows)
+    };
+    Ok([of(sides[0])?, of(sides[1])?])
+}
+
+/// Counts this analysis against `reference` and writes `against.csv` and
+/// `against-pairs.csv`.
+pub(super) fn count(
+    reference: &Reference,
+    ours: &Ours<'_>,
+    cfg: &PairsConfig,
+    scratch: &Path,
+    progress: &Progress,
+) -> anyhow::Result<AgainstStats> {
+    let started = std::time::Instant::now();
+    let criterion = cfg.criterion;
+    let theirs_out = &reference.out;
+    let mut ref_counted = Counted::open(&theirs_out.centers())?;
+    if ours.scope != Scope::Crawl {
+        ref_counted = ref_counted.in_scopes(&theirs_out.scopes())?;
+    }
+    let ref_ids = DocIds::open(theirs_out, &reference.manifest)?;
+    if ref_ids.len() != ref_counted.documents() {
+        bail!("--against {}: its docIDs and centers disagree: the analysis is damaged", reference.given.display());
+    }
+    for (side, n) in [("this analysis", ours.counted.documents()), ("the reference", ref_counted.documents())] {
+        if n as u64 >= u64::from(REFERENCE_ROW) {
+            bail!("--against counts at most {REFERENCE_ROW} documents a side; {side} has {n}");
+        }
+    }
+    let dir = scratch.join("against");
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let both = [ours.out, theirs_out];
+    let [our_scopes, ref_scopes] = match ours.scope {
+        Scope::Crawl => [None, None],
+        scope => numbered(both, |h| scope.of(h))?.map(Some),
+    };
+    let [our_hosts, ref_hosts] = match cfg.template {
+        None => [None, None],
+        Some(_) => numbered(both, |h| Scope::Host.of(h))?.map(Some),
+    };
+    let here = Side {
+        out: ours.out,
+        parts: ours.out.fprint_parts()?,
+        counted: ours.counted,
+        scopes: our_scopes,
+        hosts: our_hosts,
+    };
+    let there = Side {
+        out: theirs_out,
+        parts: theirs_out.fprint_parts()?,
+        counted: &ref_counted,
+        scopes: ref_scopes,
+        hosts: ref_hosts,
+    };
+    for side in [&here, &there] {
+        let rows = side.counted.documents();
+        if side.scopes.iter().chain(&side.hosts).any(|v| v.len() != rows) {
+            bail!(
+                "{} and its centers disagree: the analysis is damaged",
+                side.out.fingerprint_docs().display()
+            );
+        }
+    }
+    // The most pages of each host that may hold a chunk not its template,
+    // from the host's pages in both crawls.
+    let limits: Vec<u32> = match cfg.template {
+        None => Vec::new(),
+        Some(rule) => {
+            let mut pages: Vec<u32> = Vec::new();
+            for side in [&here, &there] {
+                for row in 0..side.counted.documents() as u32 {
+                    if side.counted.contains(row) {
+                        let h = side.host(row) as usize;
+                        if pages.len() <= h {
+                            pages.resize(h + 1, 0);
+                        }
+                        pages[h] += 1;
+                    }
+                }
+            }
+            pages.iter().map(|&p| rule.limit(p)).collect()
+        }
+    };
+    let smallest = limits.iter().copied().min().unwrap_or(u32::MAX) as usize;
+    let rule = Rule { limits: cfg.template.map(|_| limits.as_slice()), smallest, max_df: cfg.max_df };
+
+    let exact = exact_copies(&here, &there, cfg.memory / 4, &dir)?;
+
+    // One pass: set sizes on both sides, and the DocID-DocID file across
+    // them.
+    let runs = RunDir::new(&dir);
+    let atomics = |n: usize| -> Vec<AtomicU32> { (0..n).map(|_| AtomicU32::new(0)).collect() };
+    let (our_sizes, ref_sizes) = (atomics(here.counted.documents()), atomics(there.counted.documents()));
+    let held_chunks = atomics(here.counted.documents());
+    let generated = AtomicU64::new(0);
+    let left_out = AtomicU64::new(0);
+    let cap = aggregate::buffer_pairs(cfg.memory);
+    let bar = progress.items("against", here.parts.len() as u64, "partitions");
+    let spilled: Vec<anyhow::Result<Vec<PathBuf>>> = (0..here.parts.len())
+        .into_par_iter()
+        .map(|k| {
+            crate::base::interrupt::check()?;
+            let mut builder = RunBuilder::new(cap, &runs);
+            let (mut pairs, mut dropped) = (0u64, 0u64);
+            let mut work = Work::default();
+            merged_groups(&here, &there, k, |ns, rs| {
+                dropped += u64::from(rule.keep(&here, &there, ns, rs, &mut work));
+                for &n in ns.iter() {
+                    our_sizes[n as usize].fetch_add(1, Ordering::Relaxed);
+                }
+                for &r in rs.iter() {
+                    ref_sizes[r as usize].fetch_add(1, Ordering::Relaxed);
+                }
+                if ns.is_empty() || rs.is_empty() {
+                    return Ok(());
+                }
+                if here.scopes.is_some() {
+                    ns.sort_unstable_by_key(|&d| (here.scope(d), d));
+                    rs.sort_unstable_by_key(|&d| (there.scope(d), d));
+                }
+                // Both ascending by (scope, row).
+                let mut r0 = 0;
+                for &n in ns.iter() {
+                    let s = here.scope(n);
+                    while r0 < rs.len() && there.scope(rs[r0]) < s {
+                        r0 += 1;
+                    }
+                    let mut r = r0;
+                    while r < rs.len() && there.scope(rs[r]) == s {
+                        builder.push(pack(n, rs[r]))?;
+                        r += 1;
+                    }
+                    if r > r0 {
+                        held_chunks[n as usize].fetch_add(1, Ordering::Relaxed);
+                        pairs += (r - r0) as u64;
+                    }
+                }
+                Ok(())
+            })?;
+            generated.fetch_add(pairs, Ordering::Relaxed);
+            left_out.fetch_add(dropped, Ordering::Relaxed);
+            bar.inc(1);
+            builder.finish()
+        })
+        .collect();
+    bar.finish_and_clear();
+    let mut all_runs = Vec::new();
+    for r in spilled {
+        all_runs.extend(r?);
+    }
+    let plain = |v: Vec<AtomicU32>| -> Vec<u32> { v.into_iter().map(AtomicU32::into_inner).collect() };
+    let (our_sizes, ref_sizes) = (plain(our_sizes), plain(ref_sizes));
+
+    let mut best = vec![Best::NONE; here.counted.documents()];
+    let mut table = PairsWriter::create(&ours.out.against_pairs())?;
+    let distinct = aggregate::reduce(all_runs, cfg.memory, criterion.threshold, &runs, &mut |o| {
+        let (n, r) = (o.doc_i, o.doc_j);
+        let (a, b) = (our_sizes[n as usize], ref_sizes[r as usize]);
+        let passes = criterion.passes(o.shared, a, b);
+        if passes {
+            table.push(&AgainstPair {
+                doc_id: ours.doc_ids.doc_id(n),
+                ref_doc_id: ref_ids.doc_id(r),
+                shared: o.shared,
+                chunks: a,
+                ref_chunks: b,
+            })?;
+        }
+        let candidate = Best { ref_row: r, shared: o.shared, passes };
+        if best[n as usize].worse_than(&candidate, exact[n as usize]) {
+            best[n as usize] = candidate;
+        }
+        Ok(())
+    })?;
+    let emitted = table.finish()?;
+    let spill_bytes = runs.bytes();
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let sizes = [our_sizes.as_slice(), ref_sizes.as_slice()];
+    let stats = write_rows(ours, &ref_ids, theirs_out, sizes, &best, &exact, &held_chunks)?;
+    Ok(AgainstStats {
+        reference: reference.given.display().to_string(),
+        reference_documents: ref_ids.len() as u64,
+        reference_counted: (0..ref_counted.documents() as u32)
+            .filter(|&r| ref_counted.contains(r) && ref_sizes[r as usize] > 0)
+            .count() as u64,
+        pairs_generated: generated.into_inner(),
+        distinct_pairs: distinct,
+        pairs_emitted: emitted,
+        stop_chunks: left_out.into_inner(),
+        spill_bytes,
+        seconds: started.elapsed().as_secs_f64(),
+        ..stats
+    })
+}
+
+/// Which documents of one fingerprint keep it in their sets: a host's
+/// template chunks and stop chunks left out, decided over both sides.
+struct Rule<'a> {
+    /// Each host's limit, with `--template`.
+    limits: Option<&'a [u32]>,
+    smallest: usize,
+    max_df: Option<u32>,
+}
+
+/// Scratch space [`Rule::keep`] reuses.
+#[derive(Default)]
+struct Work {
+    keyed: Vec<(u32, bool, u32)>,
+}
+
+impl Rule<'_> {
+    /// Leaves out of `ns` and `rs` (one fingerprint's documents here and
+    /// there, ascending) those for which it is their host's template, then
+    /// those of a scope where it is a stop chunk. Returns whether it left
+    /// out a stop chunk.
+    fn keep(&self, here: &Side<'_>, there: &Side<'_>, ns: &mut Vec<u32>, rs: &mut Vec<u32>, work: &mut Work) -> bool {
+        if let Some(limits) = self.limits {
+            // No host holds it more often than the smallest limit when so
+            // few hold it at all.
+            if ns.len() + rs.len() > self.smallest {
+                self.split(here, there, ns, rs, work, |d, side| side.host(d), |host, n| n > limits[host as usize] as usize);
+            }
+        }
+        let Some(max_df) = self.max_df.map(|m| m as usize) else { return false };
+        if ns.len() + rs.len() <= max_df {
+            return false;
+        }
+        let before = ns.len() + rs.len();
+        self.split(here, there, ns, rs, work, |d, side| side.scope(d), |_, n| n > max_df);
+        ns.len() + rs.len() != before
+    }
+
+    /// Groups the documents of both sides by `key`, and leaves out the
+    /// groups for which `drop(key, size)` holds; each side stays ascending.
+    #[allow(clippy::too_many_arguments)]
+    fn split(
+        &self,
+        here: &Side<'_>,
+        there: &Side<'_>,
+        ns: &mut Vec<u32>,
+        rs: &mut Vec<u32>,
+        work: &mut Work,
+        key: impl Fn(u32, &Side<'_>) -> u32,
+        drop: impl Fn(u32, usize) -> bool,
+    ) {
+        let keyed = &mut work.keyed;
+        keyed.clear();
+        keyed.extend(ns.iter().map(|&d| (key(d, here), false, d)));
+        keyed.extend(rs.iter().map(|&d| (key(d, there), true, d)));
+        keyed.sort_unstable();
+        ns.clear();
+        rs.clear();
+        for group in keyed.chunk_by(|a, b| a.0 == b.0) {
+            if drop(group[0].0, group.len()) {
+                continue;
+            }
+            for &(_, theirs, d) in group {
+                if theirs { rs.push(d) } else { ns.push(d) }
+            }
+        }
+        ns.sort_unstable();
+        rs.sort_unstable();
+    }
+}
+
+/// Calls `f` with the counted documents here and there (each ascending) of
+/// every fingerprint of partition `k` that either side holds.
+fn merged_groups(
+    here: &Side<'_>,
+    there: &Side<'_>,
+    k: usize,
+    mut f: impl FnMut(&mut Vec<u32>, &mut Vec<u32>) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let a = Mapped::<ChunkRecord>::open(&here.parts[k])?;
+    let b = Mapped::<ChunkRecord>::open(&there.parts[k])?;
+    let (mut ga, mut gb) = (Groups::new(&a, here), Groups::new(&b, there));
+    let (mut na, mut nb) = (Vec::new(), Vec::new());
+    let (mut fa, mut fb) = (ga.next(&mut na)?, gb.next(&mut nb)?);
+    let mut none = Vec::new();
+    loop {
+        match (fa, fb) {
+            (None, None) => return Ok(()),
+            (Some(x), y) if y.is_none_or(|y| x < y) => {
+                f(&mut na, &mut none)?;
+                none.clear();
+                fa = ga.next(&mut na)?;
+            }
+            (x, Some(y)) if x.is_none_or(|x| y < x) => {
+                f(&mut none, &mut nb)?;
+                none.clear();
+                fb = gb.next(&mut nb)?;
+            }
+            _ => {
+                f(&mut na, &mut nb)?;
+                fa = ga.next(&mut na)?;
+                fb = gb.next(&mut nb)?;
+            }
+        }
+    }
+}
+
+/// The fingerprints of one partition with their counted documents.
+struct Groups<'a> {
+    records: &'a Mapped<ChunkRecord>,
+    at: usize,
+    side: &'a Side<'a>,
+}
+
+impl<'a> Groups<'a> {
+    fn new(records: &'a Mapped<ChunkRecord>, side: &'a Side<'a>) -> Groups<'a> {
+        Groups { records, at: 0, side }
+    }
+
+    /// The next fingerprint with a counted document, its documents in
+    /// `docs` (ascending).
+    fn next(&mut self, docs: &mut Vec<u32>) -> anyhow::Result<Option<u64>> {
+        let documents = self.side.counted.documents();
+        loop {
+            docs.clear();
+            if self.at >= self.records.len() {
+                return Ok(None);
+            }
+            let fprint = self.records.get(self.at).fprint;
+            while self.at < self.records.len() {
+                let r = self.records.get(self.at);
+                if r.fprint != fprint {
+                    break;
+                }
+                if r.doc as usize >= documents {
+                    bail!(
+                        "{}",
+                        crate::store::integrity::row_beyond_file(
+                            &self.side.parts[0],
+                            r.doc,
+                            documents as u64
+                        )
+                    );
+                }
+                if self.side.counted.contains(r.doc) {
+                    docs.push(r.doc);
+                }
+                self.at += 1;
+            }
+            if !docs.is_empty() {
+                return Ok(Some(fprint));
+            }
+        }
+    }
+}
+
+/// Each counted row here: the reference row of its exact copy there (the
+/// smallest, which is a center there), [`NONE`] without one.
+fn exact_copies(here: &Side<'_>, there: &Side<'_>, budget: u64, scratch: &Path) -> anyhow::Result<Vec<u32>> {
+    let path = scratch.join("exact-both.fpd");
+    let mut w = RecordWriter::create(&path, Header::new::<ExactRecord>("", false, 0, 1))?;
+    for (side, mark) in [(here, 0), (there, REFERENCE_ROW)] {
+        let hashes = Mapped::<ExactRecord>::open(&side.out.fprint_exact())?;
+        for r in hashes.iter() {
+            if !side.counted.contains(r.doc) {
+                continue;
+            }
+            let hash = match &side.scopes {
+                None => r.hash,
+                Some(scopes) => {
+                    let mut key = [0u8; 20];
+                    key[..16].copy_from_slice(&r.hash.to_le_bytes());
+                    key[16..].copy_from_slice(&scopes[r.doc as usize].to_le_bytes());
+                    xxh3_128(&key)
+                }
+            };
+            w.push(&ExactRecord { hash, doc: r.doc | mark })?;
+        }
+    }
+    w.finish()?;
+    let mut exact = vec![NONE; here.counted.documents()];
+    // Within a hash, this side's rows come first (bit 31 clear).
+    let mut group: (u128, Vec<u32>) = (0, Vec::new());
+    let mut named = false;
+    store::sort::sorted_file(&path, budget, scratch, |r: ExactRecord| {
+        if r.hash != group.0 {
+            group = (r.hash, Vec::new());
+            named = false;
+        }
+        if r.doc & REFERENCE_ROW == 0 {
+            group.1.push(r.doc);
+        } else if !named {
+            for &n in &group.1 {
+                exact[n as usize] = r.doc & !REFERENCE_ROW;
+            }
+            named = true;
+        }
+        Ok(())
+    })?;
+    let _ = std::fs::remove_file(&path);
+    Ok(exact)
+}
+
+/// Writes `against.csv`, a row for every document here (a copy with its
+/// center's figures); returns the figures of this side.
+#[allow(clippy::too_many_arguments)]
+fn write_rows(
+    ours: &Ours<'_>,
+    ref_ids: &DocIds,
+    theirs: &OutDir,
+    [our_sizes, ref_sizes]: [&[u32]; 2],
+    best: &[Best],
+    exact: &[u32],
+    held_chunks: &[AtomicU32],
+) -> anyhow::Result<AgainstStats> {
+    // The URLs of the reference documents named, in one pass of its table.
+    let mut urls: FxHashMap<u32, String> =
+        best.iter().filter(|b| b.ref_row != NONE).map(|b| (b.ref_row, String::new())).collect();
+    let mut row = 0u32;
+    for_each_doc(&theirs.fingerprint_docs(), DocTable::Fingerprint, |doc| {
+        if let Some(url) = urls.get_mut(&row) {
+            *url = doc.url.to_string();
+        }
+        row += 1;
+        Ok(())
+    })?;
+    let centers = Mapped::<Center>::open(&ours.out.centers())?;
+    let mut w = AgainstWriter::create(&ours.out.against())?;
+    let mut stats = AgainstStats::default();
+    let mut row = 0usize;
+    for_each_doc(&ours.out.docs(), DocTable::Final, |doc| {
+        let center = if row < centers.len() { centers.get(row) } else { Center::EMPTY };
+        row += 1;
+        stats.documents += 1;
+        let mut r = AgainstRow {
+            doc_id: doc.id,
+            url: doc.url.to_string(),
+            chunks: 0,
+            chunks_in_reference: 0,
+            best: None,
+            exact: false,
+            held: false,
+        };
+        if center != Center::EMPTY {
+            let c = center.0 as usize;
+            let b = best[c];
+            r.chunks = our_sizes[c];
+            r.chunks_in_reference = held_chunks[c].load(Ordering::Relaxed);
+            r.exact = exact[c] != NONE;
+            r.held = r.exact || b.passes;
+            r.best = (b.ref_row != NONE).then(|| Match {
+                ref_doc_id: ref_ids.doc_id(b.ref_row),
+                ref_url: urls.get(&b.ref_row).cloned().unwrap_or_default(),
+                shared: b.shared,
+                ref_chunks: ref_sizes[b.ref_row as usize],
+            });
+        }
+        stats.held += u64::from(r.held);
+        stats.exact += u64::from(r.exact);
+        stats.chunks += u64::from(r.chunks);
+        stats.chunks_in_reference += u64::from(r.chunks_in_reference);
+        w.push(&r)
+    })?;
+    w.finish()?;
+    Ok(stats)
+}
