@@ -174,8 +174,9 @@ fn brute_force(reference: &[JsonDoc], new: &[JsonDoc], flags: &Flags) -> (Vec<Ro
     for (&n, a) in &here.sets {
         let scope = &here.scopes[n];
         let mut in_reference: BTreeSet<&String> = BTreeSet::new();
-        let copy = (0..reference.len())
-            .find(|&r| there.centers[r].is_some() && &there.scopes[r] == scope && there.texts[r] == here.texts[n]);
+        let copy = (0..reference.len()).find(|&r| {
+            there.centers[r].is_some() && &there.scopes[r] == scope && there.texts[r] == here.texts[n]
+        });
         if let Some(r) = copy {
             exact.insert(n, r);
         }
@@ -185,17 +186,15 @@ fn brute_force(reference: &[JsonDoc], new: &[JsonDoc], flags: &Flags) -> (Vec<Ro
             if shared < flags.threshold || shared == 0 {
                 continue;
             }
-            let passes = flags.passes(shared, a.len(), b.len());
-            if passes {
-                pairs.push((n, r, shared, a.len(), b.len()));
+            if !flags.passes(shared, a.len(), b.len()) {
+                continue;
             }
-            let key = |r: usize, shared: usize, passes: bool| (passes, shared, copy == Some(r));
-            let better = match best.get(&n) {
-                None => true,
-                Some(&(br, bs, bp)) => key(r, shared, passes) > key(br, bs, bp),
-            };
-            if better {
-                best.insert(n, (r, shared, passes));
+            pairs.push((n, r, shared, a.len(), b.len()));
+            // The most shared chunks, then the exact copy, then the
+            // smallest docID.
+            let key = |r: usize, shared: usize| (shared, copy == Some(r));
+            if best.get(&n).is_none_or(|&(br, bs, _)| key(r, shared) > key(br, bs)) {
+                best.insert(n, (r, shared, true));
             }
         }
         held.insert(n, in_reference.len());
@@ -278,7 +277,10 @@ fn check_with(flags: Flags, more: impl FnOnce(&Path, &[JsonDoc], &[JsonDoc], &[R
     let exact = rows.iter().filter(|r| r.4).count();
     let near = rows.iter().filter(|r| r.5 && !r.4).count();
     let not_held = rows.iter().filter(|r| !r.5).count();
-    assert!(exact > 20 && near > 3 && not_held > 20, "{what}: {exact} exact, {near} near, {not_held} not held");
+    assert!(
+        exact > 20 && near > 3 && not_held > 20,
+        "{what}: {exact} exact, {near} near, {not_held} not held"
+    );
     let stats = read_stats(&new_dir);
     let s = &stats["pairs"]["against"];
     assert_eq!(s["held"], rows.iter().filter(|r| r.5).count() as u64, "{what}");
@@ -406,7 +408,10 @@ fn a_reference_that_cannot_be_compared_is_refused_in_one_line() {
         &["dedup", &no, "--level", "against", "--format", "urls", "--keep", "newest", "-o", &o],
         &["--keep"],
     );
-    assert_usage_error(&["dedup", &no, "--level", "against", "--format", "warc-revisits", "-o", &o], &["revisit"]);
+    assert_usage_error(
+        &["dedup", &no, "--level", "against", "--format", "warc-revisits", "-o", &o],
+        &["revisit"],
+    );
     // Counting without --against again removes the tables.
     overlap_ok(run(&[]));
     assert!(!n.join("against.csv").exists() && !n.join("against-pairs.csv").exists());

@@ -339,7 +339,21 @@ fn every_table_is_copied_with_its_types_cell_for_cell() {
     // --previous and --max-df).
     for (counts, names) in [
         (&a, &["docs", "overlap", "groups", "hosts", "host-summary", "flags", "stop-chunks", "copies"][..]),
-        (&b, &["docs", "overlap", "groups", "hosts", "aliases", "flags", "changes", "redirects", "against", "against-pairs"][..]),
+        (
+            &b,
+            &[
+                "docs",
+                "overlap",
+                "groups",
+                "hosts",
+                "aliases",
+                "flags",
+                "changes",
+                "redirects",
+                "against",
+                "against-pairs",
+            ][..],
+        ),
     ] {
         for name in names {
             assert!(counts.get(*name).is_some_and(|&n| n > 0), "{name}: {counts:?}");

@@ -156,9 +156,13 @@ impl PairsWriter {
 
 /// Calls `f` with every row of `against.csv`, in docID order; a row that
 /// does not read names the file and line.
-pub(crate) fn for_each_row(path: &Path, mut f: impl FnMut(AgainstRow) -> anyhow::Result<()>) -> anyhow::Result<()> {
-    let mut reader =
-        csv::ReaderBuilder::new().from_path(path).with_context(|| format!("cannot open {}", path.display()))?;
+pub(crate) fn for_each_row(
+    path: &Path,
+    mut f: impl FnMut(AgainstRow) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let mut reader = csv::ReaderBuilder::new()
+        .from_path(path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
     let header = reader.headers().with_context(|| format!("cannot read {}", path.display()))?;
     if header.iter().ne(HEADER.iter().copied()) {
         bail!("{} line 1: expected the header {}", path.display(), HEADER.join(","));
@@ -167,7 +171,10 @@ pub(crate) fn for_each_row(path: &Path, mut f: impl FnMut(AgainstRow) -> anyhow:
     let mut last: Option<u32> = None;
     loop {
         let line = reader.position().line();
-        if !reader.read_record(&mut record).with_context(|| format!("cannot read {} (line {line})", path.display()))? {
+        if !reader
+            .read_record(&mut record)
+            .with_context(|| format!("cannot read {} (line {line})", path.display()))?
+        {
             return Ok(());
         }
         let bad = |what: &str| anyhow::anyhow!("{} line {line}: {what}", path.display());
@@ -189,7 +196,12 @@ pub(crate) fn for_each_row(path: &Path, mut f: impl FnMut(AgainstRow) -> anyhow:
         let best = if record[4].is_empty() {
             None
         } else {
-            Some(Match { ref_doc_id: number(4)?, ref_url: record[5].to_string(), shared: number(6)?, ref_chunks: number(7)? })
+            Some(Match {
+                ref_doc_id: number(4)?,
+                ref_url: record[5].to_string(),
+                shared: number(6)?,
+                ref_chunks: number(7)?,
+            })
         };
         f(AgainstRow {
             doc_id,
@@ -212,13 +224,26 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("against.csv");
         let rows = vec![
-            AgainstRow { doc_id: 0, url: "http://a/,x".into(), chunks: 3, chunks_in_reference: 0, best: None, exact: false, held: false },
+            AgainstRow {
+                doc_id: 0,
+                url: "http://a/,x".into(),
+                chunks: 3,
+                chunks_in_reference: 0,
+                best: None,
+                exact: false,
+                held: false,
+            },
             AgainstRow {
                 doc_id: 4,
                 url: "http://a/b".into(),
                 chunks: 3,
                 chunks_in_reference: 2,
-                best: Some(Match { ref_doc_id: 7, ref_url: "http://r/\"q\"".into(), shared: 2, ref_chunks: 9 }),
+                best: Some(Match {
+                    ref_doc_id: 7,
+                    ref_url: "http://r/\"q\"".into(),
+                    shared: 2,
+                    ref_chunks: 9,
+                }),
                 exact: false,
                 held: true,
             },

@@ -4,26 +4,29 @@
 //!
 //! The two analyses' FPrint-DocID partitions cover the same fingerprint
 //! ranges, so partition `k` of one is merged with partition `k` of the
-//! other. The two crawls are counted as one Overlap table over both would
-//! count them, less the pairs inside either: each side's exact-group
-//! centers, a host's template chunks (`--template`) decided over that
-//! host's pages in both crawls, stop chunks (`--max-df`) by the document
-//! frequency in both, and each document's set size from what is left. So
-//! two pages with the same text have the same set, whichever crawl they
-//! are in. Every fingerprint both sides hold then gives a pair instance
-//! for each of its documents here and each there (of the same scope, with
-//! `--scope`), which go through the sort method's collapsed runs
-//! ([`super::aggregate`]): the paper's DocID-DocID file, one side against
-//! the other, counted exactly.
+//! other into the partitions of one analysis of both crawls, the
+//! reference's rows after this one's: each side's exact-group centers, a
+//! host's template chunks (`--template`) decided over that host's pages in
+//! both crawls, stop chunks (`--max-df`) by the document frequency in both,
+//! each document's set size from what is left. So two pages with the same
+//! text have the same set, whichever crawl they are in. The stage's own
+//! counting method (`--method`, `auto` choosing as for the Overlap table)
+//! then counts them, exactly as it counts an Overlap table, and the pairs
+//! inside either side are left out as they come: `against-pairs.csv` is
+//! the part of the Overlap table of both crawls together that crosses
+//! them. The merge also counts, for each page here, its chunks that some
+//! reference page of its scope holds.
 //!
 //! Exact copies across the sides are found apart from the count, by the
 //! whole-text hashes (keyed by the scope's name with `--scope`), sorted
 //! together within the budget.
 //!
-//! Memory: 24 bytes a document here (set size, chunks held, best match,
-//! exact copy, host, scope), 12 a document of the reference (set size,
-//! host, scope), the sort method's run buffers within the budget, and the
-//! URLs of the reference documents named.
+//! Disk: a copy of both sides' FPrint-DocID partitions (12 bytes a chunk of
+//! a document), removed afterwards. Memory: 4 bytes a document of both
+//! sides (set size), 20 more a document here (chunks held, best match,
+//! exact copy, host, scope), 8 more a document there (host, scope), what
+//! the counting method holds within the budget, and the URLs of the
+//! reference documents named.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -33,21 +36,16 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use xxhash_rust::xxh3::xxh3_128;
 
-use super::aggregate::{self, RunBuilder, RunDir, pack};
-use super::{Counted, PairsConfig};
+use super::{CountInput, Counted, PairsConfig, PairsStats};
 use crate::base::progress::Progress;
 use crate::store::against::{AgainstPair, AgainstRow, AgainstWriter, Match, PairsWriter};
 use crate::store::docs::{DocTable, for_each_doc};
 use crate::store::handles::DocIds;
 use crate::store::manifest::AgainstSettings;
 use crate::store::registry::EXACT;
-use crate::store::scopes::{Scope, ScopeNumbers};
+use crate::store::scopes::{Scope, ScopeId, ScopeNumbers};
 use crate::store::stats::AgainstStats;
 use crate::store::{self, Center, ChunkRecord, ExactRecord, Header, Manifest, Mapped, OutDir, RecordWriter};
-
-/// A row number with bit 31 free: the exact hashes of both sides are
-/// sorted together, the reference's rows marked by that bit.
-const REFERENCE_ROW: u32 = 1 << 31;
 
 /// No reference document.
 const NONE: u32 = u32::MAX;
@@ -68,10 +66,14 @@ impl Reference {
     /// analysis (through its exact stage) cut with the same chunking into
     /// as many partitions, with the same `--scope`, and not `out` itself.
     pub(crate) fn open(given: &Path, out: &OutDir, ours: &Manifest) -> anyhow::Result<Reference> {
-        let canonical = std::fs::canonicalize(given)
-            .map_err(|e| anyhow::anyhow!("--against {}: cannot open the reference analysis: {e}", given.display()))?;
+        let canonical = std::fs::canonicalize(given).map_err(|e| {
+            anyhow::anyhow!("--against {}: cannot open the reference analysis: {e}", given.display())
+        })?;
         if !canonical.is_dir() {
-            bail!("--against {} is not a directory: give the output directory of a finished analysis", given.display());
+            bail!(
+                "--against {} is not a directory: give the output directory of a finished analysis",
+                given.display()
+            );
         }
         if std::fs::canonicalize(out.root()).is_ok_and(|o| o == canonical) {
             bail!(
@@ -165,33 +167,30 @@ pub(super) struct Ours<'a> {
     pub scope: Scope,
 }
 
-/// The best reference document for one row here so far.
+/// The best reference document passing the criterion with one row here
+/// so far.
 #[derive(Clone, Copy)]
 struct Best {
     ref_row: u32,
     shared: u32,
-    passes: bool,
 }
 
 impl Best {
-    const NONE: Best = Best { ref_row: NONE, shared: 0, passes: false };
+    const NONE: Best = Best { ref_row: NONE, shared: 0 };
 
-    /// Whether `other` is better: passing the criterion, then more shared
-    /// chunks, then the exact copy; on a tie the one seen first (the
-    /// smaller reference row, since rows come in order).
+    /// Whether `other` is better: more shared chunks, then the exact copy;
+    /// on a tie the one seen first (the smaller reference row, since a
+    /// method emits pairs in order).
     fn worse_than(&self, other: &Best, exact: u32) -> bool {
         if self.ref_row == NONE {
             return true;
         }
-        (other.passes, other.shared, other.ref_row == exact) > (self.passes, self.shared, self.ref_row == exact)
+        (other.shared, other.ref_row == exact) > (self.shared, self.ref_row == exact)
     }
 }
 
 /// Each row's number of `name(host)` over both sides' document tables.
-fn numbered(
-    sides: [&OutDir; 2],
-    name: impl Fn(&str) -> &str,
-) -> anyhow::Result<[Vec<u32>; 2]> {
+fn numbered(sides: [&OutDir; 2], name: impl Fn(&str) -> &str) -> anyhow::Result<[Vec<u32>; 2]> {
     let mut numbers = ScopeNumbers::default();
     let mut of = |out: &OutDir| -> anyhow::Result<Vec<u32>> {
         let mut rows = Vec::new();
@@ -222,13 +221,22 @@ pub(super) fn count(
     }
     let ref_ids = DocIds::open(theirs_out, &reference.manifest)?;
     if ref_ids.len() != ref_counted.documents() {
-        bail!("--against {}: its docIDs and centers disagree: the analysis is damaged", reference.given.display());
+        bail!(
+            "--against {}: its docIDs and centers disagree: the analysis is damaged",
+            reference.given.display()
+        );
     }
-    for (side, n) in [("this analysis", ours.counted.documents()), ("the reference", ref_counted.documents())] {
-        if n as u64 >= u64::from(REFERENCE_ROW) {
-            bail!("--against counts at most {REFERENCE_ROW} documents a side; {side} has {n}");
-        }
+    // The two sides are counted as one analysis: the reference's rows
+    // after this one's.
+    let (n, m) = (ours.counted.documents() as u64, ref_counted.documents() as u64);
+    if n + m >= u64::from(Center::EMPTY.0) {
+        bail!(
+            "--against counts at most {} documents on both sides together; these have {}",
+            Center::EMPTY.0 - 1,
+            n + m
+        );
     }
+    let offset = n as u32;
     let dir = scratch.join("against");
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let both = [ours.out, theirs_out];
@@ -286,111 +294,158 @@ pub(super) fn count(
     let smallest = limits.iter().copied().min().unwrap_or(u32::MAX) as usize;
     let rule = Rule { limits: cfg.template.map(|_| limits.as_slice()), smallest, max_df: cfg.max_df };
 
-    let exact = exact_copies(&here, &there, cfg.memory / 4, &dir)?;
+    let exact = exact_copies(&here, &there, offset, cfg.memory / 4, &dir)?;
 
-    // One pass: set sizes on both sides, and the DocID-DocID file across
-    // them.
-    let runs = RunDir::new(&dir);
-    let atomics = |n: usize| -> Vec<AtomicU32> { (0..n).map(|_| AtomicU32::new(0)).collect() };
-    let (our_sizes, ref_sizes) = (atomics(here.counted.documents()), atomics(there.counted.documents()));
-    let held_chunks = atomics(here.counted.documents());
-    let generated = AtomicU64::new(0);
+    // One pass: the partitions of both sides as one analysis's, less the
+    // chunks the rule leaves out; the set sizes; the chunks of each page
+    // here that a reference page of its scope holds.
+    let sizes: Vec<AtomicU32> = (0..n + m).map(|_| AtomicU32::new(0)).collect();
+    let held_chunks: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(0)).collect();
     let left_out = AtomicU64::new(0);
-    let cap = aggregate::buffer_pairs(cfg.memory);
     let bar = progress.items("against", here.parts.len() as u64, "partitions");
-    let spilled: Vec<anyhow::Result<Vec<PathBuf>>> = (0..here.parts.len())
+    let written: Vec<anyhow::Result<PathBuf>> = (0..here.parts.len())
         .into_par_iter()
         .map(|k| {
             crate::base::interrupt::check()?;
-            let mut builder = RunBuilder::new(cap, &runs);
-            let (mut pairs, mut dropped) = (0u64, 0u64);
+            let path = dir.join(format!("part-{k:05}.fpd"));
+            let mut w =
+                RecordWriter::<ChunkRecord>::create(&path, Header::new::<ChunkRecord>("", true, 0, 1))?;
+            let mut dropped = 0u64;
             let mut work = Work::default();
-            merged_groups(&here, &there, k, |ns, rs| {
+            let mut ref_scopes: Vec<u32> = Vec::new();
+            merged_groups(&here, &there, k, |fprint, ns, rs| {
                 dropped += u64::from(rule.keep(&here, &there, ns, rs, &mut work));
-                for &n in ns.iter() {
-                    our_sizes[n as usize].fetch_add(1, Ordering::Relaxed);
+                for &d in ns.iter() {
+                    sizes[d as usize].fetch_add(1, Ordering::Relaxed);
+                    w.push(&ChunkRecord { fprint, doc: d })?;
                 }
-                for &r in rs.iter() {
-                    ref_sizes[r as usize].fetch_add(1, Ordering::Relaxed);
+                for &d in rs.iter() {
+                    sizes[(offset + d) as usize].fetch_add(1, Ordering::Relaxed);
+                    w.push(&ChunkRecord { fprint, doc: offset + d })?;
                 }
                 if ns.is_empty() || rs.is_empty() {
                     return Ok(());
                 }
-                if here.scopes.is_some() {
-                    ns.sort_unstable_by_key(|&d| (here.scope(d), d));
-                    rs.sort_unstable_by_key(|&d| (there.scope(d), d));
-                }
-                // Both ascending by (scope, row).
-                let mut r0 = 0;
-                for &n in ns.iter() {
-                    let s = here.scope(n);
-                    while r0 < rs.len() && there.scope(rs[r0]) < s {
-                        r0 += 1;
+                if here.scopes.is_none() {
+                    for &d in ns.iter() {
+                        held_chunks[d as usize].fetch_add(1, Ordering::Relaxed);
                     }
-                    let mut r = r0;
-                    while r < rs.len() && there.scope(rs[r]) == s {
-                        builder.push(pack(n, rs[r]))?;
-                        r += 1;
-                    }
-                    if r > r0 {
-                        held_chunks[n as usize].fetch_add(1, Ordering::Relaxed);
-                        pairs += (r - r0) as u64;
+                } else {
+                    ref_scopes.clear();
+                    ref_scopes.extend(rs.iter().map(|&r| there.scope(r)));
+                    ref_scopes.sort_unstable();
+                    for &d in ns.iter() {
+                        if ref_scopes.binary_search(&here.scope(d)).is_ok() {
+                            held_chunks[d as usize].fetch_add(1, Ordering::Relaxed);
+                        }
                     }
                 }
                 Ok(())
             })?;
-            generated.fetch_add(pairs, Ordering::Relaxed);
+            w.finish()?;
             left_out.fetch_add(dropped, Ordering::Relaxed);
             bar.inc(1);
-            builder.finish()
+            Ok(path)
         })
         .collect();
     bar.finish_and_clear();
-    let mut all_runs = Vec::new();
-    for r in spilled {
-        all_runs.extend(r?);
-    }
-    let plain = |v: Vec<AtomicU32>| -> Vec<u32> { v.into_iter().map(AtomicU32::into_inner).collect() };
-    let (our_sizes, ref_sizes) = (plain(our_sizes), plain(ref_sizes));
+    let parts = written.into_iter().collect::<anyhow::Result<Vec<_>>>()?;
+    let sizes: Vec<u32> = sizes.into_iter().map(AtomicU32::into_inner).collect();
 
-    let mut best = vec![Best::NONE; here.counted.documents()];
-    let mut table = PairsWriter::create(&ours.out.against_pairs())?;
-    let distinct = aggregate::reduce(all_runs, cfg.memory, criterion.threshold, &runs, &mut |o| {
-        let (n, r) = (o.doc_i, o.doc_j);
-        let (a, b) = (our_sizes[n as usize], ref_sizes[r as usize]);
-        let passes = criterion.passes(o.shared, a, b);
-        if passes {
-            table.push(&AgainstPair {
-                doc_id: ours.doc_ids.doc_id(n),
-                ref_doc_id: ref_ids.doc_id(r),
-                shared: o.shared,
-                chunks: a,
-                ref_chunks: b,
-            })?;
+    // Both sides' centers (and scopes) as one analysis's.
+    let centers_path = dir.join("centers.fpd");
+    let mut w = RecordWriter::<Center>::create(&centers_path, Header::new::<Center>("", false, 0, 1))?;
+    for (side, shift) in [(&here, 0), (&there, offset)] {
+        for row in 0..side.counted.documents() {
+            let c = side.counted.centers.get(row);
+            w.push(&if c == Center::EMPTY { c } else { Center(c.0 + shift) })?;
         }
-        let candidate = Best { ref_row: r, shared: o.shared, passes };
-        if best[n as usize].worse_than(&candidate, exact[n as usize]) {
-            best[n as usize] = candidate;
+    }
+    w.finish()?;
+    let mut counted = Counted::open(&centers_path)?;
+    if let (Some(a), Some(b)) = (&here.scopes, &there.scopes) {
+        let path = dir.join("scopes.fpd");
+        let mut w = RecordWriter::<ScopeId>::create(&path, Header::new::<ScopeId>("", false, 0, 1))?;
+        for &s in a.iter().chain(b) {
+            w.push(&ScopeId(s))?;
+        }
+        w.finish()?;
+        counted = counted.in_scopes(&path)?;
+    }
+
+    // The stage's own counting method over them; the pairs inside either
+    // side are left out as they come.
+    let count_dir = dir.join("count");
+    std::fs::create_dir_all(&count_dir).with_context(|| format!("cannot create {}", count_dir.display()))?;
+    let input = CountInput {
+        parts: &parts,
+        counted: &counted,
+        threshold: criterion.threshold,
+        criterion,
+        sizes: criterion.needs_sizes().then_some(sizes.as_slice()),
+        max_df: None,
+        memory: cfg.memory,
+        scratch: &count_dir,
+        progress,
+    };
+    let (method, name, _, forecast_line) = super::choose(&input, cfg)?;
+    if let Some(line) = forecast_line {
+        if cfg.strict {
+            bail!("--strict: refused before counting against the reference: {line}");
+        }
+        progress.warn(&line);
+    }
+    let mut best = vec![Best::NONE; n as usize];
+    let mut table = PairsWriter::create(&ours.out.against_pairs())?;
+    let mut counted_stats = PairsStats::default();
+    method.count(&input, &mut counted_stats, &mut |o| {
+        let (i, j) = (o.doc_i, o.doc_j);
+        if i >= offset || j < offset {
+            return Ok(());
+        }
+        let (a, b) = (sizes[i as usize], sizes[j as usize]);
+        if !criterion.passes(o.shared, a, b) {
+            return Ok(());
+        }
+        let r = j - offset;
+        table.push(&AgainstPair {
+            doc_id: ours.doc_ids.doc_id(i),
+            ref_doc_id: ref_ids.doc_id(r),
+            shared: o.shared,
+            chunks: a,
+            ref_chunks: b,
+        })?;
+        let candidate = Best { ref_row: r, shared: o.shared };
+        if best[i as usize].worse_than(&candidate, exact[i as usize]) {
+            best[i as usize] = candidate;
         }
         Ok(())
     })?;
     let emitted = table.finish()?;
-    let spill_bytes = runs.bytes();
+    drop(input);
+    drop(counted);
     let _ = std::fs::remove_dir_all(&dir);
 
-    let sizes = [our_sizes.as_slice(), ref_sizes.as_slice()];
-    let stats = write_rows(ours, &ref_ids, theirs_out, sizes, &best, &exact, &held_chunks)?;
+    let stats = write_rows(
+        ours,
+        &ref_ids,
+        theirs_out,
+        [&sizes[..n as usize], &sizes[n as usize..]],
+        &best,
+        &exact,
+        &held_chunks,
+    )?;
     Ok(AgainstStats {
         reference: reference.given.display().to_string(),
         reference_documents: ref_ids.len() as u64,
-        reference_counted: (0..ref_counted.documents() as u32)
-            .filter(|&r| ref_counted.contains(r) && ref_sizes[r as usize] > 0)
+        reference_counted: (0..m as u32)
+            .filter(|&r| ref_counted.contains(r) && sizes[(offset + r) as usize] > 0)
             .count() as u64,
-        pairs_generated: generated.into_inner(),
-        distinct_pairs: distinct,
+        method: name.to_string(),
+        pairs_generated: counted_stats.pairs_generated,
         pairs_emitted: emitted,
         stop_chunks: left_out.into_inner(),
-        spill_bytes,
+        spill_bytes: counted_stats.spill_bytes,
         seconds: started.elapsed().as_secs_f64(),
         ..stats
     })
@@ -416,12 +471,27 @@ impl Rule<'_> {
     /// there, ascending) those for which it is their host's template, then
     /// those of a scope where it is a stop chunk. Returns whether it left
     /// out a stop chunk.
-    fn keep(&self, here: &Side<'_>, there: &Side<'_>, ns: &mut Vec<u32>, rs: &mut Vec<u32>, work: &mut Work) -> bool {
+    fn keep(
+        &self,
+        here: &Side<'_>,
+        there: &Side<'_>,
+        ns: &mut Vec<u32>,
+        rs: &mut Vec<u32>,
+        work: &mut Work,
+    ) -> bool {
         if let Some(limits) = self.limits {
             // No host holds it more often than the smallest limit when so
             // few hold it at all.
             if ns.len() + rs.len() > self.smallest {
-                self.split(here, there, ns, rs, work, |d, side| side.host(d), |host, n| n > limits[host as usize] as usize);
+                self.split(
+                    here,
+                    there,
+                    ns,
+                    rs,
+                    work,
+                    |d, side| side.host(d),
+                    |host, n| n > limits[host as usize] as usize,
+                );
             }
         }
         let Some(max_df) = self.max_df.map(|m| m as usize) else { return false };
@@ -472,7 +542,7 @@ fn merged_groups(
     here: &Side<'_>,
     there: &Side<'_>,
     k: usize,
-    mut f: impl FnMut(&mut Vec<u32>, &mut Vec<u32>) -> anyhow::Result<()>,
+    mut f: impl FnMut(u64, &mut Vec<u32>, &mut Vec<u32>) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     let a = Mapped::<ChunkRecord>::open(&here.parts[k])?;
     let b = Mapped::<ChunkRecord>::open(&there.parts[k])?;
@@ -481,20 +551,25 @@ fn merged_groups(
     let (mut fa, mut fb) = (ga.next(&mut na)?, gb.next(&mut nb)?);
     let mut none = Vec::new();
     loop {
-        match (fa, fb) {
+        let order = match (fa, fb) {
             (None, None) => return Ok(()),
-            (Some(x), y) if y.is_none_or(|y| x < y) => {
-                f(&mut na, &mut none)?;
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (Some(x), Some(y)) => x.cmp(&y),
+        };
+        match order {
+            std::cmp::Ordering::Less => {
+                f(fa.unwrap_or_default(), &mut na, &mut none)?;
                 none.clear();
                 fa = ga.next(&mut na)?;
             }
-            (x, Some(y)) if x.is_none_or(|x| y < x) => {
-                f(&mut none, &mut nb)?;
+            std::cmp::Ordering::Greater => {
+                f(fb.unwrap_or_default(), &mut none, &mut nb)?;
                 none.clear();
                 fb = gb.next(&mut nb)?;
             }
-            _ => {
-                f(&mut na, &mut nb)?;
+            std::cmp::Ordering::Equal => {
+                f(fa.unwrap_or_default(), &mut na, &mut nb)?;
                 fa = ga.next(&mut na)?;
                 fb = gb.next(&mut nb)?;
             }
@@ -553,10 +628,16 @@ impl<'a> Groups<'a> {
 
 /// Each counted row here: the reference row of its exact copy there (the
 /// smallest, which is a center there), [`NONE`] without one.
-fn exact_copies(here: &Side<'_>, there: &Side<'_>, budget: u64, scratch: &Path) -> anyhow::Result<Vec<u32>> {
+fn exact_copies(
+    here: &Side<'_>,
+    there: &Side<'_>,
+    offset: u32,
+    budget: u64,
+    scratch: &Path,
+) -> anyhow::Result<Vec<u32>> {
     let path = scratch.join("exact-both.fpd");
     let mut w = RecordWriter::create(&path, Header::new::<ExactRecord>("", false, 0, 1))?;
-    for (side, mark) in [(here, 0), (there, REFERENCE_ROW)] {
+    for (side, shift) in [(here, 0), (there, offset)] {
         let hashes = Mapped::<ExactRecord>::open(&side.out.fprint_exact())?;
         for r in hashes.iter() {
             if !side.counted.contains(r.doc) {
@@ -571,12 +652,12 @@ fn exact_copies(here: &Side<'_>, there: &Side<'_>, budget: u64, scratch: &Path) 
                     xxh3_128(&key)
                 }
             };
-            w.push(&ExactRecord { hash, doc: r.doc | mark })?;
+            w.push(&ExactRecord { hash, doc: r.doc + shift })?;
         }
     }
     w.finish()?;
     let mut exact = vec![NONE; here.counted.documents()];
-    // Within a hash, this side's rows come first (bit 31 clear).
+    // Within a hash, this side's rows come first.
     let mut group: (u128, Vec<u32>) = (0, Vec::new());
     let mut named = false;
     store::sort::sorted_file(&path, budget, scratch, |r: ExactRecord| {
@@ -584,11 +665,11 @@ fn exact_copies(here: &Side<'_>, there: &Side<'_>, budget: u64, scratch: &Path) 
             group = (r.hash, Vec::new());
             named = false;
         }
-        if r.doc & REFERENCE_ROW == 0 {
+        if r.doc < offset {
             group.1.push(r.doc);
         } else if !named {
             for &n in &group.1 {
-                exact[n as usize] = r.doc & !REFERENCE_ROW;
+                exact[n as usize] = r.doc - offset;
             }
             named = true;
         }
@@ -644,7 +725,7 @@ fn write_rows(
             r.chunks = our_sizes[c];
             r.chunks_in_reference = held_chunks[c].load(Ordering::Relaxed);
             r.exact = exact[c] != NONE;
-            r.held = r.exact || b.passes;
+            r.held = r.exact || b.ref_row != NONE;
             r.best = (b.ref_row != NONE).then(|| Match {
                 ref_doc_id: ref_ids.doc_id(b.ref_row),
                 ref_url: urls.get(&b.ref_row).cloned().unwrap_or_default(),

@@ -84,14 +84,10 @@ pub(super) fn read(out: &OutDir, manifest: &Manifest) -> anyhow::Result<Option<A
             return Ok(());
         }
         let h = &mut per_host[host as usize];
-        for (documents, held, chunks, in_ref) in
-            [(&mut s.documents, &mut s.held, &mut s.chunks, &mut s.chunks_in_reference), (
-                &mut h.documents,
-                &mut h.held,
-                &mut h.chunks,
-                &mut h.chunks_in_reference,
-            )]
-        {
+        for (documents, held, chunks, in_ref) in [
+            (&mut s.documents, &mut s.held, &mut s.chunks, &mut s.chunks_in_reference),
+            (&mut h.documents, &mut h.held, &mut h.chunks, &mut h.chunks_in_reference),
+        ] {
             *documents += 1;
             *held += u64::from(r.held);
             *chunks += u64::from(r.chunks);
@@ -101,7 +97,11 @@ pub(super) fn read(out: &OutDir, manifest: &Manifest) -> anyhow::Result<Option<A
         Ok(())
     })?;
     if row != hosts.len() {
-        anyhow::bail!("{} has {row} rows and docs.csv {}: the analysis is damaged", out.against().display(), hosts.len());
+        anyhow::bail!(
+            "{} has {row} rows and docs.csv {}: the analysis is damaged",
+            out.against().display(),
+            hosts.len()
+        );
     }
     s.near = s.held - s.exact;
     s.held_percent = percent(s.held, s.documents);

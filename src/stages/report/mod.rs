@@ -60,6 +60,7 @@
 //! which is why groups carry a diameter and a `chained` flag, and why the
 //! host overlap and `near_replica_count` use direct links only.
 
+pub mod against;
 pub mod alias_table;
 pub mod aliases;
 pub mod components;
@@ -77,7 +78,6 @@ pub mod mirror_sets;
 pub mod quality;
 pub mod runs;
 pub mod since;
-pub mod against;
 pub mod url_side;
 pub mod url_windows;
 pub mod warnings;

@@ -114,13 +114,14 @@ pub struct AgainstStats {
     /// counted with their center's), and those the reference holds.
     pub chunks: u64,
     pub chunks_in_reference: u64,
-    /// Pair instances generated across the two sides (a pair for each
-    /// shared fingerprint), the distinct pairs among them, and the rows of
+    /// The counting method that counted both sides as one analysis (as
+    /// `--method` chooses for the Overlap table), the pair instances it
+    /// generated (pairs inside either side included), and the rows of
     /// `against-pairs.csv`.
+    pub method: String,
     pub pairs_generated: u64,
-    pub distinct_pairs: u64,
     pub pairs_emitted: u64,
-    /// Fingerprints left out of the count as stop chunks of either side
+    /// Fingerprints left out as stop chunks of both sides together
     /// (`--max-df`).
     pub stop_chunks: u64,
     pub spill_bytes: u64,
