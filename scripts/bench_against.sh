@@ -12,13 +12,13 @@
 #   -- FLAG...       further flags for every `overlap run`.
 #
 # First `overlap run REFERENCE --out ref` (once), then in each round, one
-# after the other into fresh directories: `overlap run NEW --out plain-R`
-# and `overlap run NEW --out against-R --against ref`. Each is timed with
+# after the other into fresh directories: `overlap run NEW --out out-plain`
+# and `overlap run NEW --out out-against --against ref`. Each is timed with
 # /usr/bin/time (wall and CPU); the pairs stage's seconds and its
 # `pairs.against.seconds` are read from stats.json. Prints every round,
 # then the medians: the wall-time ratio against/plain, the against count's
 # seconds beside the fingerprint stage's and the whole plain run's, and
-# the count's figures (pair instances, distinct pairs, rows, pages held).
+# the count's figures (pair instances, rows, pages held).
 # Checks that every table the plain run writes is byte-identical in the
 # --against run (the count adds tables, it changes none). Exits 1 if not,
 # 2 on a usage error.
@@ -67,25 +67,25 @@ WORK=${BENCH_DIR:-$ROOT/target/bench/against}
 rm -rf "$WORK"
 mkdir -p "$WORK"
 
-run() { "$BIN" run "$@" --threads "$THREADS" -q ${EXTRA[@]+"${EXTRA[@]}"}; }
+FLAGS=(--threads "$THREADS" -q ${EXTRA[@]+"${EXTRA[@]}"})
 note "reference: ${#REFERENCE[@]} files"
-run "${REFERENCE[@]}" --out "$WORK/ref"
+"$BIN" run "${REFERENCE[@]}" --out "$WORK/ref" "${FLAGS[@]}"
 stat() { python3 -c "import json,sys; s=json.load(open(sys.argv[1]+'/stats.json')); print(eval(sys.argv[2]))" "$@"; }
 for r in $(seq 1 "$ROUNDS"); do
-    rm -rf "$WORK/plain" "$WORK/against"
-    timed plain run "${NEW[@]}" --out "$WORK/plain"
-    timed against run "${NEW[@]}" --out "$WORK/against" --against "$WORK/ref"
-    fp=$(stat "$WORK/against" "s['fingerprint']['seconds']")
-    ag=$(stat "$WORK/against" "s['pairs']['against']['seconds']")
+    rm -rf "$WORK/out-plain" "$WORK/out-against"
+    timed plain "$BIN" run "${NEW[@]}" --out "$WORK/out-plain" "${FLAGS[@]}"
+    timed against "$BIN" run "${NEW[@]}" --out "$WORK/out-against" --against "$WORK/ref" "${FLAGS[@]}"
+    fp=$(stat "$WORK/out-against" "s['fingerprint']['seconds']")
+    ag=$(stat "$WORK/out-against" "s['pairs']['against']['seconds']")
     echo "$fp $ag" >>"$WORK/stages"
     printf 'round %s: plain %s s, against %s s (wall); against count %.2f s, fingerprint %.2f s\n' \
         "$r" "$(tail -1 "$WORK/plain" | cut -d' ' -f1)" "$(tail -1 "$WORK/against" | cut -d' ' -f1)" "$ag" "$fp"
 done
 status=0
-for f in "$WORK"/plain/*.csv; do
+for f in "$WORK"/out-plain/*.csv; do
     name=$(basename "$f")
     case $name in docs.csv|overlap.csv|changes.csv|groups.csv|hosts.csv|host-summary.csv|aliases.csv|flags.csv|stop-chunks.csv|redirects.csv|copies.csv)
-        cmp -s "$f" "$WORK/against/$name" || { echo "$name differs with --against"; status=1; } ;;
+        cmp -s "$f" "$WORK/out-against/$name" || { echo "$name differs with --against"; status=1; } ;;
     esac
 done
 python3 - "$WORK" <<'PY'
@@ -99,9 +99,9 @@ print(f"median wall: plain {med(plain):.2f} s, against {med(against):.2f} s, rat
 print(f"median against count {med(s[1] for s in stages):.2f} s: "
       f"{med(s[1] / s[0] for s in stages):.3f}x the fingerprint stage, "
       f"{med(s[1] / p for s, p in zip(stages, plain)):.3f}x the plain run")
-s = json.load(open(f"{work}/against/stats.json"))["pairs"]["against"]
+s = json.load(open(f"{work}/out-against/stats.json"))["pairs"]["against"]
 print(f"documents {s['documents']} (reference {s['reference_documents']}), held {s['held']} "
-      f"({s['exact']} exact), pair instances {s['pairs_generated']}, distinct pairs {s['distinct_pairs']}, "
+      f"({s['exact']} exact), pair instances {s['pairs_generated']}, "
       f"rows {s['pairs_emitted']}, chunks held {s['chunks_in_reference']} of {s['chunks']}")
 PY
 exit $status

@@ -346,7 +346,7 @@ fn counts_against_the_reference_as_the_brute_force_does_at_t() {
 
 #[test]
 fn counts_against_the_reference_with_similarity_and_templates_over_both_crawls() {
-    check(Flags {
+    let flags = Flags {
         spec: "lines:1",
         threshold: 1,
         jaccard: Some(5000),
@@ -354,6 +354,23 @@ fn counts_against_the_reference_with_similarity_and_templates_over_both_crawls()
         template: Some((5, 100)),
         max_df: None,
         host_scope: false,
+    };
+    check_with(flags, |dir, _, _, _| {
+        // Every counting method counts the two crawls to the same tables,
+        // and the one that ran is the one asked for.
+        let reference = dir.parent().unwrap().join("ref");
+        let tables =
+            || ["against.csv", "against-pairs.csv"].map(|name| std::fs::read(dir.join(name)).unwrap());
+        let first = tables();
+        let criterion: Vec<String> = flags.args().into_iter().skip(2).collect();
+        for method in ["sort", "coarse", "prefix"] {
+            let mut args = vec!["pairs".to_string(), arg(dir), "--method".into(), method.into()];
+            args.extend(["--against".into(), arg(&reference), "-q".into()]);
+            args.extend(criterion.iter().cloned());
+            overlap_ok(&args);
+            assert_eq!(read_stats(dir)["pairs"]["against"]["method"], method);
+            assert!(tables() == first, "--method {method} counts other against tables");
+        }
     });
 }
 
@@ -387,7 +404,7 @@ fn a_reference_that_cannot_be_compared_is_refused_in_one_line() {
         a
     };
     for (extra, mentions) in [
-        (vec!["--against", "no/such/analysis"], "cannot open the reference"),
+        (vec!["--against", "no/such/analysis"], "no such analysis"),
         (vec!["--against", rd.as_str(), "--chunk", "lines:2"], "--chunk"),
         (vec!["--against", rd.as_str(), "--scope", "host"], "--scope"),
         (vec!["--against", &arg(&half)], "incomplete analysis"),

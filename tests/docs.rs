@@ -158,10 +158,14 @@ fn the_outputs_page_names_every_file_and_column_an_analysis_writes() {
         "-q",
     ]);
     run(&["run", sample.to_str().unwrap(), "--out", s, "--previous", f, "--format", "parquet", "-q"]);
+    let third = tmp.path().join("third");
+    let t = third.to_str().unwrap();
+    run(&["run", sample.to_str().unwrap(), "--out", t, "--against", s, "--format", "parquet", "-q"]);
 
     let page = fs::read_to_string(root().join("docs/outputs.md")).unwrap();
     let mut written = files(&first);
     written.extend(files(&second));
+    written.extend(files(&third));
     let missing: Vec<_> = written
         .iter()
         .filter(|name| !name.starts_with(".overlap/"))
@@ -170,7 +174,7 @@ fn the_outputs_page_names_every_file_and_column_an_analysis_writes() {
     assert!(missing.is_empty(), "files an analysis writes that docs/outputs.md does not name: {missing:?}");
 
     let mut columns = BTreeSet::new();
-    for dir in [&first, &second] {
+    for dir in [&first, &second, &third] {
         for e in fs::read_dir(dir).unwrap() {
             let p = e.unwrap().path();
             if p.extension().is_some_and(|x| x == "csv") {

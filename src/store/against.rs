@@ -9,7 +9,7 @@
 //! | `doc_id`, `url` | the document |
 //! | `chunks` | its set size: distinct chunks, template and stop chunks left out, as the criterion counts them (an exact copy has its center's) |
 //! | `chunks_in_reference` | how many of those chunks some document of the reference holds (of the same scope, with `--scope`) |
-//! | `ref_doc_id`, `ref_url` | the reference document it shares most with: of those that pass the criterion with it, the one sharing most chunks; else, of all sharing at least T; the smallest docID on a tie. An exact copy names the reference's copy of its text. Empty when none shares T chunks |
+//! | `ref_doc_id`, `ref_url` | the reference document it shares most with, of those that pass the criterion with it: the one sharing most chunks, then the reference's exact copy of its text, then the smallest docID. Empty when none passes (so also for an exact copy whose chunks are all template or stop chunks) |
 //! | `ref_shared`, `ref_chunks` | the chunks the two share, and the reference document's set size |
 //! | `share_in_ref`, `share_of_ref` | `ref_shared / chunks` (how much of this page the reference page holds: its containment there) and `ref_shared / ref_chunks` (the reverse), in millionths as `d.dddddd` |
 //! | `exact` | `true` when the reference has the same normalized text (in the same scope) |
@@ -22,8 +22,9 @@
 
 use std::path::Path;
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 
+use super::csv_in::TableIn;
 use super::csv_out::CsvOut;
 
 pub(crate) const HEADER: [&str; 12] = [
@@ -160,59 +161,30 @@ pub(crate) fn for_each_row(
     path: &Path,
     mut f: impl FnMut(AgainstRow) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    let mut reader = csv::ReaderBuilder::new()
-        .from_path(path)
-        .with_context(|| format!("cannot open {}", path.display()))?;
-    let header = reader.headers().with_context(|| format!("cannot read {}", path.display()))?;
-    if header.iter().ne(HEADER.iter().copied()) {
-        bail!("{} line 1: expected the header {}", path.display(), HEADER.join(","));
-    }
-    let mut record = csv::StringRecord::new();
-    let mut last: Option<u32> = None;
-    loop {
-        let line = reader.position().line();
-        if !reader
-            .read_record(&mut record)
-            .with_context(|| format!("cannot read {} (line {line})", path.display()))?
-        {
-            return Ok(());
-        }
-        let bad = |what: &str| anyhow::anyhow!("{} line {line}: {what}", path.display());
-        let number = |i: usize| -> anyhow::Result<u32> {
-            record[i].parse().map_err(|_| bad(&format!("{} is not a number", HEADER[i])))
+    let mut table = TableIn::open(path, &HEADER)?;
+    while let Some(row) = table.next()? {
+        let best = match row.optional(4)? {
+            None => None,
+            Some(ref_doc_id) => Some(Match {
+                ref_doc_id,
+                ref_url: row.text(5).to_string(),
+                shared: row.number(6)?,
+                ref_chunks: row.number(7)?,
+            }),
         };
-        let boolean = |i: usize| -> anyhow::Result<bool> {
-            match &record[i] {
-                "true" => Ok(true),
-                "false" => Ok(false),
-                _ => Err(bad(&format!("{} is neither true nor false", HEADER[i]))),
-            }
-        };
-        let doc_id = number(0)?;
-        if last.is_some_and(|l| l >= doc_id) {
-            return Err(bad("rows are not in docID order"));
-        }
-        last = Some(doc_id);
-        let best = if record[4].is_empty() {
-            None
-        } else {
-            Some(Match {
-                ref_doc_id: number(4)?,
-                ref_url: record[5].to_string(),
-                shared: number(6)?,
-                ref_chunks: number(7)?,
-            })
-        };
-        f(AgainstRow {
-            doc_id,
-            url: record[1].to_string(),
-            chunks: number(2)?,
-            chunks_in_reference: number(3)?,
+        let line = row.line();
+        let parsed = AgainstRow {
+            doc_id: row.number(0)?,
+            url: row.text(1).to_string(),
+            chunks: row.number(2)?,
+            chunks_in_reference: row.number(3)?,
             best,
-            exact: boolean(10)?,
-            held: boolean(11)?,
-        })?;
+            exact: row.boolean(10)?,
+            held: row.boolean(11)?,
+        };
+        f(parsed).map_err(|e| super::row_error(e, path, line))?;
     }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -26,10 +26,9 @@
 //! Rows are in docID order.
 
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use anyhow::{Context, bail};
-
+use super::csv_in::TableIn;
 use super::csv_out::CsvOut;
 
 /// What became of a URL since the previous analysis.
@@ -280,74 +279,38 @@ pub(crate) fn for_each_change(
     table: ChangeTable,
     mut f: impl FnMut(ChangeRow) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    let path: PathBuf = path.to_path_buf();
-    let mut reader = csv::ReaderBuilder::new()
-        .flexible(true)
-        .from_path(&path)
-        .with_context(|| format!("cannot open {}", path.display()))?;
-    let header = reader.headers().with_context(|| format!("cannot read {}", path.display()))?;
-    if header.iter().ne(table.header().iter().copied()) {
-        bail!("{} line 1: expected the header {}", path.display(), table.header().join(","));
-    }
-    let mut record = csv::StringRecord::new();
-    let mut last: Option<u32> = None;
-    loop {
-        let line = reader.position().line();
-        if !reader
-            .read_record(&mut record)
-            .with_context(|| format!("cannot read {} (line {line})", path.display()))?
-        {
-            return Ok(());
-        }
-        let bad = |what: &str| anyhow::anyhow!("{} line {line}: {what}", path.display());
-        let columns = table.header().len();
-        if record.len() != columns {
-            return Err(bad(&format!("expected {columns} columns, found {}", record.len())));
-        }
-        let number = |i: usize, name: &str| -> anyhow::Result<u32> {
-            record[i].parse().map_err(|_| bad(&format!("{name} is not a number")))
-        };
-        let optional = |i: usize, name: &str| -> anyhow::Result<Option<u32>> {
-            if record[i].is_empty() { Ok(None) } else { number(i, name).map(Some) }
-        };
-        let doc_id = number(0, "doc_id")?;
-        if last.is_some_and(|l| l >= doc_id) {
-            return Err(bad("rows are not in docID order"));
-        }
-        last = Some(doc_id);
-        let boolean = |i: usize, name: &str| -> anyhow::Result<bool> {
-            match &record[i] {
-                "true" => Ok(true),
-                "false" => Ok(false),
-                _ => Err(bad(&format!("{name} is neither true nor false"))),
-            }
-        };
-        let both = |i: usize, j: usize, name: &str| -> anyhow::Result<Option<(u32, u32)>> {
-            match (optional(i, name)?, optional(j, name)?) {
+    let mut reader = TableIn::open(path, table.header())?;
+    while let Some(record) = reader.next()? {
+        let line = record.line();
+        let bad = |what: &str| record.bad(what);
+        let both = |i: usize, j: usize| -> anyhow::Result<Option<(u32, u32)>> {
+            match (record.optional(i)?, record.optional(j)?) {
                 (Some(a), Some(b)) => Ok(Some((a, b))),
                 (None, None) => Ok(None),
-                _ => Err(bad(&format!("{name}: one of two columns is empty"))),
+                _ => Err(bad(&format!("{}: one of two columns is empty", table.header()[i]))),
             }
         };
+        let doc_id = record.number(0)?;
         let mut row = ChangeRow::plain(
             doc_id,
-            record[1].to_string(),
-            Change::from_name(&record[2]).ok_or_else(|| bad(&format!("unknown change {:?}", &record[2])))?,
-            u16::try_from(number(3, "missing_for")?).map_err(|_| bad("missing_for is too large"))?,
-            boolean(4, "kept")?,
-            optional(5, "center_before")?,
+            record.text(1).to_string(),
+            Change::from_name(record.text(2))
+                .ok_or_else(|| bad(&format!("unknown change {:?}", record.text(2))))?,
+            u16::try_from(record.number(3)?).map_err(|_| bad("missing_for is too large"))?,
+            record.boolean(4)?,
+            record.optional(5)?,
         );
         match table {
             ChangeTable::Fingerprint => {
-                row.chunks_kept = both(6, 7, "chunks_before")?;
-                row.candidate = match (optional(8, "chunks")?, optional(9, "candidate")?) {
+                row.chunks_kept = both(6, 7)?;
+                row.candidate = match (record.optional(8)?, record.optional(9)?) {
                     (Some(chunks), Some(doc_id)) => Some((
                         chunks,
                         Candidate {
                             doc_id,
-                            exact: boolean(10, "candidate_exact")?,
-                            shared: number(11, "candidate_shared")?,
-                            chunks: number(12, "candidate_chunks")?,
+                            exact: record.boolean(10)?,
+                            shared: record.number(11)?,
+                            chunks: record.number(12)?,
                         },
                     )),
                     (None, None) => None,
@@ -355,13 +318,14 @@ pub(crate) fn for_each_change(
                 };
             }
             ChangeTable::Final => {
-                row.center_after = optional(6, "center_after")?;
-                row.moved_from = optional(7, "moved_from")?.map(|id| (id, record[8].to_string()));
-                row.chunks_kept = both(9, 10, "chunks_before")?;
+                row.center_after = record.optional(6)?;
+                row.moved_from = record.optional(7)?.map(|id| (id, record.text(8).to_string()));
+                row.chunks_kept = both(9, 10)?;
             }
         }
-        f(row).map_err(|e| super::row_error(e, &path, line))?;
+        f(row).map_err(|e| super::row_error(e, path, line))?;
     }
+    Ok(())
 }
 
 #[cfg(test)]

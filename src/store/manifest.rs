@@ -496,6 +496,7 @@ mod tests {
                 jaccard: None,
                 containment: None,
                 approximate: None,
+                against: None,
             }),
             keep: Some("newest,https".to_string()),
             record_files: RecordFiles::new(),

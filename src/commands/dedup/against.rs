@@ -49,7 +49,7 @@ pub(super) fn write_skip(
     progress: &Progress,
 ) -> anyhow::Result<u64> {
     let mut sink = dest.open()?;
-    sink.write(b"url,kept_url,why,rule\n")?;
+    sink.write(super::skip::HEADER)?;
     let bar = progress.items("dedup", stats.documents, "documents");
     let mut rows = 0;
     for_each_row(&out.against(), |row| {
@@ -63,14 +63,7 @@ pub(super) fn write_skip(
         }
         let kept_url = row.best.as_ref().map_or("", |m| m.ref_url.as_str());
         let why = if row.exact { "exact" } else { "near" };
-        let mut line = String::with_capacity(row.url.len() + kept_url.len() + 24);
-        super::skip::field(&mut line, &row.url);
-        line.push(',');
-        super::skip::field(&mut line, kept_url);
-        line.push(',');
-        line.push_str(why);
-        line.push_str(",against\n");
-        sink.write(line.as_bytes())?;
+        sink.write(super::skip::line(&row.url, kept_url, why, "against").as_bytes())?;
         rows += 1;
         Ok(())
     })?;

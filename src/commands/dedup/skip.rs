@@ -41,7 +41,7 @@ pub(super) fn write(
         Ok(())
     })?;
     let mut sink = dest.open()?;
-    sink.write(b"url,kept_url,why,rule\n")?;
+    sink.write(HEADER)?;
     let bar = progress.items("dedup", docs.len() as u64, "documents");
     let mut rows = 0;
     documents::for_each_doc(&out.docs(), |row, doc| {
@@ -57,16 +57,7 @@ pub(super) fn write(
         let why = if is_exact_copy(docs, row, by) { "exact" } else { "near" };
         let (kept_url, kept_key) = &kept[&by];
         let decided = rule.deciding(kept_key, &rule.key(doc)).map_or("input-order", |c| c.name());
-        let mut line = String::with_capacity(doc.url.len() * 2 + 24);
-        field(&mut line, doc.url);
-        line.push(',');
-        field(&mut line, kept_url);
-        line.push(',');
-        line.push_str(why);
-        line.push(',');
-        line.push_str(decided);
-        line.push('\n');
-        sink.write(line.as_bytes())?;
+        sink.write(line(doc.url, kept_url, why, decided).as_bytes())?;
         rows += 1;
         Ok(())
     })?;
@@ -75,8 +66,25 @@ pub(super) fn write(
     Ok(rows)
 }
 
+/// The skip list's header.
+pub(super) const HEADER: &[u8] = b"url,kept_url,why,rule\n";
+
+/// One row of the skip list: `url,kept_url,why,rule` and the line end.
+pub(super) fn line(url: &str, kept_url: &str, why: &str, rule: &str) -> String {
+    let mut line = String::with_capacity(url.len() + kept_url.len() + why.len() + rule.len() + 8);
+    field(&mut line, url);
+    line.push(',');
+    field(&mut line, kept_url);
+    line.push(',');
+    line.push_str(why);
+    line.push(',');
+    line.push_str(rule);
+    line.push('\n');
+    line
+}
+
 /// One CSV field, quoted when it holds a comma, a quote or a line break.
-pub(super) fn field(line: &mut String, value: &str) {
+fn field(line: &mut String, value: &str) {
     if value.contains([',', '"', '\n', '\r']) {
         line.push('"');
         line.push_str(&value.replace('"', "\"\""));
@@ -88,7 +96,7 @@ pub(super) fn field(line: &mut String, value: &str) {
 
 #[cfg(test)]
 mod tests {
-    use super::field;
+    use super::{field, line};
 
     #[test]
     fn fields_are_quoted_only_when_they_must_be() {
@@ -98,5 +106,13 @@ mod tests {
             line.push('|');
         }
         assert_eq!(line, "http://a/b|\"http://a/?x=1,2\"|\"say \"\"hi\"\"\"|\"a\nb\"|");
+    }
+
+    #[test]
+    fn a_row_quotes_its_urls_only() {
+        assert_eq!(
+            line("http://a/?x=1,2", "http://b/", "near", "against"),
+            "\"http://a/?x=1,2\",http://b/,near,against\n"
+        );
     }
 }

@@ -88,11 +88,7 @@ impl Previous {
     /// `chunking`; every refusal is one line naming it.
     pub(crate) fn open(cfg: &PreviousConfig, chunking: Chunking, out: &OutDir) -> anyhow::Result<Previous> {
         let given = cfg.dir.clone();
-        let canonical = std::fs::canonicalize(&given)
-            .with_context(|| format!("--previous {}: no such analysis", given.display()))?;
-        if !canonical.is_dir() {
-            bail!("--previous {}: not an analysis (not a directory)", given.display());
-        }
+        let canonical = store::finished::locate("--previous", &given)?;
         let out_at = store::canonical_target(out.root()).ok();
         if out_at.as_ref().is_some_and(|o| *o == canonical) {
             bail!(
@@ -109,15 +105,8 @@ impl Previous {
                 given.display()
             );
         }
-        let old = OutDir::new(&canonical);
-        let manifest = Manifest::read(&old).with_context(|| format!("--previous {}", given.display()))?;
-        let key = old.analysis_key(&REPORT).map_err(|stage| {
-            old.unfinished(format!(
-                "--previous {} is an incomplete analysis: its {stage} stage has not finished \
-                 (run `overlap run` into it first)",
-                given.display()
-            ))
-        })?;
+        let store::finished::Finished { canonical, out: old, manifest, key } =
+            store::finished::open("--previous", &given, canonical, &REPORT)?;
         for needed in [
             old.doc_ids(),
             old.urls(),

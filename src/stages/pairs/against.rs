@@ -66,31 +66,15 @@ impl Reference {
     /// analysis (through its exact stage) cut with the same chunking into
     /// as many partitions, with the same `--scope`, and not `out` itself.
     pub(crate) fn open(given: &Path, out: &OutDir, ours: &Manifest) -> anyhow::Result<Reference> {
-        let canonical = std::fs::canonicalize(given).map_err(|e| {
-            anyhow::anyhow!("--against {}: cannot open the reference analysis: {e}", given.display())
-        })?;
-        if !canonical.is_dir() {
-            bail!(
-                "--against {} is not a directory: give the output directory of a finished analysis",
-                given.display()
-            );
-        }
+        let canonical = store::finished::locate("--against", given)?;
         if std::fs::canonicalize(out.root()).is_ok_and(|o| o == canonical) {
             bail!(
                 "--against {} is this analysis itself: give the analysis of another crawl",
                 given.display()
             );
         }
-        let reference = OutDir::new(&canonical);
-        let manifest =
-            Manifest::read(&reference).with_context(|| format!("--against {}", given.display()))?;
-        let key = reference.analysis_key(&EXACT).map_err(|stage| {
-            reference.unfinished(format!(
-                "--against {} is an incomplete analysis: its {stage} stage has not finished \
-                 (run `overlap run` into it first)",
-                given.display()
-            ))
-        })?;
+        let store::finished::Finished { canonical, out: reference, manifest, key } =
+            store::finished::open("--against", given, canonical, &EXACT)?;
         if manifest.chunk != ours.chunk {
             bail!(
                 "--against {} was cut with --chunk {}, this analysis with --chunk {}: \
@@ -422,7 +406,6 @@ pub(super) fn count(
         Ok(())
     })?;
     let emitted = table.finish()?;
-    drop(input);
     drop(counted);
     let _ = std::fs::remove_dir_all(&dir);
 
@@ -546,7 +529,7 @@ fn merged_groups(
 ) -> anyhow::Result<()> {
     let a = Mapped::<ChunkRecord>::open(&here.parts[k])?;
     let b = Mapped::<ChunkRecord>::open(&there.parts[k])?;
-    let (mut ga, mut gb) = (Groups::new(&a, here), Groups::new(&b, there));
+    let (mut ga, mut gb) = (Groups::new(&a, here, k), Groups::new(&b, there, k));
     let (mut na, mut nb) = (Vec::new(), Vec::new());
     let (mut fa, mut fb) = (ga.next(&mut na)?, gb.next(&mut nb)?);
     let mut none = Vec::new();
@@ -582,11 +565,13 @@ struct Groups<'a> {
     records: &'a Mapped<ChunkRecord>,
     at: usize,
     side: &'a Side<'a>,
+    /// The partition, to name its file in an error.
+    part: usize,
 }
 
 impl<'a> Groups<'a> {
-    fn new(records: &'a Mapped<ChunkRecord>, side: &'a Side<'a>) -> Groups<'a> {
-        Groups { records, at: 0, side }
+    fn new(records: &'a Mapped<ChunkRecord>, side: &'a Side<'a>, part: usize) -> Groups<'a> {
+        Groups { records, at: 0, side, part }
     }
 
     /// The next fingerprint with a counted document, its documents in
@@ -608,7 +593,7 @@ impl<'a> Groups<'a> {
                     bail!(
                         "{}",
                         crate::store::integrity::row_beyond_file(
-                            &self.side.parts[0],
+                            &self.side.parts[self.part],
                             r.doc,
                             documents as u64
                         )
