@@ -164,7 +164,7 @@ fn the_bash_script_completes_commands_and_flags_in_bash() {
         values(&["default", "paper", "paper-lines2", "paper-doc"])
     );
     assert_eq!(complete(&["overlap", "run", "CRAWL", "--format", ""]), values(&["csv", "parquet"]));
-    assert_eq!(complete(&["overlap", "dedup", "DIR", "--level", ""]), values(&["exact", "near"]));
+    assert_eq!(complete(&["overlap", "dedup", "DIR", "--level", ""]), values(&["exact", "near", "against"]));
     assert_eq!(
         complete(&["overlap", "dedup", "DIR", "--format", ""]),
         values(&["jsonl", "warc", "urls", "skip", "warc-revisits"])

@@ -364,19 +364,22 @@ fn python_peers() -> Option<String> {
 const PEERS: &str = r#"
 import json, os, shutil, sys, tempfile, wsgiref.util
 from warcio.archiveiterator import ArchiveIterator
-out, expect = sys.argv[1], json.loads(sys.argv[2])
-for name in sorted(os.listdir(out)):
-    if name.endswith('.warc.gz'):
-        with open(os.path.join(out, name), 'rb') as f:
-            for r in ArchiveIterator(f, check_digests='raise'):
-                r.content_stream().read()
+outs, expect = sys.argv[1].split(os.pathsep), json.loads(sys.argv[2])
+for out in outs:
+    for name in sorted(os.listdir(out)):
+        if name.endswith('.warc.gz'):
+            with open(os.path.join(out, name), 'rb') as f:
+                for r in ArchiveIterator(f, check_digests='raise'):
+                    r.content_stream().read()
 root = tempfile.mkdtemp()
 coll = os.path.join(root, 'collections', 'c')
 os.makedirs(os.path.join(coll, 'archive'))
 os.makedirs(os.path.join(coll, 'indexes'))
-for name in os.listdir(out):
-    dest = 'indexes' if name.endswith('.cdxj') else 'archive'
-    shutil.copy(os.path.join(out, name), os.path.join(coll, dest, name))
+for i, out in enumerate(outs):
+    for name in os.listdir(out):
+        index = name.endswith('.cdxj')
+        dest = os.path.join(coll, 'indexes', '%d-%s' % (i, name)) if index else os.path.join(coll, 'archive', name)
+        shutil.copy(os.path.join(out, name), dest)
 os.chdir(root)
 from pywb.apps.frontendapp import FrontEndApp
 app = FrontEndApp()
@@ -454,4 +457,143 @@ fn inputs_that_cannot_be_rewritten_are_refused_before_anything_is_written() {
         &["dedup", &arg(&dir2), "--format", "warc-revisits", "-o", &arg(tmp.path())],
         &["holds the input"],
     );
+}
+
+/// Across a chain: a page unchanged since the previous crawl, with the
+/// same payload bytes, becomes a revisit of its capture there; one with
+/// the same text in other bytes, a modified page and a new one stay
+/// whole; a copy within this crawl still revisits its kept capture here.
+/// `--self-contained` names captures of the files written only, and with
+/// the previous analysis gone the pages stay whole, said in a warning.
+/// warcio reads the output, pywb replays the unchanged page from a
+/// collection holding both crawls, and `expand` gives the crawl back.
+#[test]
+fn pages_unchanged_since_the_previous_crawl_become_revisits_of_their_capture_there() {
+    let tmp = tempdir();
+    let (p1, p2, p3, p4) = (
+        page("alpha", 100, None),
+        page("beta", 100, None),
+        page("gamma", 100, None),
+        page("delta", 100, None),
+    );
+    let p3_other = p3.replace("</body>", "<!-- served by another server --></body>");
+    let old = [
+        request("http://a.example/p1", "2024-01-01T00:00:01Z", 1),
+        response("http://a.example/p1", "2024-01-01T00:00:01Z", 2, &p1, true),
+        response("http://a.example/p2", "2024-01-01T00:00:02Z", 3, &p2, true),
+        response("http://a.example/p3", "2024-01-01T00:00:03Z", 4, &p3, true),
+    ];
+    let new = [
+        request("http://a.example/p1", "2024-02-01T00:00:01Z", 11),
+        response("http://a.example/p1", "2024-02-01T00:00:01Z", 12, &p1, true),
+        response("http://a.example/p2", "2024-02-01T00:00:02Z", 13, &page("beta", 100, Some(7)), true),
+        response("http://a.example/p3", "2024-02-01T00:00:03Z", 14, &p3_other, true),
+        response("http://a.example/p4", "2024-02-01T00:00:04Z", 15, &p4, true),
+        response("http://b.example/p4", "2024-02-01T00:00:05Z", 16, &p4, true),
+    ];
+    let (old_in, new_in) = (tmp.path().join("old.warc.gz"), tmp.path().join("new.warc.gz"));
+    fs::write(&old_in, old.iter().map(|r| gz(r)).collect::<Vec<_>>().concat()).unwrap();
+    fs::write(&new_in, new.iter().map(|r| gz(r)).collect::<Vec<_>>().concat()).unwrap();
+    let (old_dir, new_dir) = (tmp.path().join("old"), tmp.path().join("new"));
+    overlap_ok(["run", &arg(&old_in), "--out", &arg(&old_dir), "-q"]);
+    overlap_ok(["run", &arg(&new_in), "--out", &arg(&new_dir), "--previous", &arg(&old_dir), "-q"]);
+
+    let before = records(&gunzip(&new_in));
+    let old_recs = records(&gunzip(&old_in));
+    let rewrite = |name: &str, extra: &[&str]| -> (Vec<Rec>, String) {
+        let out = tmp.path().join(name);
+        let mut args = vec![
+            "dedup",
+            arg(&new_dir).leak(),
+            "--format",
+            "warc-revisits",
+            "--cdxj",
+            "-o",
+            arg(&out).leak(),
+        ];
+        args.extend_from_slice(extra);
+        args.push("--stats");
+        let said = overlap_ok(&args);
+        (records(&gunzip(&out.join("new.warc.gz"))), String::from_utf8_lossy(&said.stderr).into_owned())
+    };
+    let types =
+        |recs: &[Rec]| recs.iter().map(|r| r.field("WARC-Type").unwrap().to_string()).collect::<Vec<_>>();
+
+    let (after, said) = rewrite("out", &[]);
+    assert_eq!(
+        types(&after),
+        ["request", "revisit", "response", "response", "response", "revisit"],
+        "{said}"
+    );
+    let p1_now = &after[1];
+    assert_eq!(p1_now.field("WARC-Record-ID"), before[1].field("WARC-Record-ID"), "the capture's own ID");
+    assert_eq!(p1_now.field("WARC-Date"), Some("2024-02-01T00:00:01Z"));
+    assert_eq!(p1_now.field("WARC-Refers-To"), old_recs[1].field("WARC-Record-ID"));
+    assert_eq!(p1_now.field("WARC-Refers-To-Date"), Some("2024-01-01T00:00:01Z"));
+    assert_eq!(p1_now.field("WARC-Refers-To-Target-URI"), Some("http://a.example/p1"));
+    assert_eq!([&p1_now.block[..], old_recs[1].http().1].concat(), before[1].block, "expands back");
+    assert_eq!(
+        after[5].field("WARC-Refers-To"),
+        before[4].field("WARC-Record-ID"),
+        "a copy revisits this crawl's capture"
+    );
+    for k in [0, 2, 3, 4] {
+        assert_eq!(
+            (&after[k].head, &after[k].block),
+            (&before[k].head, &before[k].block),
+            "record {k} copied whole"
+        );
+    }
+    assert!(
+        said.contains("1 page unchanged since the previous analysis as a revisit of its capture there"),
+        "{said}"
+    );
+    assert!(said.contains("1 unchanged since the previous analysis in other bytes"), "{said}");
+
+    let (after, said) = rewrite("contained", &["--self-contained"]);
+    assert_eq!(
+        types(&after),
+        ["request", "response", "response", "response", "response", "revisit"],
+        "{said}"
+    );
+
+    // The collection holds both crawls: the previous crawl's file as
+    // dedup writes it (nothing to replace there) with its index.
+    let old_out = tmp.path().join("old-out");
+    overlap_ok(["dedup", &arg(&old_dir), "--format", "warc-revisits", "--cdxj", "-o", &arg(&old_out), "-q"]);
+    assert_eq!(gunzip(&old_out.join("old.warc.gz")), gunzip(&old_in));
+    if let Some(python) = python_peers() {
+        let expect = serde_json::json!({"http://a.example/p1": ["20240201000001", p1]});
+        let dirs = std::env::join_paths([old_out.clone(), tmp.path().join("out")]).unwrap();
+        let run =
+            Command::new(&python).args(["-c", PEERS]).arg(&dirs).arg(expect.to_string()).output().unwrap();
+        assert!(
+            run.status.success(),
+            "warcio or pywb failed: {}{}",
+            String::from_utf8_lossy(&run.stdout),
+            String::from_utf8_lossy(&run.stderr)
+        );
+    }
+    // Expanded against the previous crawl's file, the crawl comes back.
+    let full = tmp.path().join("full");
+    overlap_ok([
+        "expand",
+        &arg(&old_out.join("old.warc.gz")),
+        &arg(&tmp.path().join("out/new.warc.gz")),
+        "-o",
+        &arg(&full),
+        "-q",
+    ]);
+    assert_eq!(gunzip(&full.join("new.warc.gz")), gunzip(&new_in), "expand gives the crawl back");
+
+    // The previous analysis gone: the page stays whole, and a warning says
+    // why.
+    fs::rename(&old_dir, tmp.path().join("old-moved")).unwrap();
+    let (after, said) = rewrite("gone", &[]);
+    assert_eq!(
+        types(&after),
+        ["request", "response", "response", "response", "response", "revisit"],
+        "{said}"
+    );
+    assert!(said.contains("the previous analysis") && said.contains("cannot be read"), "{said}");
 }

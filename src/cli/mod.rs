@@ -335,6 +335,12 @@ struct DedupArgs {
     /// tool (pywb) reads.
     #[arg(long)]
     cdxj: bool,
+    /// With --format warc-revisits on an analysis carried forward (--previous): write revisit
+    /// records of captures in the files written only. Without it, a page unchanged since the
+    /// previous analysis becomes a revisit of its capture in the previous crawl's WARC file (the
+    /// same payload bytes), which a replay resolves from a collection holding that file too
+    #[arg(long)]
+    self_contained: bool,
     /// Which copy stands for a group: criteria tried in order, ties going to the next and at last
     /// to the smaller docID. `capture` (a response over a record without HTTP, a revisit last),
     /// `newest` or `oldest` (WARC-Date; undated last), `https`, `shortest-url`, `canonical` (a page
@@ -404,6 +410,7 @@ impl DedupArgs {
             },
             keep: self.keep.clone(),
             cdxj: self.cdxj,
+            self_contained: self.self_contained,
             memory: memory.0,
         }
     }

@@ -31,6 +31,7 @@
 mod against;
 mod cdxj;
 mod output;
+mod previous_captures;
 mod reread;
 mod revisits;
 mod skip;
@@ -96,6 +97,9 @@ pub(crate) struct DedupConfig {
     pub keep: Option<KeepRule>,
     /// `warc-revisits`: write `index.cdxj` beside the files.
     pub cdxj: bool,
+    /// `warc-revisits`: revisit records name captures of the files written
+    /// only, never of the previous crawl of a chain.
+    pub self_contained: bool,
     /// Memory budget in bytes.
     pub memory: u64,
 }
@@ -152,6 +156,28 @@ impl Summary for DedupStats {
             if r.no_original > 0 {
                 whole.push(format!("{} whose kept copy is not a response of these files", r.no_original));
             }
+            if r.previous_other_bytes > 0 {
+                whole.push(format!(
+                    "{} unchanged since the previous analysis in other bytes",
+                    r.previous_other_bytes
+                ));
+            }
+            if r.previous_unreachable > 0 {
+                whole.push(format!(
+                    "{} unchanged since the previous analysis whose capture there cannot be read",
+                    r.previous_unreachable
+                ));
+            }
+            let previous = if r.previous_revisits > 0 {
+                format!(
+                    ", {} since the previous analysis as {} of {} capture there",
+                    count(r.previous_revisits, "page unchanged", "pages unchanged"),
+                    if r.previous_revisits == 1 { "a revisit" } else { "revisits" },
+                    if r.previous_revisits == 1 { "its" } else { "their" },
+                )
+            } else {
+                String::new()
+            };
             let whole =
                 if whole.is_empty() { String::new() } else { format!(" ({} kept whole)", whole.join(", ")) };
             let noted =
@@ -160,7 +186,7 @@ impl Summary for DedupStats {
                 if r.index_bytes > 0 { format!(", index {} bytes", r.index_bytes) } else { String::new() };
             return format!(
                 "dedup: {} of {} kept ({} skipped as exact copies, {} as near-replicas); {} exact copies \
-                 written as revisit records{whole}{noted}; {} rewritten: {} of {} ({:.1}% saved){index}, \
+                 written as revisit records{previous}{whole}{noted}; {} rewritten: {} of {} ({:.1}% saved){index}, \
                  in {:.1} s",
                 self.kept,
                 count(self.documents, "document", "documents"),
@@ -300,7 +326,17 @@ pub(crate) fn run(out: &OutDir, cfg: &DedupConfig, progress: &Progress) -> anyho
                 bail!("--format warc-revisits writes a directory: -o DIR")
             };
             let r = revisits::write(
-                out, &manifest, &docs, &stand_in, cfg.level, dir, cfg.cdxj, cfg.memory, &mut stats, progress,
+                out,
+                &manifest,
+                &docs,
+                &stand_in,
+                cfg.level,
+                dir,
+                cfg.cdxj,
+                cfg.self_contained,
+                cfg.memory,
+                &mut stats,
+                progress,
             )?;
             unchanged(out)?;
             stats.revisits = Some(r);

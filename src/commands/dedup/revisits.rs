@@ -37,6 +37,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use xxhash_rust::xxh3::xxh3_128;
 
+use super::previous_captures::{Found, PreviousCaptures};
 use super::{DedupStats, Inputs, Level, cdxj, is_exact_copy};
 use crate::base::progress::Progress;
 use crate::bytes::read::stored::{self, Stored, StoredRecords, member, write_stored};
@@ -60,6 +61,12 @@ pub(crate) struct RevisitStats {
     pub no_original: u64,
     /// Near-replicas, each followed by a metadata record.
     pub noted: u64,
+    /// Pages unchanged since the previous analysis written as revisit
+    /// records of their capture there; kept whole: those whose payload is
+    /// not that capture's, and those whose capture cannot be read.
+    pub previous_revisits: u64,
+    pub previous_other_bytes: u64,
+    pub previous_unreachable: u64,
     /// Payload bytes the revisits leave out.
     pub payload_saved: u64,
     pub input_bytes: u64,
@@ -78,6 +85,9 @@ enum Action {
     Copy(u32),
     /// A near-replica of the kept `row`.
     Near(u32),
+    /// Unchanged since the previous analysis: a revisit of its capture
+    /// there ([`PreviousCaptures`]).
+    Unchanged,
 }
 
 /// A document's record to load: its input, offset, row and action.
@@ -106,6 +116,7 @@ pub(super) fn write(
     level: Level,
     dir: &Path,
     cdxj: bool,
+    self_contained: bool,
     memory: u64,
     stats: &mut DedupStats,
     progress: &Progress,
@@ -124,6 +135,22 @@ pub(super) fn write(
         action.entry(by).or_insert(Action::Original);
     }
     let own = rewrites.len() as u32;
+    let previous = if self_contained {
+        None
+    } else {
+        let mut found = Found::default();
+        let named = |row: u32| action.contains_key(&row);
+        let ours = |name: &str| inputs.index(name).is_some_and(|i| i < own);
+        let p = PreviousCaptures::find(out, manifest, stand_in, &named, &ours, &mut found, progress)?;
+        rs.previous_unreachable = found.unreachable;
+        p
+    };
+    if let Some(p) = &previous {
+        action.reserve(p.len());
+        for row in p.rows() {
+            action.insert(row, Action::Unchanged);
+        }
+    }
     let mut wants = Vec::new();
     documents::for_each_doc(&out.docs(), |row, doc| {
         if action.contains_key(&row) {
@@ -203,13 +230,29 @@ pub(super) fn write(
             if let Some(k) = row {
                 found[k] = true;
                 let row = mine[k].row;
-                if !originals.contains_key(&row)
+                if action[&row] == Action::Original
+                    && !originals.contains_key(&row)
                     && let Some(o) = revisit_record::original(&rec)
                 {
                     originals.insert(row, o);
                 }
                 match action[&row] {
                     Action::Original => {}
+                    Action::Unchanged => {
+                        let before = match &previous {
+                            Some(p) => p.original(row)?,
+                            None => None,
+                        };
+                        match (before, revisit_record::payload(&rec)) {
+                            (Some(o), Some(p)) if o.length == p.len() as u64 && o.payload == xxh3_128(p) => {
+                                rs.previous_revisits += 1;
+                                rs.payload_saved += p.len() as u64;
+                                replaced = Some(revisit_record::revisit(&rec, &o));
+                            }
+                            (Some(_), Some(_)) => rs.previous_other_bytes += 1,
+                            _ => rs.previous_unreachable += 1,
+                        }
+                    }
                     Action::Copy(by) => match (originals.get(&by), revisit_record::payload(&rec)) {
                         (Some(o), Some(p)) if o.length == p.len() as u64 && o.payload == xxh3_128(p) => {
                             rs.revisits += 1;
