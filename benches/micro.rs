@@ -283,6 +283,7 @@ fn pairs(c: &mut Criterion, input: &Input) {
         criterion: PairCriterion::count(THRESHOLD),
         sizes: None,
         max_df: None,
+        cross_at: None,
         memory: 512 << 20,
         scratch: &scratch,
         progress: &progress,

@@ -11,10 +11,14 @@
 //! each document's set size from what is left. So two pages with the same
 //! text have the same set, whichever crawl they are in. The stage's own
 //! counting method (`--method`, `auto` choosing as for the Overlap table)
-//! then counts them, exactly as it counts an Overlap table, and the pairs
-//! inside either side are left out as they come: `against-pairs.csv` is
-//! the part of the Overlap table of both crawls together that crosses
-//! them. The merge also counts, for each page here, its chunks that some
+//! then counts them, exactly as it counts an Overlap table, but generates
+//! only the pairs with one document on each side (`CountInput::cross_at`:
+//! the sort and coarse methods pair a group's documents of this crawl with
+//! its documents of the reference only, prefix filtering its prefix
+//! groups alike): `against-pairs.csv` is the part of the Overlap table of
+//! both crawls together that crosses them. Generating the pairs inside
+//! either side and dropping them as they came took 89 million candidate
+//! instances for 172,291 rows on a 200 MB recrawl against its crawl. The merge also counts, for each page here, its chunks that some
 //! reference page of its scope holds.
 //!
 //! Exact copies across the sides are found apart from the count, by the
@@ -368,6 +372,7 @@ pub(super) fn count(
         criterion,
         sizes: criterion.needs_sizes().then_some(sizes.as_slice()),
         max_df: None,
+        cross_at: Some(offset),
         memory: cfg.memory,
         scratch: &count_dir,
         progress,
@@ -427,6 +432,7 @@ pub(super) fn count(
         method: name.to_string(),
         pairs_generated: counted_stats.pairs_generated,
         pairs_emitted: emitted,
+        prefix: counted_stats.prefix.clone(),
         stop_chunks: left_out.into_inner(),
         spill_bytes: counted_stats.spill_bytes,
         seconds: started.elapsed().as_secs_f64(),

@@ -213,8 +213,20 @@ impl PairFilter for AllPairs {
 /// tested a batch later, so a filter's random reads overlap.
 const FILTER_BATCH: usize = 64;
 
+/// The documents after `docs[a]` in a group (ascending) that are paired
+/// with it: all of them, or with [`CountInput::cross_at`] those of the
+/// other side (none for a document of the second side).
+pub(crate) fn partners(cross_at: Option<u32>, docs: &[u32], a: usize) -> &[u32] {
+    match cross_at {
+        None => &docs[a + 1..],
+        Some(n) if docs[a] < n => &docs[docs.partition_point(|&d| d < n)..],
+        Some(_) => &[],
+    }
+}
+
 /// Generates every pair of every fingerprint group, in parallel over the
 /// partitions, and spills those the filter keeps into collapsed runs.
+/// With [`CountInput::cross_at`], only the pairs across the two sides.
 pub(crate) fn spill_pairs(
     input: &CountInput<'_>,
     dir: &RunDir,
@@ -244,7 +256,7 @@ pub(crate) fn spill_pairs(
                     return Ok(());
                 }
                 for (a, &i) in docs.iter().enumerate() {
-                    for &j in &docs[a + 1..] {
+                    for &j in partners(input.cross_at, docs, a) {
                         let pair = pack(i, j);
                         filter.prefetch(pair);
                         batch.push(pair);
@@ -359,6 +371,20 @@ mod tests {
         })
         .unwrap();
         assert_eq!(out, [(1, 2), (2, 1), (3, 3), (7, 1)]);
+    }
+
+    #[test]
+    fn partners_are_all_later_documents_or_those_of_the_other_side() {
+        let docs = [1, 2, 4, 5];
+        assert_eq!(partners(None, &docs, 1), &[4, 5]);
+        assert_eq!(partners(None, &docs, 3), &[] as &[u32]);
+        for a in 0..2 {
+            assert_eq!(partners(Some(3), &docs, a), &[4, 5], "one below the boundary");
+        }
+        for a in 2..4 {
+            assert_eq!(partners(Some(3), &docs, a), &[] as &[u32], "one at or above it");
+        }
+        assert_eq!(partners(Some(9), &docs, 0), &[] as &[u32], "no document of the other side");
     }
 
     #[test]

@@ -154,6 +154,10 @@ pub struct CountInput<'a> {
     /// Fingerprints shared by more counted documents than this are stop
     /// chunks: left out of counting.
     pub max_df: Option<u32>,
+    /// With `--against`: only the pairs of a row below this and one at or
+    /// above it are wanted (one in each crawl). A method may leave out the
+    /// others to save work, and may emit them: the count drops them.
+    pub cross_at: Option<u32>,
     pub memory: u64,
     /// A directory for spill files, emptied afterwards.
     pub scratch: &'a Path,
@@ -524,6 +528,7 @@ pub(crate) fn run(
         criterion,
         sizes: sizes.as_deref(),
         max_df: cfg.max_df,
+        cross_at: None,
         memory: cfg.memory,
         scratch: &scratch,
         progress,

@@ -153,7 +153,7 @@ impl PrefixIndex {
             // documents: its groups are read like the partitions'.
             scan_groups(&self.prefixes, input.counted, |docs, _| {
                 for (x, &i) in docs.iter().enumerate() {
-                    for &j in &docs[x + 1..] {
+                    for &j in aggregate::partners(input.cross_at, docs, x) {
                         f(pack(i, j))?;
                     }
                 }
@@ -176,6 +176,9 @@ impl PrefixIndex {
                 for &(other_scope, b, j, _) in &group[x + 1..] {
                     if other_scope != scope || !criterion.sizes_can_pass(a, b) {
                         break;
+                    }
+                    if input.cross_at.is_some_and(|n| (i < n) == (j < n)) {
+                        continue;
                     }
                     f(pack(i.min(j), i.max(j)))?;
                 }

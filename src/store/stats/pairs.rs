@@ -115,8 +115,9 @@ pub struct AgainstStats {
     pub chunks: u64,
     pub chunks_in_reference: u64,
     /// The counting method that counted both sides as one analysis (as
-    /// `--method` chooses for the Overlap table), the pair instances it
-    /// generated (pairs inside either side included), and the rows of
+    /// `--method` chooses for the Overlap table), the pair instances of the
+    /// fingerprint groups of both crawls (those inside either crawl too,
+    /// which the methods do not generate), and the rows of
     /// `against-pairs.csv`.
     pub method: String,
     pub pairs_generated: u64,
@@ -124,6 +125,8 @@ pub struct AgainstStats {
     /// Fingerprints left out as stop chunks of both sides together
     /// (`--max-df`).
     pub stop_chunks: u64,
+    /// What prefix filtering did, when it counted.
+    pub(crate) prefix: Option<PrefixStats>,
     pub spill_bytes: u64,
     pub seconds: f64,
 }

@@ -410,7 +410,7 @@ impl Scans<'_> {
                         return Ok(());
                     }
                     for (x, &i) in docs.iter().enumerate() {
-                        for &j in &docs[x + 1..] {
+                        for &j in aggregate::partners(input.cross_at, docs, x) {
                             route.route(pack(i, j), &mut |a, b| increments.add(a, b));
                         }
                     }
