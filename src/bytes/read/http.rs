@@ -20,6 +20,7 @@ use std::io::{self, Read};
 use flate2::read::{DeflateDecoder, MultiGzDecoder, ZlibDecoder};
 
 use super::gz::find_byte;
+use super::inflate::Inflater;
 use super::{Body, Item, Redirect, Status};
 
 /// The parts of an HTTP response header that readers use.
@@ -385,6 +386,9 @@ fn gunzip(body: Body, max: u64, cover: Cover) -> io::Result<Result<Body, BodyErr
     if !body.starts_with(&[0x1f, 0x8b]) {
         return Ok(Ok(body));
     }
+    if let Some(out) = whole_member(&body, max, cover)? {
+        return Ok(Ok(out.into()));
+    }
     let (out, err) = match read_capped(MultiGzDecoder::new(body.as_slice()), max, cover)? {
         Ok(read) => read,
         Err(e) => return Ok(Err(e)),
@@ -394,6 +398,35 @@ fn gunzip(body: Body, max: u64, cover: Cover) -> io::Result<Result<Body, BodyErr
             Err(BodyError::Unsupported(format!("gzip-encoded body does not decompress ({e})")))
         }
         _ => Ok(out.into()),
+    })
+}
+
+thread_local! {
+    /// Each reading thread's libdeflate decompressor, for [`whole_member`].
+    static INFLATER: std::cell::RefCell<Option<Inflater>> = std::cell::RefCell::new(Inflater::new());
+}
+
+/// The fast path of [`gunzip`]: a body that is one whole gzip member,
+/// inflated in one call by libdeflate into a buffer of the size its
+/// trailer states. `None` for anything else (several members, bytes after
+/// the member, damage, a stated size above `max` or below the real one),
+/// which the streaming decoder takes as before, so the bytes decoded are
+/// the same either way. The payloads of a documentation crawl served
+/// gzip-encoded (Debian's changelogs) took 17.8% of the fingerprint
+/// stage through the streaming decoder, twice the inflation of the WARC
+/// file's own members by libdeflate.
+fn whole_member(body: &[u8], max: u64, cover: Cover) -> io::Result<Option<Vec<u8>>> {
+    let Some(trailer) = body.len().checked_sub(4).and_then(|at| body.get(at..)) else { return Ok(None) };
+    let size = u64::from(u32::from_le_bytes([trailer[0], trailer[1], trailer[2], trailer[3]]));
+    if size > max || body.len() < 18 {
+        return Ok(None);
+    }
+    cover(size)?;
+    let mut out = vec![0u8; size as usize];
+    let made = INFLATER.with(|i| i.borrow_mut().as_mut().and_then(|i| i.member(body, &mut out)));
+    Ok(match made {
+        Some((used, made)) if used == body.len() && made == out.len() => Some(out),
+        _ => None,
     })
 }
 
@@ -634,6 +667,58 @@ mod tests {
             decode(&resp(false, "gzip"), vec![0x1f, 0x8b, 0, 0, 0], 1000),
             Err(BodyError::Unsupported(_))
         ));
+    }
+
+    /// The streaming decoder alone, as `gunzip` decoded before its fast
+    /// path.
+    fn streamed(body: &[u8], max: u64) -> Result<Body, BodyError> {
+        let (out, err) = read_capped(MultiGzDecoder::new(body), max, &mut |_| Ok(())).unwrap()?;
+        match err {
+            Some(_) if out.is_empty() => Err(BodyError::Unsupported(String::new())),
+            _ => Ok(out.into()),
+        }
+    }
+
+    #[test]
+    fn a_whole_gzip_member_decodes_as_the_stream_does() {
+        let gz = |data: &[u8]| {
+            let mut e = GzEncoder::new(Vec::new(), Compression::default());
+            e.write_all(data).unwrap();
+            e.finish().unwrap()
+        };
+        let text: Vec<u8> =
+            (0..20_000u32).flat_map(|i| format!("line {i} of a changelog\n").into_bytes()).collect();
+        let one = gz(&text);
+        let two = [gz(b"first member "), gz(b"second member")].concat();
+        let mut lying = one.clone();
+        let n = lying.len();
+        lying[n - 4..].copy_from_slice(&7u32.to_le_bytes());
+        let mut damaged = one.clone();
+        damaged[n / 2] ^= 0x55;
+        let trailing = [one.clone(), b"junk".to_vec()].concat();
+        for (what, body) in [
+            ("one member", &one),
+            ("two members", &two),
+            ("a size that lies", &lying),
+            ("damaged", &damaged),
+            ("bytes after the member", &trailing),
+            ("cut", &one[..n - 9].to_vec()),
+        ] {
+            for max in [10, text.len() as u64, 1 << 30] {
+                let fast = whole_member(body, max, &mut |_| Ok(())).unwrap();
+                if let Some(out) = &fast {
+                    assert_eq!(what, "one member", "only a whole member takes the fast path");
+                    assert_eq!(out, &text);
+                }
+                let got = decode(&resp(false, "gzip"), body.clone(), max);
+                let want = streamed(body, max);
+                match (&got, &want) {
+                    (Err(BodyError::Unsupported(_)), Err(BodyError::Unsupported(_))) => {}
+                    _ => assert_eq!(got, want, "{what}, max {max}"),
+                }
+            }
+        }
+        assert!(whole_member(&one, text.len() as u64, &mut |_| Ok(())).unwrap().is_some());
     }
 
     #[test]
