@@ -36,6 +36,7 @@ mod reread;
 mod revisits;
 mod skip;
 
+use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::bail;
@@ -50,7 +51,7 @@ use crate::store::analysis::kept::{self, KEPT};
 use crate::store::analysis::links::Links;
 use crate::store::analysis::savings;
 use crate::store::docs::Source;
-use crate::store::manifest::InputIdentity;
+use crate::store::manifest::{InputIdentity, Unreadable};
 use crate::store::registry::{self, StageName};
 use crate::store::stats::Summary;
 use crate::store::{Manifest, OutDir};
@@ -426,6 +427,14 @@ impl<'a> Inputs<'a> {
         self.names.iter().position(|&n| n == name).map(|i| i as u32)
     }
 
+    /// The file of input `i` as it was read: the first of its identities
+    /// that reads as it did (one spelling may name inputs of two crawls of
+    /// a chain), else why the first cannot be read.
+    fn readable(&self, i: usize) -> Result<PathBuf, Unreadable> {
+        let identities = &self.identities[i];
+        identities.iter().find_map(|id| id.reread().ok()).map_or_else(|| identities[0].reread(), Ok)
+    }
+
     /// The file of each input that holds a kept document, checked before
     /// anything is written: it can be read again (not standard input, the
     /// same size and modification time as when the analysis read it), and
@@ -443,14 +452,9 @@ impl<'a> Inputs<'a> {
             let input = wanted[start].input;
             let end = start + wanted[start..].partition_point(|w| w.input == input);
             let name = self.names[input as usize];
-            let identities = &self.identities[input as usize];
-            let path = match identities.iter().find_map(|i| i.reread().ok()) {
-                Some(path) => path,
-                None => {
-                    let why = identities[0].reread().expect_err("no identity was readable");
-                    bail!("cannot read input {name} again: {why} (--format urls reads no input)");
-                }
-            };
+            let path = self.readable(input as usize).map_err(|why| {
+                anyhow::anyhow!("cannot read input {name} again: {why} (--format urls reads no input)")
+            })?;
             let warc = reread::is_warc(&path, &opts)?;
             if format == Format::Warc && !warc {
                 bail!(

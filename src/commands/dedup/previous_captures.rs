@@ -20,6 +20,7 @@ use std::collections::HashMap;
 use std::io;
 use std::path::PathBuf;
 
+use super::Inputs;
 use crate::base::progress::Progress;
 use crate::bytes::read::stored::{self, StoredRecords};
 use crate::bytes::revisit::{self as revisit_record, Original};
@@ -37,30 +38,21 @@ pub(super) struct PreviousCaptures {
     files: Vec<PathBuf>,
 }
 
-/// What finding them counted, for the summary.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct Found {
-    /// Pages unchanged since the previous analysis, read now as responses
-    /// that no copy in this crawl names.
-    pub unchanged: u64,
-    /// Of them, those whose previous capture cannot be read (the previous
-    /// analysis or its input is gone or changed, the capture was itself a
-    /// revisit): copied whole.
-    pub unreachable: u64,
-}
-
 impl PreviousCaptures {
     /// Finds the previous capture of every page of `out` unchanged since
     /// its previous analysis that becomes a revisit of it: a response here
     /// (in one of this crawl's own `own` inputs) that no copy names
     /// (`named`). `None` for an analysis without a previous one.
+    /// `unreachable` counts the pages whose previous capture cannot be read
+    /// (the previous analysis or its input is gone or changed, the capture
+    /// was itself a revisit): they are copied whole.
     pub(super) fn find(
         out: &OutDir,
         manifest: &Manifest,
         stand_in: &[u32],
         named: &dyn Fn(u32) -> bool,
         own: &dyn Fn(&str) -> bool,
-        found: &mut Found,
+        unreachable: &mut u64,
         progress: &Progress,
     ) -> anyhow::Result<Option<PreviousCaptures>> {
         let Some(chain) = &manifest.chain else { return Ok(None) };
@@ -87,7 +79,6 @@ impl PreviousCaptures {
             Ok(())
         })?;
         drop(unchanged);
-        found.unchanged = rows.len() as u64;
         if rows.is_empty() {
             return Ok(None);
         }
@@ -102,38 +93,24 @@ impl PreviousCaptures {
                     chain.previous,
                     rows.len()
                 ));
-                found.unreachable = rows.len() as u64;
+                *unreachable = rows.len() as u64;
                 return Ok(None);
             }
         };
-        // The previous analysis's inputs, by name (one spelling may name
-        // inputs of two crawls of its chain: the first that reads as it
-        // did is taken, as for every input read again).
-        let mut names: Vec<String> = Vec::new();
-        let mut readable: Vec<Result<PathBuf, String>> = Vec::new();
-        for identity in old.sources() {
-            let path = identity.reread().map_err(|why| why.to_string());
-            match names.iter().position(|n| *n == identity.path) {
-                Some(i) if readable[i].is_err() && path.is_ok() => readable[i] = path,
-                Some(_) => {}
-                None => {
-                    names.push(identity.path.clone());
-                    readable.push(path);
-                }
-            }
-        }
-        for path in &mut readable {
-            if let Ok(p) = path
-                && let Err(why) = stored::check_rewritable(p)
-            {
-                *path = Err(why);
-            }
-        }
+        // The previous analysis's inputs, by name, each read again as
+        // `dedup` reads every input ([`Inputs::readable`]).
+        let inputs = Inputs::of(&old);
+        let readable: Vec<Result<PathBuf, String>> = (0..inputs.names.len())
+            .map(|i| {
+                let path = inputs.readable(i).map_err(|why| why.to_string())?;
+                stored::check_rewritable(&path).map(|()| path)
+            })
+            .collect();
         let mut at = HashMap::with_capacity(rows.len());
-        let mut unreadable: Vec<u64> = vec![0; names.len()];
+        let mut unreadable: Vec<u64> = vec![0; readable.len()];
         documents::for_each_doc(&previous.docs(), |_, doc| {
             let Ok(k) = rows.binary_search_by_key(&doc.id, |r| r.0) else { return Ok(()) };
-            let Some(input) = names.iter().position(|n| n == doc.source.input) else { return Ok(()) };
+            let Some(input) = inputs.index(doc.source.input).map(|i| i as usize) else { return Ok(()) };
             if doc.crawled.status != CaptureStatus::Response {
                 return Ok(());
             }
@@ -150,11 +127,11 @@ impl PreviousCaptures {
                 progress.warn(&format!(
                     "the previous crawl's input {} cannot be read again ({why}): its {n} pages unchanged \
                      since are copied whole",
-                    names[i]
+                    inputs.names[i]
                 ));
             }
         }
-        found.unreachable = rows.len() as u64 - at.len() as u64;
+        *unreachable = rows.len() as u64 - at.len() as u64;
         let files = readable.into_iter().map(|r| r.unwrap_or_default()).collect();
         Ok(Some(PreviousCaptures { at, files }))
     }

@@ -37,7 +37,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use xxhash_rust::xxh3::xxh3_128;
 
-use super::previous_captures::{Found, PreviousCaptures};
+use super::previous_captures::PreviousCaptures;
 use super::{DedupStats, Inputs, Level, cdxj, is_exact_copy};
 use crate::base::progress::Progress;
 use crate::bytes::read::stored::{self, Stored, StoredRecords, member, write_stored};
@@ -138,12 +138,17 @@ pub(super) fn write(
     let previous = if self_contained {
         None
     } else {
-        let mut found = Found::default();
         let named = |row: u32| action.contains_key(&row);
         let ours = |name: &str| inputs.index(name).is_some_and(|i| i < own);
-        let p = PreviousCaptures::find(out, manifest, stand_in, &named, &ours, &mut found, progress)?;
-        rs.previous_unreachable = found.unreachable;
-        p
+        PreviousCaptures::find(
+            out,
+            manifest,
+            stand_in,
+            &named,
+            &ours,
+            &mut rs.previous_unreachable,
+            progress,
+        )?
     };
     if let Some(p) = &previous {
         action.reserve(p.len());
